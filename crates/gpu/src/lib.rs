@@ -1,0 +1,23 @@
+//! The GPU layer: the CUDA driver (through cudarc) and NVML, wrapped in the few safe types the
+//! engine needs — a device on its primary context, pitched buffers, the four stream kinds, event
+//! timing and two memory probes.
+//!
+//! Everything is loaded at run time: a machine without CUDA builds and tests this crate, and a
+//! missing driver is an error, never a panic.
+
+mod context;
+mod error;
+mod event;
+mod memory;
+mod nvml;
+mod stream;
+
+pub use context::{DeviceProps, Gpu};
+pub use error::GpuError;
+pub use event::{EventPair, copy_throughput};
+pub use memory::DeviceBuffer;
+pub use nvml::ProcessMemoryProbe;
+pub use stream::Stream;
+
+/// Raw driver types for the crates that hand them to NVIDIA libraries (NPP takes a `cudaStream_t`).
+pub use cudarc::driver::sys::CUstream;

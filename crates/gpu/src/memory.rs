@@ -1,0 +1,78 @@
+//! Device buffers: linear allocations sized `stride × rows`, so any row stride can be measured.
+//!
+//! See [memory management](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html).
+
+use cudarc::driver::{result, sys};
+
+use crate::{Gpu, GpuError};
+
+/// A device allocation, freed on drop.
+pub struct DeviceBuffer {
+    gpu: Gpu,
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl DeviceBuffer {
+    /// Allocates `bytes` of device memory (`cuMemAlloc`).
+    pub fn alloc(gpu: &Gpu, bytes: u64) -> Result<DeviceBuffer, GpuError> {
+        gpu.bind_to_thread()?;
+        let bytes = usize::try_from(bytes.max(1)).map_err(|_| GpuError::Driver {
+            call: "cuMemAlloc",
+            name: "CUDA_ERROR_OUT_OF_MEMORY".into(),
+            message: format!("{bytes} bytes do not fit this host's address space"),
+        })?;
+        // SAFETY: the context is current; the pointer is owned by the returned value.
+        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(GpuError::driver("cuMemAlloc"))?;
+        Ok(DeviceBuffer {
+            gpu: gpu.clone(),
+            ptr,
+            bytes,
+        })
+    }
+
+    /// The device address, for the NVIDIA library that reads or writes this buffer.
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> u64 {
+        self.bytes as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// Copies `data` to the start of the buffer (synchronous).
+    pub fn upload(&mut self, data: &[u8]) -> Result<(), GpuError> {
+        assert!(data.len() <= self.bytes, "upload of {} bytes into {}", data.len(), self.bytes);
+        self.gpu.bind_to_thread()?;
+        // SAFETY: `data` fits inside the allocation (checked above).
+        unsafe { result::memcpy_htod_sync(self.ptr, data) }.map_err(GpuError::driver("cuMemcpyHtoD"))
+    }
+
+    /// Copies the whole buffer to the host (synchronous, after all preceding work).
+    pub fn download(&self) -> Result<Vec<u8>, GpuError> {
+        self.gpu.synchronize()?;
+        let mut out = vec![0u8; self.bytes];
+        // SAFETY: `out` is exactly as large as the allocation.
+        unsafe { result::memcpy_dtoh_sync(&mut out, self.ptr) }.map_err(GpuError::driver("cuMemcpyDtoH"))?;
+        Ok(out)
+    }
+
+    /// Sets every byte to `value` (synchronous).
+    pub fn fill(&mut self, value: u8) -> Result<(), GpuError> {
+        self.gpu.bind_to_thread()?;
+        // SAFETY: writes exactly the allocation's bytes.
+        unsafe { result::memset_d8_sync(self.ptr, value, self.bytes) }.map_err(GpuError::driver("cuMemsetD8"))
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        let _ = self.gpu.bind_to_thread();
+        // SAFETY: `ptr` came from cuMemAlloc and is freed once, here.
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}

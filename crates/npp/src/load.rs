@@ -1,0 +1,230 @@
+//! Finding and opening `libnppc` then `libnppidei`, by full path, without ever panicking.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use libloading::Library;
+
+use crate::{Npp, sys};
+
+/// The NPP major versions nppbench knows, newest first.
+const MAJORS: [&str; 2] = ["13", "12"];
+
+/// Where to look for NPP, in order. An explicit folder (`--npp` or `NPPBENCH_NPP_DIR`) is the only
+/// place tried when given, so a typo never silently measures another version.
+#[derive(Debug, Clone)]
+pub struct NppSearch {
+    places: Vec<Place>,
+}
+
+#[derive(Debug, Clone)]
+enum Place {
+    Dir { dir: PathBuf, why: &'static str },
+    SystemLoader,
+}
+
+impl NppSearch {
+    /// The search order: `explicit` (`--npp DIR`); else `NPPBENCH_NPP_DIR`; else `CUDA_HOME` and
+    /// `CUDA_PATH` (`lib64`), `/usr/local/cuda/lib64`, then the system loader.
+    pub fn new(explicit: Option<&Path>) -> NppSearch {
+        NppSearch::with_env(explicit, |k| std::env::var_os(k).map(PathBuf::from))
+    }
+
+    /// As [`NppSearch::new`], reading variables through `env` (for tests).
+    pub fn with_env(explicit: Option<&Path>, env: impl Fn(&str) -> Option<PathBuf>) -> NppSearch {
+        if let Some(dir) = explicit {
+            return NppSearch::only(dir.to_owned(), "--npp");
+        }
+        if let Some(dir) = env("NPPBENCH_NPP_DIR") {
+            return NppSearch::only(dir, "NPPBENCH_NPP_DIR");
+        }
+        let mut places = Vec::new();
+        for (var, why) in [("CUDA_HOME", "CUDA_HOME"), ("CUDA_PATH", "CUDA_PATH")] {
+            if let Some(home) = env(var) {
+                places.push(Place::Dir { dir: home.join("lib64"), why });
+            }
+        }
+        places.push(Place::Dir {
+            dir: PathBuf::from("/usr/local/cuda/lib64"),
+            why: "default CUDA toolkit",
+        });
+        places.push(Place::SystemLoader);
+        NppSearch { places }
+    }
+
+    fn only(dir: PathBuf, why: &'static str) -> NppSearch {
+        // A folder of extracted wheels keeps the libraries under lib/.
+        let places = [dir.clone(), dir.join("lib"), dir.join("lib64")]
+            .into_iter()
+            .map(|dir| Place::Dir { dir, why })
+            .collect();
+        NppSearch { places }
+    }
+
+    /// The places as a person would list them.
+    pub fn describe(&self) -> Vec<String> {
+        self.places.iter().map(|p| p.to_string()).collect()
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Dir { dir, why } => write!(f, "{} ({why})", dir.display()),
+            Place::SystemLoader => f.write_str("the system loader (LD_LIBRARY_PATH, ld.so.cache)"),
+        }
+    }
+}
+
+/// `nppGetLibVersion`'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version {
+    pub major: i32,
+    pub minor: i32,
+    pub build: i32,
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.build)
+    }
+}
+
+/// No usable NPP was found: every place tried, and why each failed.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot load NPP (libnppc then libnppidei, version 12 or 13); tried:\n{}\npoint --npp at a folder that holds libnppc.so.N and libnppidei.so.N, or set NPPBENCH_NPP_DIR",
+    .tried.iter().map(|(what, why)| format!("  {what}: {why}")).collect::<Vec<_>>().join("\n")
+)]
+pub struct LoadError {
+    pub tried: Vec<(String, String)>,
+}
+
+pub(crate) fn load(search: &NppSearch) -> Result<Npp, LoadError> {
+    let mut tried = Vec::new();
+    for place in &search.places {
+        for major in MAJORS.iter().map(|m| Some(*m)).chain([None]) {
+            let (nppc, nppidei) = match place {
+                Place::Dir { dir, .. } => (dir.join(soname("nppc", major)), dir.join(soname("nppidei", major))),
+                Place::SystemLoader => (PathBuf::from(soname("nppc", major)), PathBuf::from(soname("nppidei", major))),
+            };
+            if matches!(place, Place::Dir { .. }) && !nppc.exists() {
+                tried.push((nppc.display().to_string(), "no such file".to_owned()));
+                continue;
+            }
+            match open_pair(&nppc, &nppidei) {
+                Ok(npp) => return Ok(npp),
+                Err(why) => tried.push((format!("{} in {place}", nppc.display()), why)),
+            }
+        }
+    }
+    Err(LoadError { tried })
+}
+
+fn soname(lib: &str, major: Option<&str>) -> String {
+    match major {
+        Some(m) => format!("libnpp{}.so.{m}", lib.trim_start_matches("npp")),
+        None => format!("lib{lib}.so"),
+    }
+}
+
+fn open(path: &Path) -> Result<Library, String> {
+    // SAFETY: opening NPP runs its initialisers, which only set up its static CUDA runtime.
+    unsafe { Library::new(path) }.map_err(|e| e.to_string())
+}
+
+fn open_pair(nppc_path: &Path, nppidei_path: &Path) -> Result<Npp, String> {
+    let nppc = open(nppc_path)?;
+    // SAFETY: the symbol has the signature nppdefs.h declares for nppGetLibVersion.
+    let get_lib_version: sys::GetLibVersion = unsafe { nppc.get::<sys::GetLibVersion>(b"nppGetLibVersion\0") }
+        .map(|s| *s)
+        .map_err(|_| "opened, but it exports no nppGetLibVersion: not an NPP core library".to_owned())?;
+    let nppidei = open(nppidei_path).map_err(|e| format!("libnppc opened, but {}: {e}", nppidei_path.display()))?;
+    // SAFETY: the symbol has the signature nppi_data_exchange_and_initialization.h declares.
+    let convert_8u32f_c1r_ctx = unsafe { nppidei.get::<sys::Convert8u32fC1RCtx>(b"nppiConvert_8u32f_C1R_Ctx\0") }
+        .ok()
+        .map(|s| *s);
+    let fns = sys::Functions {
+        get_lib_version,
+        convert_8u32f_c1r_ctx,
+    };
+    // SAFETY: nppGetLibVersion takes nothing and returns a pointer to a static struct (or NULL).
+    let v = unsafe { (fns.get_lib_version)().as_ref() }.ok_or("nppGetLibVersion returned NULL")?;
+    let version = Version {
+        major: v.major,
+        minor: v.minor,
+        build: v.build,
+    };
+    let libraries = vec![(resolved(nppc_path), nppc), (resolved(nppidei_path), nppidei)];
+    Ok(Npp {
+        fns,
+        libraries,
+        version,
+    })
+}
+
+/// The file a library was really mapped from: a bare soname resolved through /proc/self/maps.
+fn resolved(opened: &Path) -> PathBuf {
+    if opened.is_absolute() {
+        return opened.canonicalize().unwrap_or_else(|_| opened.to_owned());
+    }
+    let name = opened.to_string_lossy();
+    let stem = name.split(".so").next().unwrap_or(&name).to_owned();
+    std::fs::read_to_string("/proc/self/maps")
+        .ok()
+        .and_then(|maps| {
+            maps.lines()
+                .filter_map(|l| l.split_whitespace().nth(5))
+                .find(|p| Path::new(p).file_name().is_some_and(|f| f.to_string_lossy().starts_with(&format!("{stem}.so"))))
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| opened.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_folder_is_the_only_place_tried() {
+        let s = NppSearch::with_env(Some(Path::new("/opt/npp")), |_| Some(PathBuf::from("/env")));
+        let places = s.describe();
+        assert!(places.iter().all(|p| p.starts_with("/opt/npp")), "{places:?}");
+    }
+
+    #[test]
+    fn default_order_is_cuda_home_then_toolkit_then_loader() {
+        let s = NppSearch::with_env(None, |k| (k == "CUDA_HOME").then(|| PathBuf::from("/ch")));
+        let places = s.describe();
+        assert_eq!(places[0], "/ch/lib64 (CUDA_HOME)");
+        assert_eq!(places[1], "/usr/local/cuda/lib64 (default CUDA toolkit)");
+        assert!(places[2].starts_with("the system loader"));
+    }
+
+    #[test]
+    fn missing_folder_lists_every_path_tried_without_panicking() {
+        let dir = std::env::temp_dir().join("nppbench-no-such-npp");
+        let err = load(&NppSearch::new(Some(&dir))).err().expect("no NPP there");
+        let msg = err.to_string();
+        assert!(msg.contains("libnppc.so.13: no such file"), "{msg}");
+        assert!(msg.contains("libnppc.so.12: no such file"), "{msg}");
+        assert!(msg.contains("point --npp"), "{msg}");
+    }
+
+    #[test]
+    fn a_folder_of_wrong_libraries_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("nppbench-wrong-npp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("libnppc.so.13"), b"not an ELF file").unwrap();
+        let err = load(&NppSearch::new(Some(&dir))).err().expect("not NPP");
+        let msg = err.to_string();
+        assert!(msg.contains("libnppc.so.13 in"), "{msg}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn sonames() {
+        assert_eq!(soname("nppc", Some("13")), "libnppc.so.13");
+        assert_eq!(soname("nppidei", None), "libnppidei.so");
+    }
+}
