@@ -1,1 +1,217 @@
-fn main() {}
+//! `nppbench`: measure NPP convert on this machine's GPU (`run`) and render reports (`report`).
+
+use std::cell::OnceCell;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use nppbench_engine::{Progress, RunError, RunOptions};
+use nppbench_model::{Matrix, ModelError, Outcome, Preset, RunFile};
+
+/// Measure which ways of calling NPP's convert leak device memory, and what each costs.
+#[derive(Parser)]
+#[command(name = "nppbench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a matrix of scenarios on the GPU and write DIR/run.json.
+    Run {
+        /// A built-in matrix: quick (CI, a first look) or full.
+        #[arg(long, default_value = "quick", conflicts_with = "matrix")]
+        preset: String,
+        /// A custom matrix in TOML (same format as crates/model/presets/*.toml).
+        #[arg(long, value_name = "FILE")]
+        matrix: Option<PathBuf>,
+        /// The folder holding libnppc and libnppidei; default: CUDA_HOME, /usr/local/cuda/lib64, the loader.
+        #[arg(long, value_name = "DIR")]
+        npp: Option<PathBuf>,
+        /// Where run.json is written.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Render index.html, summary.md and scenarios.csv from a run.json.
+    Report {
+        /// The run.json to render.
+        #[arg(long, value_name = "RUN.json")]
+        from: PathBuf,
+        /// The folder the report is written to.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Print a preset's matrix file, a starting point for --matrix.
+    Preset { name: String },
+    /// Internal: one child probe of `run`.
+    #[command(hide = true)]
+    Probe {
+        #[arg(long)]
+        request: PathBuf,
+        #[arg(long)]
+        answer: PathBuf,
+    },
+}
+
+/// Bad input: exit 2, like a usage error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadInput(String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if e.downcast_ref::<BadInput>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn bad_input(e: impl std::fmt::Display) -> anyhow::Error {
+    BadInput(e.to_string()).into()
+}
+
+fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
+    match cmd {
+        Cmd::Run {
+            preset,
+            matrix,
+            npp,
+            out,
+        } => run(&preset, matrix.as_deref(), npp, &out),
+        Cmd::Report { from, out } => {
+            let run = RunFile::read(&from).map_err(bad_input)?;
+            let written = nppbench_report::render_to_dir(&[run], &out)
+                .with_context(|| format!("rendering the report of {} into {}", from.display(), out.display()))?;
+            copy_run_json(&from, &out)?;
+            println!("{}", written.display());
+            Ok(())
+        }
+        Cmd::Preset { name } => {
+            let preset: Preset = name.parse().map_err(bad_input)?;
+            print!("{}", preset.toml());
+            Ok(())
+        }
+        Cmd::Probe { request, answer } => nppbench_engine::run_probe(&request, &answer),
+    }
+}
+
+/// Puts the rendered run's run.json beside its report, unless it is already there.
+fn copy_run_json(from: &Path, out: &Path) -> anyhow::Result<()> {
+    let dest = out.join("run.json");
+    let same = from.canonicalize().ok() == dest.canonicalize().ok();
+    if !same {
+        std::fs::copy(from, &dest).with_context(|| format!("copying {} to {}", from.display(), dest.display()))?;
+    }
+    Ok(())
+}
+
+fn load_matrix(preset: &str, matrix: Option<&Path>) -> Result<Matrix, ModelError> {
+    match matrix {
+        Some(path) => Matrix::from_file(path),
+        None => preset.parse::<Preset>()?.matrix(),
+    }
+}
+
+fn run(preset: &str, matrix: Option<&Path>, npp: Option<PathBuf>, out: &Path) -> anyhow::Result<()> {
+    let matrix = load_matrix(preset, matrix).map_err(bad_input)?;
+    if let Some(dir) = &npp
+        && !dir.is_dir()
+    {
+        return Err(bad_input(format!(
+            "--npp {}: no such folder; point it at the folder that holds libnppc.so.N and libnppidei.so.N",
+            dir.display()
+        )));
+    }
+    let work_dir = out.join(".nppbench-work");
+    let opts = RunOptions {
+        matrix,
+        npp_dir: npp,
+        probe_exe: std::env::current_exe().context("locating the nppbench binary for its child probes")?,
+        work_dir: work_dir.clone(),
+        command: std::env::args().collect(),
+    };
+    let progress = Reporter::new();
+    let run = match nppbench_engine::run(&opts, &progress) {
+        Ok(run) => run,
+        Err(e @ RunError::Input(_)) => return Err(bad_input(e)),
+        Err(e) => return Err(e).context("nothing was measured"),
+    };
+    let path = nppbench_engine::write_run_json(&run, out)?;
+    let failed = run.memory.iter().map(|r| &r.outcome).chain(run.throughput.iter().map(|r| &r.outcome));
+    let failed = failed.filter(|o| o.is_failed()).count();
+    if failed == 0 {
+        let _ = std::fs::remove_dir_all(&work_dir);
+    } else {
+        eprintln!(
+            "{failed} scenario(s) failed; their reasons are in run.json and the probes' logs in {}",
+            work_dir.display()
+        );
+    }
+    println!("{}", path.display());
+    Ok(())
+}
+
+/// A progress bar on a terminal, one plain line per scenario otherwise.
+struct Reporter {
+    bar: OnceCell<ProgressBar>,
+}
+
+impl Reporter {
+    fn new() -> Self {
+        Reporter { bar: OnceCell::new() }
+    }
+}
+
+impl Progress for Reporter {
+    fn begin(&self, total: usize) {
+        if !std::io::stderr().is_terminal() {
+            eprintln!("running {total} scenarios");
+            return;
+        }
+        let bar = ProgressBar::new(total as u64).with_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        let _ = self.bar.set(bar);
+    }
+
+    fn done(&self, id: &str, outcome: &Outcome) {
+        let status = match outcome {
+            Outcome::Ok => "ok".to_owned(),
+            Outcome::StoppedAtBudget { budget_mib } => format!("stopped at the {budget_mib} MiB budget"),
+            Outcome::Failed { reason } => format!("FAILED: {reason}"),
+        };
+        match self.bar.get() {
+            Some(bar) => {
+                if !matches!(outcome, Outcome::Ok) {
+                    bar.println(format!("{id}: {status}"));
+                }
+                bar.set_message(id.to_owned());
+                bar.inc(1);
+            }
+            None => eprintln!("{id}: {status}"),
+        }
+    }
+
+    fn note(&self, message: &str) {
+        eprintln!("{message}");
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = self.bar.get() {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,1 +1,24 @@
-//! placeholder
+//! The measurement engine: runs a matrix of scenarios on the GPU and returns a [`RunFile`].
+//!
+//! The parent process ([`run`]) never touches the GPU. It starts child probes of its own binary
+//! (`nppbench probe …`): one for the environment, one for the throughput scenarios (restarted
+//! past any scenario that kills it), and one fresh process per memory scenario, because the
+//! streams NPP hides live until their process exits and would pollute the next baseline.
+//!
+//! [`RunFile`]: nppbench_model::RunFile
+
+mod env;
+mod guard;
+mod measurement;
+mod probe;
+mod protocol;
+mod runner;
+
+pub use env::{host_info, tool_info};
+pub use guard::gpu_available;
+pub use measurement::{CudaEventTime, TimingErrors};
+pub use probe::run_probe;
+pub use runner::{Progress, RunError, RunOptions, run, write_run_json};
+
+/// The hidden subcommand of the `nppbench` binary that runs one child probe.
+pub const PROBE_SUBCOMMAND: &str = "probe";

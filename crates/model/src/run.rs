@@ -45,6 +45,9 @@ pub struct Environment {
     pub host: HostInfo,
     /// Whether NVML's per-process memory figures were available.
     pub process_memory_probe: bool,
+    /// Device-to-device copy throughput, bytes read plus written per second: the ceiling for a
+    /// memory-bound kernel. `None` where it could not be measured.
+    pub copy_ceiling_bytes_per_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,0 +1,123 @@
+//! The `nppbench` binary as a user meets it: bad input, a machine without a GPU, and (where
+//! there is one) a whole run of a tiny matrix.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use nppbench_model::RunFile;
+
+/// The binary under test; `NPPBENCH_BIN` overrides it where the tests run away from their
+/// build (the GPU machine).
+fn nppbench(args: &[&str]) -> Output {
+    let bin = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
+    Command::new(bin).args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const TINY: &str = r#"
+name = "tiny"
+streams = ["blocking", "non_blocking"]
+threading = ["thread_per_call", "pool:2"]
+[settings]
+calls = 4
+warm_up_ms = 10
+measurement_ms = 30
+samples = 10
+resamples = 1000
+[[geometry]]
+width = 31
+height = 31
+src_stride = 32
+"#;
+
+#[test]
+fn unknown_preset_is_bad_input() {
+    let o = nppbench(&["run", "--preset", "quik", "--out", "/tmp/x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown; use quick or full"), "{}", stderr(&o));
+}
+
+#[test]
+fn malformed_matrix_is_bad_input_with_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.toml");
+    std::fs::write(&m, TINY.replace("width = 31", "width = ")).unwrap();
+    let o = nppbench(&["run", "--matrix", m.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("line 12, column 9"), "{err}");
+}
+
+#[test]
+fn unknown_threading_name_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.toml");
+    std::fs::write(&m, TINY.replace("pool:2", "pool")).unwrap();
+    let o = nppbench(&["run", "--matrix", m.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("pool:N"), "{}", stderr(&o));
+}
+
+#[test]
+fn missing_npp_folder_is_bad_input() {
+    let o = nppbench(&["run", "--npp", "/no/such/npp", "--out", "/tmp/x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--npp /no/such/npp: no such folder"), "{}", stderr(&o));
+}
+
+#[test]
+fn run_json_readers_reject_truncated_foreign_and_future_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("truncated.json", "{\"schema_version\": 1, \"tool\": {", "may be truncated"),
+        ("foreign.json", "{\"name\": \"criterion\"}", "is not an nppbench run.json"),
+        (
+            "future.json",
+            "{\"schema_version\": 99, \"tool\": {\"name\": \"nppbench\", \"version\": \"9.0.0\"}}",
+            "schema version 99 (by nppbench 9.0.0); this nppbench reads version 1",
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let o = nppbench(&["report", "--from", path.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        assert!(stderr(&o).contains(expected), "{name}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn run_without_a_gpu_says_what_is_missing() {
+    if nppbench_engine::gpu_available("run_without_a_gpu_says_what_is_missing (inverse: needs no GPU)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = nppbench(&["run", "--preset", "quick", "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("nothing was measured"), "{err}");
+    assert!(err.contains("libcuda") || err.contains("NPP"), "{err}");
+    assert!(!dir.path().join("run.json").exists());
+}
+
+#[test]
+fn a_tiny_matrix_runs_end_to_end_into_a_valid_run_json() {
+    if !nppbench_engine::gpu_available("a_tiny_matrix_runs_end_to_end_into_a_valid_run_json") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("tiny.toml");
+    std::fs::write(&m, TINY).unwrap();
+    let out = dir.path().join("out");
+    let o = nppbench(&["run", "--matrix", m.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = RunFile::read(&out.join("run.json")).unwrap();
+    assert_eq!(run.memory.len(), 4);
+    assert_eq!(run.throughput.len(), 2);
+    assert!(run.memory.iter().all(|r| r.outcome == nppbench_model::Outcome::Ok), "{:?}", run.memory);
+    assert!(run.throughput.iter().all(|r| r.result.is_some()));
+    assert!(!Path::new(&out.join(".nppbench-work")).exists(), "work folder left behind after a clean run");
+}

@@ -1,0 +1,120 @@
+//! The engine on a real GPU: NPP's output, the memory and throughput probes, and the faults a
+//! probe must report rather than crash on. Each test skips (saying why) where there is no GPU.
+
+use std::path::Path;
+
+use nppbench_engine::{gpu_available, run_probe};
+use nppbench_model::{Geometry, MemoryScenario, Primitive, Settings, StreamKind, Threading, ThroughputScenario};
+use serde_json::{Value, json};
+
+const P: Primitive = Primitive::Convert8u32fC1;
+
+fn probe(dir: &Path, request: Value) -> String {
+    let req = dir.join("request.json");
+    let answer = dir.join("answer.json");
+    std::fs::write(&req, request.to_string()).unwrap();
+    run_probe(&req, &answer).unwrap();
+    std::fs::read_to_string(answer).unwrap()
+}
+
+fn memory(dir: &Path, g: Geometry, stream: StreamKind, threading: Threading, calls: u32) -> Value {
+    let scenario = MemoryScenario::new(P, g, stream, threading, calls);
+    let answer = probe(dir, json!({"probe": "memory", "npp_dir": null, "scenario": scenario, "memory_budget_mib": 1024}));
+    serde_json::from_str(&answer).unwrap()
+}
+
+#[test]
+fn environment_probe_describes_gpu_driver_and_npp() {
+    if !gpu_available("environment_probe_describes_gpu_driver_and_npp") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let answer: Value = serde_json::from_str(&probe(dir.path(), json!({"probe": "environment", "npp_dir": null}))).unwrap();
+    let env = &answer["ok"];
+    assert!(env["gpu"]["sm_count"].as_u64().unwrap() > 0, "{answer}");
+    assert!(env["gpu"]["uuid"].as_str().unwrap().starts_with("GPU-"));
+    assert!(env["npp"]["version"].as_str().unwrap().starts_with("1"), "{answer}");
+    assert_eq!(env["npp"]["libraries"].as_array().unwrap().len(), 2);
+    assert!(env["cuda_driver_api_version"].as_i64().unwrap() >= 12000);
+    assert!(env["copy_ceiling_bytes_per_s"].as_f64().unwrap() > 1e11, "{answer}");
+}
+
+#[test]
+fn every_threading_model_and_stream_kind_converts_correctly() {
+    if !gpu_available("every_threading_model_and_stream_kind_converts_correctly") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let g = Geometry::new(P, 31, 31, 32);
+    for threading in [Threading::Single, Threading::ThreadPerCall, Threading::Pool(3), Threading::ThreadPerCallOwnStream] {
+        for stream in StreamKind::ALL {
+            let reply = memory(dir.path(), g, stream, threading, 6);
+            assert_eq!(reply["outcome"]["status"], "ok", "{threading} {stream}: {reply}");
+            let samples = &reply["result"]["samples"];
+            assert_eq!(samples["call"].as_array().unwrap().len(), 7);
+            let threads: Vec<u64> = samples["threads_spawned"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+            let expected_last = match threading {
+                Threading::Single => 1,
+                Threading::Pool(n) => 1 + n as u64,
+                _ => 7,
+            };
+            assert_eq!(*threads.last().unwrap(), expected_last, "{threading}");
+            assert_eq!(reply["result"]["correctness"]["max_abs_error"], 0.0);
+            assert_eq!(reply["result"]["correctness"]["pixels_checked"], 31 * 31);
+        }
+    }
+}
+
+#[test]
+fn thread_per_call_on_a_blocking_stream_grows_memory_with_unaligned_width() {
+    if !gpu_available("thread_per_call_on_a_blocking_stream_grows_memory_with_unaligned_width") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let reply = memory(dir.path(), Geometry::new(P, 31, 31, 32), StreamKind::Blocking, Threading::ThreadPerCall, 24);
+    let used: Vec<u64> = reply["result"]["samples"]["device_used_bytes"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let growth = used.last().unwrap().saturating_sub(used[0]);
+    eprintln!("device-wide growth over 24 new threads: {} KiB", growth >> 10);
+    // What this test pins is that the probe sees growth at all where NPP is known to leak;
+    // how much is the report's business.
+    assert!(growth > 0, "no growth seen: {reply}");
+}
+
+#[test]
+fn a_stride_smaller_than_the_row_fails_the_scenario_without_crashing() {
+    if !gpu_available("a_stride_smaller_than_the_row_fails_the_scenario_without_crashing") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let g = Geometry { src_stride: 16, ..Geometry::new(P, 31, 4, 32) };
+    let reply = memory(dir.path(), g, StreamKind::NonBlocking, Threading::Single, 2);
+    assert_eq!(reply["outcome"]["status"], "failed");
+    let reason = reply["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("src_stride 16 is smaller than a source row"), "{reason}");
+}
+
+#[test]
+fn throughput_probe_times_with_criterion_and_checks_output() {
+    if !gpu_available("throughput_probe_times_with_criterion_and_checks_output") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings { warm_up_ms: 20, measurement_ms: 60, samples: 10, resamples: 1000, ..Settings::default() };
+    let scenarios: Vec<_> = [Geometry::new(P, 1918, 1080, 1920), Geometry::new(P, 32, 35, 36)]
+        .into_iter()
+        .map(|g| ThroughputScenario::new(P, g, StreamKind::NonBlocking))
+        .collect();
+    let answer = probe(
+        dir.path(),
+        json!({"probe": "throughput", "npp_dir": null, "scenarios": scenarios, "settings": settings, "criterion_dir": dir.path().join("criterion")}),
+    );
+    let lines: Vec<Value> = answer.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    for line in &lines {
+        assert_eq!(line["outcome"]["status"], "ok", "{line}");
+        let median = line["result"]["kernel"]["median"]["point_ns"].as_f64().unwrap();
+        assert!(median > 100.0 && median < 1e7, "{line}");
+        assert!(line["result"]["kernel"]["slope"]["point_ns"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(lines[0]["result"]["bytes_per_call"], 1918 * 1080 * 5);
+}
