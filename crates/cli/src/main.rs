@@ -4,6 +4,8 @@ use std::cell::OnceCell;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -35,6 +37,9 @@ enum Cmd {
         /// Where run.json is written.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Continue a run that was interrupted, from the journal in --out.
+        #[arg(long)]
+        resume: bool,
     },
     /// Render index.html, summary.md and scenarios.csv from a run.json.
     Report {
@@ -70,6 +75,8 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             if e.downcast_ref::<BadInput>().is_some() {
                 ExitCode::from(2)
+            } else if e.downcast_ref::<Interrupted>().is_some() {
+                ExitCode::from(INTERRUPTED)
             } else {
                 ExitCode::FAILURE
             }
@@ -88,7 +95,8 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             matrix,
             npp,
             out,
-        } => run(&preset, matrix.as_deref(), npp, &out),
+            resume,
+        } => run(&preset, matrix.as_deref(), npp, &out, resume),
         Cmd::Report { from, out } => {
             let run = RunFile::read(&from).map_err(bad_input)?;
             let written = nppbench_report::render_to_dir(&[run], &out)
@@ -123,7 +131,15 @@ fn load_matrix(preset: &str, matrix: Option<&Path>) -> Result<Matrix, ModelError
     }
 }
 
-fn run(preset: &str, matrix: Option<&Path>, npp: Option<PathBuf>, out: &Path) -> anyhow::Result<()> {
+/// Exit status of a run stopped by Ctrl-C or SIGTERM, as shells report a SIGINT.
+const INTERRUPTED: u8 = 130;
+
+/// A run that stopped early: its run.json holds what finished.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted: run.json holds the scenarios that finished; continue with `nppbench run --resume --out {0}`")]
+struct Interrupted(String);
+
+fn run(preset: &str, matrix: Option<&Path>, npp: Option<PathBuf>, out: &Path, resume: bool) -> anyhow::Result<()> {
     let matrix = load_matrix(preset, matrix).map_err(bad_input)?;
     if let Some(dir) = &npp
         && !dir.is_dir()
@@ -133,21 +149,31 @@ fn run(preset: &str, matrix: Option<&Path>, npp: Option<PathBuf>, out: &Path) ->
             dir.display()
         )));
     }
-    let work_dir = out.join(".nppbench-work");
     let opts = RunOptions {
         matrix,
         npp_dir: npp,
         probe_exe: std::env::current_exe().context("locating the nppbench binary for its child probes")?,
-        work_dir: work_dir.clone(),
+        out_dir: out.to_owned(),
         command: std::env::args().collect(),
+        resume,
     };
+    let work_dir = opts.work_dir();
+    let stop = Arc::new(AtomicBool::new(false));
+    let handler_stop = stop.clone();
+    ctrlc::set_handler(move || handler_stop.store(true, Ordering::SeqCst))
+        .context("installing the Ctrl-C and SIGTERM handler")?;
     let progress = Reporter::new();
-    let run = match nppbench_engine::run(&opts, &progress) {
+    let run = match nppbench_engine::run(&opts, &progress, &stop) {
         Ok(run) => run,
         Err(e @ RunError::Input(_)) => return Err(bad_input(e)),
         Err(e) => return Err(e).context("nothing was measured"),
     };
     let path = nppbench_engine::write_run_json(&run, out)?;
+    if run.interrupted {
+        println!("{}", path.display());
+        return Err(Interrupted(out.display().to_string()).into());
+    }
+    let _ = std::fs::remove_file(opts.journal_path());
     let failed = run.memory.iter().map(|r| &r.outcome).chain(run.throughput.iter().map(|r| &r.outcome));
     let failed = failed.filter(|o| o.is_failed()).count();
     if failed == 0 {

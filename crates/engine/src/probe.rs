@@ -5,15 +5,16 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use criterion::Criterion;
-use nppbench_gpu::{DeviceBuffer, Gpu, ProcessMemoryProbe, Stream};
+use nppbench_gpu::{DeviceBuffer, Gpu, ProcessMemoryProbe, ReferenceConvert, Stream, StreamTracker};
 use nppbench_model::{
     Correctness, Estimate, Geometry, KernelTiming, MemoryReading, MemoryResult, MemoryScenario, MemorySeries, Outcome,
-    Primitive, Settings, StreamKind, Threading, ThroughputRecord, ThroughputResult, ThroughputScenario,
+    Primitive, ReferenceResult, Settings, StreamCounts, StreamKind, Threading, ThroughputRecord, ThroughputResult, ThroughputScenario,
 };
 use nppbench_npp::{DST_FILL, Npp, NppSearch, StreamContext};
 use serde::Deserialize;
@@ -63,6 +64,33 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
             settings,
             criterion_dir,
         } => throughput_probe(npp_dir.as_deref(), &scenarios, &settings, &criterion_dir, response),
+    }
+}
+
+/// A test hook for the fault tests: `NPPBENCH_FAULT=KIND@TEXT` makes the probe of every scenario
+/// whose id contains TEXT crash (`crash`: SIGABRT), hang (`hang`), or ask the device for more
+/// memory than it has (`oom`: a real CUDA out-of-memory error, without filling the device).
+fn inject_fault(id: &str, gpu: &Gpu) -> Result<(), String> {
+    let Some(spec) = std::env::var_os("NPPBENCH_FAULT") else {
+        return Ok(());
+    };
+    let spec = spec.to_string_lossy();
+    let Some((kind, target)) = spec.split_once('@') else {
+        return Ok(());
+    };
+    if !id.contains(target) {
+        return Ok(());
+    }
+    match kind {
+        "crash" => std::process::abort(),
+        "hang" => loop {
+            std::thread::sleep(Duration::from_secs(1));
+        },
+        "oom" => {
+            let too_much = gpu.props().total_mem.saturating_mul(2);
+            DeviceBuffer::alloc(gpu, too_much).map(drop).map_err(text)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -158,10 +186,36 @@ struct Recorder<'a> {
     budget_bytes: u64,
     started: Instant,
     series: MemorySeries,
+    tracker: Option<StreamTracker>,
+    streams: StreamCounts,
+    /// Streams nppbench's own-stream threads have made so far.
+    own_streams: &'a AtomicU32,
 }
 
 impl Recorder<'_> {
     /// Samples memory after a call; returns whether the process has grown past the budget.
+    /// The stream counts at the end, or why there are none.
+    fn finish_streams(&mut self) -> (Option<StreamCounts>, Option<String>) {
+        let Some(tracker) = &self.tracker else {
+            return (None, Some("libcupti could not be loaded".to_owned()));
+        };
+        let events = tracker.events();
+        let mut alive = std::collections::BTreeSet::new();
+        let mut threads = std::collections::BTreeSet::new();
+        for e in &events {
+            if e.created {
+                alive.insert(e.stream);
+                threads.insert(e.thread);
+            } else {
+                alive.remove(&e.stream);
+            }
+        }
+        let mut streams = std::mem::take(&mut self.streams);
+        streams.creating_threads = threads.len() as u32;
+        streams.never_destroyed = alive.len() as u32;
+        (Some(streams), None)
+    }
+
     fn record(&mut self, threads_spawned: u32, latency: Duration) -> Result<bool, String> {
         let reading = self.probes.read()?;
         let s = &mut self.series;
@@ -171,6 +225,13 @@ impl Recorder<'_> {
         s.latency_us.push(latency.as_secs_f64() * 1e6);
         s.device_used_bytes.push(reading.device_used_bytes);
         s.process_used_bytes.push(reading.process_used_bytes);
+        if let Some(tracker) = &self.tracker {
+            let events = tracker.events();
+            let created = events.iter().filter(|e| e.created).count() as u32;
+            self.streams.created.push(created);
+            self.streams.destroyed.push(events.len() as u32 - created);
+            self.streams.created_by_nppbench.push(self.own_streams.load(Ordering::SeqCst));
+        }
         let growth = match (reading.process_used_bytes, self.baseline.process_used_bytes) {
             (Some(now), Some(base)) => now.saturating_sub(base),
             _ => reading.device_used_bytes.saturating_sub(self.baseline.device_used_bytes),
@@ -190,6 +251,8 @@ fn joined<T>(r: std::thread::Result<Result<T, String>>) -> Result<T, String> {
 /// Runs a memory scenario; returns its result and whether it stopped at the budget.
 fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> Result<(MemoryResult, bool), String> {
     let gpu = Gpu::open(0).map_err(text)?;
+    inject_fault(&s.id, &gpu)?;
+    let own_streams = AtomicU32::new(0);
     let mut rec = Recorder {
         probes: Probes {
             gpu: &gpu,
@@ -202,11 +265,16 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
         budget_bytes: budget_mib.saturating_mul(1 << 20),
         started: Instant::now(),
         series: MemorySeries::default(),
+        tracker: None,
+        streams: StreamCounts::default(),
+        own_streams: &own_streams,
     };
     let setup = Setup::new(gpu.clone(), npp_dir, s.primitive, &s.geometry)?;
     // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
     let kind = if s.threading.owns_stream() { StreamKind::NonBlocking } else { s.stream };
     let shared = Stream::new(&gpu, kind).map_err(text)?;
+    // Streams are counted from here: what NPP creates from the warm-up call on.
+    rec.tracker = StreamTracker::start().ok();
     rec.baseline = rec.probes.read()?;
     rec.started = Instant::now();
 
@@ -226,6 +294,7 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
         }
         Threading::ThreadPerCall | Threading::ThreadPerCallOwnStream => {
             let own = s.threading.owns_stream();
+            let own_streams = &own_streams;
             for i in 0..calls {
                 if stopped {
                     break;
@@ -234,6 +303,7 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
                     let worker = std::thread::Builder::new()
                         .spawn_scoped(scope, || {
                             if own {
+                                own_streams.fetch_add(1, Ordering::SeqCst);
                                 let stream = Stream::new(&gpu, StreamKind::NonBlocking).map_err(text)?;
                                 setup.call(&stream)
                             } else {
@@ -280,12 +350,15 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
     }
     let correctness = setup.check()?;
     let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
+    let (streams, streams_not_measured) = rec.finish_streams();
     Ok((
         MemoryResult {
             baseline: rec.baseline,
             samples: rec.series,
             wall_ms,
             correctness,
+            streams,
+            streams_not_measured,
         },
         stopped,
     ))
@@ -376,12 +449,14 @@ fn criterion_for(
 
 fn throughput_one(
     gpu: &Gpu,
+    reference: Result<&ReferenceConvert, &String>,
     npp_dir: Option<&Path>,
     s: &ThroughputScenario,
     index: usize,
     settings: &Settings,
     criterion_dir: &Path,
 ) -> Result<ThroughputResult, String> {
+    inject_fault(&s.id, gpu)?;
     let setup = Setup::new(gpu.clone(), npp_dir, s.primitive, &s.geometry)?;
     let stream = Arc::new(Stream::new(gpu, s.stream).map_err(text)?);
     let (_, correctness) = setup.checked_call(&stream)?;
@@ -407,9 +482,60 @@ fn throughput_one(
     }
     // The timed calls must still have produced the right output.
     setup.check()?;
+    let kernel = read_criterion(criterion_dir, &name)?;
+    let (reference, reference_not_measured) = match reference {
+        Err(why) => (None, Some(why.clone())),
+        Ok(_) if s.primitive != Primitive::Convert8u32fC1 => (None, Some("no reference kernel for this primitive".to_owned())),
+        Ok(reference_kernel) => match time_reference(reference_kernel, &setup, &stream, &mut criterion, &timing_errors, &format!("{name}-reference"), criterion_dir) {
+            Ok(r) => (Some(r), None),
+            Err(why) => (None, Some(why)),
+        },
+    };
     Ok(ThroughputResult {
         bytes_per_call: s.geometry.pixels() * s.primitive.bytes_moved_per_pixel(),
-        kernel: read_criterion(criterion_dir, &name)?,
+        kernel,
+        correctness,
+        reference,
+        reference_not_measured,
+    })
+}
+
+/// Checks the reference kernel against the CPU reference, then times it as NPP was timed.
+fn time_reference(
+    kernel: &ReferenceConvert,
+    setup: &Setup,
+    stream: &Stream,
+    criterion: &mut Criterion<CudaEventTime>,
+    timing_errors: &TimingErrors,
+    name: &str,
+    criterion_dir: &Path,
+) -> Result<ReferenceResult, String> {
+    let g = &setup.geometry;
+    let correctness = {
+        let mut dst = setup.lock_dst();
+        dst.fill(DST_FILL).map_err(text)?;
+        kernel.launch(g, &setup.src, &mut dst, stream).map_err(text)?;
+        stream.synchronize().map_err(text)?;
+        drop(dst);
+        setup.check().map_err(|e| format!("the reference kernel is wrong: {e}"))?
+    };
+    let mut launch_error = None;
+    {
+        let mut dst = setup.lock_dst();
+        criterion.bench_function(name, |b| {
+            b.iter(|| {
+                if let Err(e) = kernel.launch(g, &setup.src, &mut dst, stream) {
+                    launch_error.get_or_insert(e);
+                }
+            })
+        });
+    }
+    if let Some(e) = launch_error.or_else(|| timing_errors.take()) {
+        return Err(e.to_string());
+    }
+    Ok(ReferenceResult {
+        path: ReferenceConvert::path(g).to_owned(),
+        kernel: read_criterion(criterion_dir, name)?,
         correctness,
     })
 }
@@ -423,9 +549,13 @@ fn throughput_probe(
 ) -> anyhow::Result<()> {
     let mut out = std::fs::File::create(response).with_context(|| format!("creating {}", response.display()))?;
     let gpu = Gpu::open(0);
+    let reference = match &gpu {
+        Ok(gpu) => ReferenceConvert::compile(gpu).map_err(text),
+        Err(e) => Err(e.to_string()),
+    };
     for (index, s) in scenarios.iter().enumerate() {
         let result = match &gpu {
-            Ok(gpu) => throughput_one(gpu, npp_dir, s, index, settings, criterion_dir),
+            Ok(gpu) => throughput_one(gpu, reference.as_ref(), npp_dir, s, index, settings, criterion_dir),
             Err(e) => Err(e.to_string()),
         };
         let record = match result {

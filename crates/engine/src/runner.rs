@@ -1,14 +1,19 @@
 //! The parent side: runs every scenario of a matrix in child probes, keeps whatever they
 //! finish, and assembles the run.
 
-use std::io::Read;
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nppbench_model::{
-    Environment, Matrix, MemoryRecord, Outcome, RunFile, SCHEMA_VERSION, ThroughputRecord, ThroughputScenario,
+    Environment, Matrix, MemoryRecord, MemoryScenario, Outcome, RunFile, SCHEMA_VERSION, ThroughputRecord,
+    ThroughputScenario,
 };
+use serde::{Deserialize, Serialize};
 
 use crate::PROBE_SUBCOMMAND;
 use crate::protocol::{EnvironmentReply, MemoryReply, Request};
@@ -21,10 +26,24 @@ pub struct RunOptions {
     pub npp_dir: Option<PathBuf>,
     /// The binary that runs child probes (`nppbench` itself).
     pub probe_exe: PathBuf,
-    /// A folder for the probes' request, answer and log files.
-    pub work_dir: PathBuf,
+    /// Where run.json and the journal are written; the probes' files go in a folder inside it.
+    pub out_dir: PathBuf,
     /// The command line, recorded in run.json.
     pub command: Vec<String>,
+    /// Continue the interrupted run whose journal is in `out_dir`, skipping what it finished.
+    pub resume: bool,
+}
+
+impl RunOptions {
+    /// The probes' request, answer and log files.
+    pub fn work_dir(&self) -> PathBuf {
+        self.out_dir.join(".nppbench-work")
+    }
+
+    /// Every finished scenario, appended as it finishes: what `--resume` continues from.
+    pub fn journal_path(&self) -> PathBuf {
+        self.out_dir.join("run.journal.jsonl")
+    }
 }
 
 /// Told about each scenario as it finishes.
@@ -61,17 +80,20 @@ fn io_error(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> R
 enum Exit {
     Status(ExitStatus),
     TimedOut(Duration),
+    /// The run was interrupted (Ctrl-C, SIGTERM) and the probe killed.
+    Interrupted,
 }
 
 /// A child probe: its files in the work folder.
 struct Child<'a> {
     opts: &'a RunOptions,
+    stop: &'a AtomicBool,
     name: String,
 }
 
 impl Child<'_> {
     fn path(&self, ext: &str) -> PathBuf {
-        self.opts.work_dir.join(format!("{}.{ext}", self.name))
+        self.opts.work_dir().join(format!("{}.{ext}", self.name))
     }
 
     /// Writes the request, starts the probe and waits for it. The deadline is `timeout` from
@@ -95,6 +117,8 @@ impl Child<'_> {
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
+            // Its own process group: a Ctrl-C reaches nppbench, which decides what to stop.
+            .process_group(0)
             .spawn()
             .map_err(io_error("starting probe", &self.opts.probe_exe))?;
         let mut deadline = Instant::now() + timeout;
@@ -108,10 +132,11 @@ impl Child<'_> {
                 seen_len = len;
                 deadline = Instant::now() + timeout;
             }
-            if Instant::now() >= deadline {
+            let stop = self.stop.load(Ordering::SeqCst);
+            if stop || Instant::now() >= deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Ok(Exit::TimedOut(timeout));
+                return Ok(if stop { Exit::Interrupted } else { Exit::TimedOut(timeout) });
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -125,6 +150,7 @@ impl Child<'_> {
     fn failure(&self, exit: &Exit) -> String {
         let why = match exit {
             Exit::TimedOut(t) => format!("timed out after {} s and was killed", t.as_secs()),
+            Exit::Interrupted => "interrupted".to_owned(),
             Exit::Status(status) => describe_status(status),
         };
         let mut tail = String::new();
@@ -159,33 +185,194 @@ fn describe_status(status: &ExitStatus) -> String {
     }
 }
 
-/// Runs the whole matrix. Scenario faults are recorded in the result; only a fault that leaves
-/// nothing to measure (no GPU, no NPP, a matrix too large for the device) is an error.
-pub fn run(opts: &RunOptions, progress: &dyn Progress) -> Result<RunFile, RunError> {
-    std::fs::create_dir_all(&opts.work_dir).map_err(io_error("creating work folder", &opts.work_dir))?;
-    let started_at = jiff::Timestamp::now();
+/// The journal: a header, then one line per finished scenario.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum JournalEntry {
+    Header {
+        started_at: String,
+        command: Vec<String>,
+        environment: Box<Environment>,
+        matrix: Box<Matrix>,
+    },
+    Memory(Box<MemoryRecord>),
+    Throughput(Box<ThroughputRecord>),
+}
+
+struct Journal {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Journal {
+    fn append(&mut self, entry: &JournalEntry) -> Result<(), RunError> {
+        let line = serde_json::to_string(entry).expect("journal entries serialise");
+        writeln!(self.file, "{line}")
+            .and_then(|()| self.file.flush())
+            .map_err(io_error("appending to journal", &self.path))
+    }
+}
+
+/// What an interrupted run had finished, read back from its journal.
+struct Resumed {
+    started_at: String,
+    environment: Environment,
+    matrix: Matrix,
+    memory: Vec<MemoryRecord>,
+    throughput: Vec<ThroughputRecord>,
+}
+
+fn read_journal(path: &Path) -> Result<Resumed, RunError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        RunError::Input(format!(
+            "cannot resume: {} ({e}); --resume continues a run that was interrupted, in the same --out folder",
+            path.display()
+        ))
+    })?;
+    let mut lines = text.lines();
+    let header = lines.next().and_then(|l| serde_json::from_str::<JournalEntry>(l).ok());
+    let Some(JournalEntry::Header {
+        started_at,
+        environment,
+        matrix,
+        ..
+    }) = header
+    else {
+        return Err(RunError::Input(format!("cannot resume: {} has no header line", path.display())));
+    };
+    let mut resumed = Resumed {
+        started_at,
+        environment: *environment,
+        matrix: *matrix,
+        memory: Vec::new(),
+        throughput: Vec::new(),
+    };
+    // A line cut short by the interruption is the last one; it and anything after is dropped.
+    for entry in lines.map_while(|l| serde_json::from_str::<JournalEntry>(l).ok()) {
+        match entry {
+            JournalEntry::Memory(r) => resumed.memory.push(*r),
+            JournalEntry::Throughput(r) => resumed.throughput.push(*r),
+            JournalEntry::Header { .. } => {}
+        }
+    }
+    Ok(resumed)
+}
+
+/// Runs the whole matrix (or, with `resume`, what an interrupted run left). Scenario faults are
+/// recorded in the result; only a fault that leaves nothing to measure (no GPU, no NPP, a matrix
+/// too large for the device) is an error. When `stop` is set, the probe running is killed and
+/// the finished scenarios are returned with `interrupted` set.
+pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Result<RunFile, RunError> {
+    let work_dir = opts.work_dir();
+    std::fs::create_dir_all(&work_dir).map_err(io_error("creating work folder", &work_dir))?;
     let clock = Instant::now();
-    let matrix = &opts.matrix;
+    let journal_path = opts.journal_path();
+
+    let resumed = if opts.resume {
+        let r = read_journal(&journal_path)?;
+        progress.note(&format!(
+            "resuming matrix {:?}: {} memory and {} throughput scenarios already done",
+            r.matrix.name,
+            r.memory.len(),
+            r.throughput.len()
+        ));
+        r
+    } else {
+        progress.note("probing the GPU, driver and NPP");
+        let environment = environment(opts, stop)?;
+        check_fits(&opts.matrix, &environment)?;
+        Resumed {
+            started_at: jiff::Timestamp::now().to_string(),
+            environment,
+            matrix: opts.matrix.clone(),
+            memory: Vec::new(),
+            throughput: Vec::new(),
+        }
+    };
+    let Resumed {
+        started_at,
+        environment,
+        matrix,
+        mut memory,
+        mut throughput,
+    } = resumed;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(opts.resume)
+        .write(true)
+        .truncate(!opts.resume)
+        .open(&journal_path)
+        .map_err(io_error("opening journal", &journal_path))?;
+    let mut journal = Journal {
+        file,
+        path: journal_path,
+    };
+    if !opts.resume {
+        journal.append(&JournalEntry::Header {
+            started_at: started_at.clone(),
+            command: opts.command.clone(),
+            environment: Box::new(environment.clone()),
+            matrix: Box::new(matrix.clone()),
+        })?;
+    }
+
+    let done_tp: BTreeSet<&str> = throughput.iter().map(|r| r.scenario.id.as_str()).collect();
+    let todo_tp: Vec<ThroughputScenario> =
+        matrix.throughput.iter().filter(|s| !done_tp.contains(s.id.as_str())).cloned().collect();
+    let done_mem: BTreeSet<String> = memory.iter().map(|r| r.scenario.id.clone()).collect();
+    let todo_mem: Vec<&MemoryScenario> = matrix.memory.iter().filter(|s| !done_mem.contains(&s.id)).collect();
+    progress.begin(todo_tp.len() + todo_mem.len());
+
+    let interrupted = run_throughput(opts, &matrix, &todo_tp, progress, stop, &mut journal, &mut throughput)?
+        || run_memory(opts, &matrix, &todo_mem, progress, stop, &mut journal, &mut memory)?;
+    progress.finish();
+    // Report scenarios in matrix order, whatever order a resumed run finished them in.
+    let order = |ids: &[&str], id: &str| ids.iter().position(|x| *x == id).unwrap_or(usize::MAX);
+    let memory_ids: Vec<&str> = matrix.memory.iter().map(|s| s.id.as_str()).collect();
+    memory.sort_by_key(|r| order(&memory_ids, &r.scenario.id));
+    let throughput_ids: Vec<&str> = matrix.throughput.iter().map(|s| s.id.as_str()).collect();
+    throughput.sort_by_key(|r| order(&throughput_ids, &r.scenario.id));
+    Ok(RunFile {
+        schema_version: SCHEMA_VERSION,
+        tool: crate::tool_info(),
+        command: opts.command.clone(),
+        started_at,
+        finished_at: jiff::Timestamp::now().to_string(),
+        wall_s: clock.elapsed().as_secs_f64(),
+        interrupted,
+        environment,
+        matrix,
+        memory,
+        throughput,
+    })
+}
+
+/// Runs memory scenarios, each in a fresh child. Returns whether the run was interrupted.
+fn run_memory(
+    opts: &RunOptions,
+    matrix: &Matrix,
+    todo: &[&MemoryScenario],
+    progress: &dyn Progress,
+    stop: &AtomicBool,
+    journal: &mut Journal,
+    records: &mut Vec<MemoryRecord>,
+) -> Result<bool, RunError> {
     let settings = &matrix.settings;
-
-    progress.note("probing the GPU, driver and NPP");
-    let environment = environment(opts)?;
-    check_fits(matrix, &environment)?;
-
-    progress.begin(matrix.throughput.len() + matrix.memory.len());
-    let throughput = run_throughput(opts, progress)?;
-    let mut memory = Vec::with_capacity(matrix.memory.len());
-    for (i, scenario) in matrix.memory.iter().enumerate() {
+    for (i, scenario) in todo.iter().enumerate() {
         let child = Child {
             opts,
+            stop,
             name: format!("memory-{i}"),
         };
         let request = Request::Memory {
             npp_dir: opts.npp_dir.clone(),
-            scenario: scenario.clone(),
+            scenario: (*scenario).clone(),
             memory_budget_mib: settings.memory_budget_mib,
         };
         let exit = child.run(&request, Duration::from_secs(settings.scenario_timeout_s))?;
+        if matches!(exit, Exit::Interrupted) || stop.load(Ordering::SeqCst) {
+            return Ok(true);
+        }
         let reply = child
             .answer()
             .and_then(|a| serde_json::from_str::<MemoryReply>(&a).ok())
@@ -196,30 +383,21 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress) -> Result<RunFile, RunErr
                 result: None,
             });
         progress.done(&scenario.id, &reply.outcome);
-        memory.push(MemoryRecord {
-            scenario: scenario.clone(),
+        let record = MemoryRecord {
+            scenario: (*scenario).clone(),
             outcome: reply.outcome,
             result: reply.result,
-        });
+        };
+        journal.append(&JournalEntry::Memory(Box::new(record.clone())))?;
+        records.push(record);
     }
-    progress.finish();
-    Ok(RunFile {
-        schema_version: SCHEMA_VERSION,
-        tool: crate::tool_info(),
-        command: opts.command.clone(),
-        started_at: started_at.to_string(),
-        finished_at: jiff::Timestamp::now().to_string(),
-        wall_s: clock.elapsed().as_secs_f64(),
-        environment,
-        matrix: matrix.clone(),
-        memory,
-        throughput,
-    })
+    Ok(false)
 }
 
-fn environment(opts: &RunOptions) -> Result<Environment, RunError> {
+fn environment(opts: &RunOptions, stop: &AtomicBool) -> Result<Environment, RunError> {
     let child = Child {
         opts,
+        stop,
         name: "environment".to_owned(),
     };
     let request = Request::Environment {
@@ -255,15 +433,24 @@ fn check_fits(matrix: &Matrix, env: &Environment) -> Result<(), RunError> {
 }
 
 /// Runs the throughput scenarios in one child, restarting past any scenario that kills it.
-fn run_throughput(opts: &RunOptions, progress: &dyn Progress) -> Result<Vec<ThroughputRecord>, RunError> {
-    let settings = &opts.matrix.settings;
-    let criterion_dir = opts.work_dir.join("criterion");
-    let mut records: Vec<ThroughputRecord> = Vec::new();
-    let mut remaining: &[ThroughputScenario] = &opts.matrix.throughput;
+/// Returns whether the run was interrupted.
+fn run_throughput(
+    opts: &RunOptions,
+    matrix: &Matrix,
+    todo: &[ThroughputScenario],
+    progress: &dyn Progress,
+    stop: &AtomicBool,
+    journal: &mut Journal,
+    records: &mut Vec<ThroughputRecord>,
+) -> Result<bool, RunError> {
+    let settings = &matrix.settings;
+    let criterion_dir = opts.work_dir().join("criterion");
+    let mut remaining = todo;
     let mut attempt = 0;
     while !remaining.is_empty() {
         let child = Child {
             opts,
+            stop,
             name: format!("throughput-{attempt}"),
         };
         attempt += 1;
@@ -283,23 +470,29 @@ fn run_throughput(opts: &RunOptions, progress: &dyn Progress) -> Result<Vec<Thro
             .collect();
         for record in answers.into_iter().take(remaining.len()) {
             progress.done(&record.scenario.id, &record.outcome);
+            journal.append(&JournalEntry::Throughput(Box::new(record.clone())))?;
             records.push(record);
             remaining = &remaining[1..];
+        }
+        if matches!(exit, Exit::Interrupted) || stop.load(Ordering::SeqCst) {
+            return Ok(true);
         }
         if let Some(next) = remaining.first() {
             let outcome = Outcome::Failed {
                 reason: child.failure(&exit),
             };
             progress.done(&next.id, &outcome);
-            records.push(ThroughputRecord {
+            let record = ThroughputRecord {
                 scenario: next.clone(),
                 outcome,
                 result: None,
-            });
+            };
+            journal.append(&JournalEntry::Throughput(Box::new(record.clone())))?;
+            records.push(record);
             remaining = &remaining[1..];
         }
     }
-    Ok(records)
+    Ok(false)
 }
 
 /// Writes `DIR/run.json` atomically: a temporary file in the same folder, then a rename.

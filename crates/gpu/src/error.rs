@@ -18,6 +18,10 @@ pub enum GpuError {
     NoDevice { ordinal: usize, count: i32 },
     #[error("NVML: {0}")]
     Nvml(String),
+    #[error("CUPTI: {0}")]
+    Cupti(String),
+    #[error("NVRTC: {0}")]
+    Nvrtc(String),
 }
 
 impl GpuError {

@@ -8,15 +8,20 @@
 mod context;
 mod error;
 mod event;
+mod hidden_streams;
 mod memory;
 mod nvml;
+mod reference;
 mod stream;
+mod toolkit;
 
 pub use context::{DeviceProps, Gpu};
 pub use error::GpuError;
 pub use event::{EventPair, copy_throughput};
+pub use hidden_streams::{StreamEvent, StreamTracker};
 pub use memory::DeviceBuffer;
 pub use nvml::ProcessMemoryProbe;
+pub use reference::ReferenceConvert;
 pub use stream::Stream;
 
 /// Raw driver types for the crates that hand them to NVIDIA libraries (NPP takes a `cudaStream_t`).

@@ -14,7 +14,7 @@ pub use matrix::{Matrix, MatrixSpec, Preset, Settings};
 pub use primitive::Primitive;
 pub use run::{
     Correctness, CpuInfo, Environment, Estimate, GpuInfo, HostInfo, KernelTiming, MemoryReading,
-    MemoryRecord, MemoryResult, MemorySeries, NppInfo, Outcome, RunFile, SCHEMA_VERSION,
+    MemoryRecord, MemoryResult, MemorySeries, NppInfo, Outcome, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
     ThroughputRecord, ThroughputResult, ToolInfo,
 };
 pub use scenario::{Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};

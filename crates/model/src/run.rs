@@ -21,6 +21,10 @@ pub struct RunFile {
     pub started_at: String,
     pub finished_at: String,
     pub wall_s: f64,
+    /// Set when the run was stopped (Ctrl-C, SIGTERM) before every scenario ran; `nppbench run
+    /// --resume` continues it.
+    #[serde(default)]
+    pub interrupted: bool,
     pub environment: Environment,
     pub matrix: Matrix,
     pub memory: Vec<MemoryRecord>,
@@ -156,6 +160,26 @@ pub struct MemoryResult {
     pub samples: MemorySeries,
     pub wall_ms: f64,
     pub correctness: Correctness,
+    /// Streams created and destroyed during the calls, counted with CUPTI; `None` where CUPTI
+    /// could not be loaded (see `streams_not_measured`).
+    #[serde(default)]
+    pub streams: Option<StreamCounts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams_not_measured: Option<String>,
+}
+
+/// CUDA streams created and destroyed by anything in the process from the warm-up call on,
+/// cumulative after each call (aligned with [`MemorySeries`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamCounts {
+    pub created: Vec<u32>,
+    pub destroyed: Vec<u32>,
+    /// Of those created, the ones nppbench itself made (the own-stream threading model).
+    pub created_by_nppbench: Vec<u32>,
+    /// Distinct host threads that created at least one stream.
+    pub creating_threads: u32,
+    /// Streams created during the calls and still alive after the last one.
+    pub never_destroyed: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -193,6 +217,20 @@ pub struct KernelTiming {
 pub struct ThroughputResult {
     /// Bytes one call reads plus writes.
     pub bytes_per_call: u64,
+    pub kernel: KernelTiming,
+    pub correctness: Correctness,
+    /// nppbench's own reference kernel on the same buffers and stream, timed the same way.
+    #[serde(default)]
+    pub reference: Option<ReferenceResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_not_measured: Option<String>,
+}
+
+/// The NVRTC-compiled reference kernel's timing and check.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReferenceResult {
+    /// `vec16` (16-byte loads and stores) or `plain` (one pixel a thread).
+    pub path: String,
     pub kernel: KernelTiming,
     pub correctness: Correctness,
 }
