@@ -112,6 +112,8 @@ fn text<E: std::fmt::Display>(e: E) -> String {
 
 impl Setup {
     fn new(gpu: Gpu, npp_dir: Option<&Path>, primitive: Primitive, g: &Geometry) -> Result<Setup, String> {
+        // Before anything sizes a buffer or a reference image from it.
+        g.validate(primitive).map_err(text)?;
         let npp = Npp::load(&NppSearch::new(npp_dir)).map_err(text)?;
         if !npp.supports(primitive) {
             return Err(format!("{} is not exported by NPP {}: not measured", primitive.npp_name(), npp.version()));
@@ -250,6 +252,7 @@ fn joined<T>(r: std::thread::Result<Result<T, String>>) -> Result<T, String> {
 
 /// Runs a memory scenario; returns its result and whether it stopped at the budget.
 fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> Result<(MemoryResult, bool), String> {
+    let entered = Instant::now();
     let gpu = Gpu::open(0).map_err(text)?;
     inject_fault(&s.id, &gpu)?;
     let own_streams = AtomicU32::new(0);
@@ -276,6 +279,7 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
     // Streams are counted from here: what NPP creates from the warm-up call on.
     rec.tracker = StreamTracker::start().ok();
     rec.baseline = rec.probes.read()?;
+    let startup_ms = entered.elapsed().as_secs_f64() * 1e3;
     rec.started = Instant::now();
 
     // The warm-up call, on this thread, checked.
@@ -356,6 +360,7 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
             baseline: rec.baseline,
             samples: rec.series,
             wall_ms,
+            startup_ms,
             correctness,
             streams,
             streams_not_measured,

@@ -159,6 +159,9 @@ pub struct MemoryResult {
     pub baseline: MemoryReading,
     pub samples: MemorySeries,
     pub wall_ms: f64,
+    /// From the probe's start to its baseline reading: driver, NPP, NVML and CUPTI set-up.
+    #[serde(default)]
+    pub startup_ms: f64,
     pub correctness: Correctness,
     /// Streams created and destroyed during the calls, counted with CUPTI; `None` where CUPTI
     /// could not be loaded (see `streams_not_measured`).
@@ -229,7 +232,7 @@ pub struct ThroughputResult {
 /// The NVRTC-compiled reference kernel's timing and check.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReferenceResult {
-    /// `vec16` (16-byte loads and stores) or `plain` (one pixel a thread).
+    /// `vector` (4-byte loads, 16-byte stores) or `plain` (one pixel a thread).
     pub path: String,
     pub kernel: KernelTiming,
     pub correctness: Correctness,

@@ -154,8 +154,13 @@ pub fn source_pattern(g: &Geometry) -> Vec<u8> {
 }
 
 /// The destination buffer the CPU reference expects after one call on a buffer filled with
-/// [`DST_FILL`]: the ROI converted, every other byte untouched.
+/// [`DST_FILL`]: the ROI converted, every other byte untouched. `g` must be valid
+/// ([`Geometry::validate`]) and `src` hold `src_stride × height` bytes.
 pub fn reference_output(primitive: Primitive, g: &Geometry, src: &[u8]) -> Vec<u8> {
+    assert!(
+        g.validate(primitive).is_ok() && src.len() as u64 >= g.src_bytes(),
+        "reference_output needs a valid geometry and a whole source image"
+    );
     let mut dst = vec![DST_FILL; g.dst_bytes() as usize];
     let src_row = (u64::from(g.width) * primitive.src_bytes_per_pixel()) as usize;
     let dst_row = (u64::from(g.width) * primitive.dst_bytes_per_pixel()) as usize;
