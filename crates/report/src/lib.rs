@@ -1,3 +1,114 @@
-//! placeholder
+//! Reports from run.json: statistics, charts and pages. This crate never touches the GPU.
+//!
+//! Data flows one way: [`RunFile`] records → [`analysis`] (fits, classes, GB/s) →
+//! [`findings`] (verdict, fixes) → [`view`] models with every number formatted → tera
+//! templates (`templates/`, embedded) → `index.html`, `summary.md`; and `scenarios.csv`.
+
+pub mod analysis;
+mod charts;
+mod csv_rows;
+pub mod findings;
+pub mod stats;
+pub mod view;
+
 use std::path::{Path, PathBuf};
-pub fn render_to_dir(_runs: &[nppbench_model::RunFile], out: &Path) -> Result<PathBuf, std::io::Error> { Ok(out.join("index.html")) }
+
+use nppbench_model::RunFile;
+
+use crate::analysis::RunAnalysis;
+
+const PAGE: &str = include_str!("../../../templates/report.html.tera");
+const SUMMARY: &str = include_str!("../../../templates/summary.md.tera");
+const STYLE: &str = include_str!("../../../templates/report.css");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("nothing to render: give at least one run.json")]
+    NoRuns,
+    #[error("drawing a chart: {0}")]
+    Chart(String),
+    #[error("rendering {template}: {source}")]
+    Template {
+        template: &'static str,
+        #[source]
+        source: tera::Error,
+    },
+    #[error("writing scenarios.csv: {0}")]
+    Csv(#[from] csv::Error),
+    #[error("writing {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The three rendered files.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub index_html: String,
+    pub summary_md: String,
+    pub scenarios_csv: String,
+}
+
+/// The view model of the page, for tests and for other front ends.
+pub fn page(runs: &[RunFile]) -> Result<view::Page, ReportError> {
+    if runs.is_empty() {
+        return Err(ReportError::NoRuns);
+    }
+    let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
+    let views = analyses
+        .iter()
+        .enumerate()
+        .map(|(i, a)| view::run_view(a, i, runs.len()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ReportError::Chart)?;
+    let versions: Vec<&str> = analyses.iter().map(|a| a.npp_version()).collect();
+    Ok(view::Page {
+        title: format!("nppbench: NPP {} on {}", versions.join(" vs "), runs[0].environment.gpu.name),
+        generated_by: format!("nppbench {} ({})", runs[0].tool.version, runs[0].tool.git_commit),
+        comparison: view::comparison(&analyses),
+        runs: views,
+    })
+}
+
+/// Renders the page, the Markdown summary and the CSV of `runs` (several runs: side by side).
+pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
+    let page = page(runs)?;
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(vec!["report.html"]);
+    let add = |tera: &mut tera::Tera, name: &'static str, text: &str| {
+        tera.add_raw_template(name, text).map_err(|source| ReportError::Template { template: name, source })
+    };
+    add(&mut tera, "report.html", PAGE)?;
+    add(&mut tera, "summary.md", SUMMARY)?;
+    let mut ctx = tera::Context::from_serialize(&page).map_err(|source| ReportError::Template { template: "report.html", source })?;
+    ctx.insert("style", STYLE);
+    let render = |name: &'static str| tera.render(name, &ctx).map_err(|source| ReportError::Template { template: name, source });
+    let index_html = render("report.html")?;
+    let summary_md = render("summary.md")?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    for run in runs {
+        for row in csv_rows::rows(&RunAnalysis::new(run)) {
+            csv.serialize(row)?;
+        }
+    }
+    let scenarios_csv = String::from_utf8(csv.into_inner().map_err(|e| ReportError::Csv(e.into_error().into()))?).expect("csv writes UTF-8");
+    Ok(Rendered {
+        index_html,
+        summary_md,
+        scenarios_csv,
+    })
+}
+
+/// Renders into `out` (`index.html`, `summary.md`, `scenarios.csv`) and returns the page's path.
+/// The caller places the run.json files beside it, named by [`view::run_json_name`].
+pub fn render_to_dir(runs: &[RunFile], out: &Path) -> Result<PathBuf, ReportError> {
+    let r = render(runs)?;
+    std::fs::create_dir_all(out).map_err(|source| ReportError::Io { path: out.to_owned(), source })?;
+    for (name, text) in [("index.html", &r.index_html), ("summary.md", &r.summary_md), ("scenarios.csv", &r.scenarios_csv)] {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|source| ReportError::Io { path: path.clone(), source })?;
+    }
+    Ok(out.join("index.html"))
+}

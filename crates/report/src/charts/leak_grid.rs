@@ -1,0 +1,62 @@
+//! A grid of leak slope: geometry (rows) × stream kind and threading model (columns), each cell
+//! coloured by its leak class and labelled with its MiB per new thread.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::charts::{FONT, LABEL_SIZE, WIDTH, class_colour, svg};
+use crate::stats::LeakClass;
+
+/// One cell: its class (`None`: failed) and the text shown in it.
+pub(crate) struct Cell {
+    pub(crate) class: Option<LeakClass>,
+    pub(crate) text: String,
+}
+
+const ROW_HEIGHT: u32 = 26;
+const HEADER: u32 = 200;
+const ROW_LABEL: u32 = 170;
+
+/// `cells[row][column]`; `None` where that combination was not measured.
+pub(crate) fn render(rows: &[String], columns: &[String], cells: &[Vec<Option<Cell>>]) -> Result<String, String> {
+    let height = HEADER + ROW_HEIGHT * rows.len() as u32 + 40;
+    let width = WIDTH.max(ROW_LABEL + 52 * columns.len() as u32 + 10);
+    let col_width = (width - ROW_LABEL - 10) / columns.len().max(1) as u32;
+    svg(width, height, |root| {
+        let e = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
+        let small = (FONT, LABEL_SIZE - 1).into_font();
+        for (c, name) in columns.iter().enumerate() {
+            let x = (ROW_LABEL + col_width * c as u32 + col_width / 2) as i32;
+            let style = TextStyle::from(small.clone()).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Left, VPos::Center));
+            root.draw(&Text::new(name.clone(), (x, HEADER as i32 - 6), style)).map_err(e)?;
+        }
+        for (r, name) in rows.iter().enumerate() {
+            let y = (HEADER + ROW_HEIGHT * r as u32) as i32;
+            let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+            root.draw(&Text::new(name.clone(), (ROW_LABEL as i32 - 8, y + ROW_HEIGHT as i32 / 2), style)).map_err(e)?;
+            for (c, cell) in cells[r].iter().enumerate() {
+                let x = (ROW_LABEL + col_width * c as u32) as i32;
+                let Some(cell) = cell else { continue };
+                let rect = [(x + 1, y + 1), (x + col_width as i32 - 1, y + ROW_HEIGHT as i32 - 1)];
+                root.draw(&Rectangle::new(rect, class_colour(cell.class).filled())).map_err(e)?;
+                let style = TextStyle::from(small.clone()).pos(Pos::new(HPos::Center, VPos::Center));
+                root.draw(&Text::new(cell.text.clone(), (x + col_width as i32 / 2, y + ROW_HEIGHT as i32 / 2), style)).map_err(e)?;
+            }
+        }
+        let legend_y = (HEADER + ROW_HEIGHT * rows.len() as u32 + 12) as i32;
+        for (i, (class, name)) in [
+            (Some(LeakClass::Leak), "leak (MiB per new thread)"),
+            (Some(LeakClass::Bounded), "bounded"),
+            (Some(LeakClass::Flat), "flat"),
+            (None, "failed"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let x = 10 + i as i32 * 180;
+            root.draw(&Rectangle::new([(x, legend_y), (x + 14, legend_y + 14)], class_colour(class).filled())).map_err(e)?;
+            root.draw(&Text::new(name, (x + 20, legend_y), (FONT, LABEL_SIZE))).map_err(e)?;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,122 @@
+//! Charts as inline SVG, one file per chart kind; sizes and colours live here alone.
+
+pub(crate) mod hidden_streams;
+pub(crate) mod latency;
+pub(crate) mod leak_grid;
+pub(crate) mod memory_timeline;
+pub(crate) mod throughput;
+
+use nppbench_model::StreamKind;
+use plotters::prelude::*;
+
+use crate::stats::LeakClass;
+
+/// Chart width in SVG pixels; pages scale it down to the screen.
+pub(crate) const WIDTH: u32 = 760;
+/// Height of the line charts.
+pub(crate) const LINE_HEIGHT: u32 = 340;
+pub(crate) const FONT: &str = "sans-serif";
+pub(crate) const CAPTION_SIZE: u32 = 17;
+pub(crate) const LABEL_SIZE: u32 = 13;
+
+/// One colour per stream kind (Okabe–Ito, readable with colour-blindness and in grey print).
+pub(crate) fn stream_colour(kind: StreamKind) -> RGBColor {
+    match kind {
+        StreamKind::LegacyDefault => RGBColor(230, 159, 0),
+        StreamKind::PerThreadDefault => RGBColor(86, 180, 233),
+        StreamKind::Blocking => RGBColor(213, 94, 0),
+        StreamKind::NonBlocking => RGBColor(0, 114, 178),
+    }
+}
+
+/// The colour of a leak class; `None` is a failed scenario.
+pub(crate) fn class_colour(class: Option<LeakClass>) -> RGBColor {
+    match class {
+        Some(LeakClass::Leak) => RGBColor(204, 51, 51),
+        Some(LeakClass::Bounded) => RGBColor(240, 180, 60),
+        Some(LeakClass::Flat) => RGBColor(90, 170, 110),
+        None => RGBColor(170, 170, 170),
+    }
+}
+
+/// Colours of the fixes drawn beside a leak (dashed), distinct from the stream colours.
+pub(crate) const FIX_COLOURS: [RGBColor; 6] = [
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(120, 94, 240),
+    RGBColor(100, 100, 100),
+    RGBColor(160, 120, 40),
+    RGBColor(40, 160, 160),
+];
+
+/// A reference line (the copy ceiling) and the reference kernel's markers.
+pub(crate) const CEILING_COLOUR: RGBColor = RGBColor(80, 80, 80);
+pub(crate) const REFERENCE_COLOUR: RGBColor = RGBColor(0, 0, 0);
+
+/// Draws into an SVG string of `width × height`.
+pub(crate) fn svg(width: u32, height: u32, draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        draw(&root)?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
+
+/// A labelled line of a line chart.
+pub(crate) struct Line {
+    pub(crate) label: String,
+    pub(crate) colour: RGBColor,
+    /// Dashed lines tell a fix from the configuration it fixes.
+    pub(crate) dashed: bool,
+    pub(crate) points: Vec<(f64, f64)>,
+}
+
+/// A line chart with a legend: the shape of the memory and hidden-stream charts.
+pub(crate) fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> Result<String, String> {
+    let x_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(1.0, f64::max);
+    let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(1.0, f64::max) * 1.1;
+    let legend_rows = lines.len() as u32;
+    svg(WIDTH, LINE_HEIGHT + legend_rows * 16, |root| {
+        let (plot, legend) = root.split_vertically(LINE_HEIGHT);
+        let e = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(title, (FONT, CAPTION_SIZE))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .label_style((FONT, LABEL_SIZE))
+            .light_line_style(RGBColor(242, 242, 242))
+            .draw()
+            .map_err(e)?;
+        for line in lines {
+            let style = ShapeStyle::from(&line.colour).stroke_width(2);
+            if line.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(line.points.iter().copied(), 6, 4, style))
+                    .map_err(e)?;
+            } else {
+                chart.draw_series(LineSeries::new(line.points.iter().copied(), style)).map_err(e)?;
+            }
+        }
+        for (i, line) in lines.iter().enumerate() {
+            let y = 4 + i as i32 * 16;
+            let style = ShapeStyle::from(&line.colour).stroke_width(3);
+            legend
+                .draw(&PathElement::new(vec![(70, y + 6), (100, y + 6)], style))
+                .map_err(e)?;
+            legend
+                .draw(&Text::new(line.label.clone(), (108, y), (FONT, LABEL_SIZE)))
+                .map_err(e)?;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,127 @@
+//! scenarios.csv: one row per scenario. The columns named in the README keep their names and
+//! meanings; new columns are only ever added.
+
+use serde::Serialize;
+
+use crate::analysis::RunAnalysis;
+use crate::view::{class_name, fmt};
+
+/// One row. Field order is column order.
+#[derive(Debug, Serialize)]
+pub(crate) struct Row {
+    pub(crate) npp_version: String,
+    pub(crate) kind: &'static str,
+    pub(crate) scenario_id: String,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) src_stride: u32,
+    pub(crate) dst_stride: u32,
+    pub(crate) padded_from: String,
+    pub(crate) stream: String,
+    pub(crate) threading: String,
+    pub(crate) status: String,
+    pub(crate) threads_spawned: String,
+    pub(crate) calls: String,
+    pub(crate) leak_mib_per_thread: String,
+    pub(crate) leak_mib_per_thread_ci_low: String,
+    pub(crate) leak_mib_per_thread_ci_high: String,
+    pub(crate) leak_mib_per_call: String,
+    pub(crate) leak_r2: String,
+    pub(crate) leak_class: String,
+    pub(crate) growth_mib: String,
+    pub(crate) latency_us: String,
+    pub(crate) kernel_gbps: String,
+    pub(crate) kernel_median_us: String,
+    pub(crate) hidden_streams_per_thread: String,
+    pub(crate) streams_never_destroyed: String,
+    pub(crate) copy_ceiling_gbps: String,
+    pub(crate) pct_of_copy_ceiling: String,
+    pub(crate) reference_kernel_gbps: String,
+    pub(crate) gpu: String,
+    pub(crate) driver_version: String,
+}
+
+fn o(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(String::new, |v| fmt(v, digits))
+}
+
+fn status(o: &nppbench_model::Outcome) -> String {
+    match o {
+        nppbench_model::Outcome::Ok => "ok".into(),
+        nppbench_model::Outcome::Failed { .. } => "failed".into(),
+        nppbench_model::Outcome::StoppedAtBudget { .. } => "stopped_at_budget".into(),
+    }
+}
+
+pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
+    let env = &a.run.environment;
+    let ceiling = o(a.ceiling_gbps, 1);
+    let base = |kind, id: &str, g: &nppbench_model::Geometry, stream: String, st: String| Row {
+        npp_version: env.npp.version.clone(),
+        kind,
+        scenario_id: id.to_owned(),
+        width: g.width,
+        height: g.height,
+        src_stride: g.src_stride,
+        dst_stride: g.dst_stride,
+        padded_from: g.padded_from.map_or_else(String::new, |w| w.to_string()),
+        stream,
+        threading: String::new(),
+        status: st,
+        threads_spawned: String::new(),
+        calls: String::new(),
+        leak_mib_per_thread: String::new(),
+        leak_mib_per_thread_ci_low: String::new(),
+        leak_mib_per_thread_ci_high: String::new(),
+        leak_mib_per_call: String::new(),
+        leak_r2: String::new(),
+        leak_class: String::new(),
+        growth_mib: String::new(),
+        latency_us: String::new(),
+        kernel_gbps: String::new(),
+        kernel_median_us: String::new(),
+        hidden_streams_per_thread: String::new(),
+        streams_never_destroyed: String::new(),
+        copy_ceiling_gbps: ceiling.clone(),
+        pct_of_copy_ceiling: String::new(),
+        reference_kernel_gbps: String::new(),
+        gpu: env.gpu.name.clone(),
+        driver_version: env.driver_version.clone().unwrap_or_default(),
+    };
+    let mut out = Vec::new();
+    for m in &a.memory {
+        let s = &m.record.scenario;
+        let tp = a.throughput_for(m);
+        let mut r = base("memory", &s.id, &s.geometry, s.stream.to_string(), status(&m.record.outcome));
+        r.threading = s.threading.to_string();
+        if m.class.is_some() {
+            r.threads_spawned = m.threads_spawned.to_string();
+            r.calls = m.calls.to_string();
+            r.leak_class = class_name(m.class).to_owned();
+            r.growth_mib = fmt(m.total_growth_mib(), 2);
+        }
+        r.leak_mib_per_thread = o(m.per_thread.map(|f| f.slope), 4);
+        r.leak_mib_per_thread_ci_low = o(m.per_thread.map(|f| f.slope_ci.0), 4);
+        r.leak_mib_per_thread_ci_high = o(m.per_thread.map(|f| f.slope_ci.1), 4);
+        r.leak_mib_per_call = o(m.per_call.map(|f| f.slope), 4);
+        r.leak_r2 = o(m.per_thread.or(m.per_call).map(|f| f.r2), 4);
+        r.latency_us = o(m.latency_us, 2);
+        r.hidden_streams_per_thread = o(m.hidden_per_thread.map(|f| f.slope), 3);
+        r.streams_never_destroyed = m.streams_never_destroyed.map_or_else(String::new, |n| n.to_string());
+        r.kernel_gbps = o(tp.and_then(|t| t.gbps), 1);
+        r.kernel_median_us = o(tp.and_then(|t| t.median_us), 3);
+        r.pct_of_copy_ceiling = o(tp.and_then(|t| t.pct_of_ceiling), 1);
+        r.reference_kernel_gbps = o(tp.and_then(|t| t.reference_gbps), 1);
+        out.push(r);
+    }
+    for t in &a.throughput {
+        let s = &t.record.scenario;
+        let mut r = base("throughput", &s.id, &s.geometry, s.stream.to_string(), status(&t.record.outcome));
+        r.kernel_gbps = o(t.gbps, 1);
+        r.kernel_median_us = o(t.median_us, 3);
+        r.pct_of_copy_ceiling = o(t.pct_of_ceiling, 1);
+        r.reference_kernel_gbps = o(t.reference_gbps, 1);
+        out.push(r);
+    }
+    out
+}

@@ -1,0 +1,181 @@
+//! The verdict and the recommendations, derived from the measured data alone: what the leaking
+//! configurations share, and each fix with its measured effect.
+
+use nppbench_model::{StreamKind, Threading};
+
+use crate::analysis::{MemoryAnalysis, RunAnalysis};
+use crate::stats::LeakClass;
+
+/// What the leaking configurations have in common, as facts about the data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub leaking: usize,
+    /// Memory scenarios with a result.
+    pub measured: usize,
+    pub failed: usize,
+    /// One sentence per shared trait (`all have a width that is not a multiple of 16`).
+    pub shared: Vec<String>,
+    /// Stream kinds and threading models measured that never leaked.
+    pub never: Vec<String>,
+    /// Growth per new thread among the leaking, MiB: (smallest, largest) fitted slope.
+    pub per_thread_range: Option<(f64, f64)>,
+    /// Hidden streams per new thread among the leaking, (smallest, largest).
+    pub hidden_range: Option<(f64, f64)>,
+}
+
+/// A fix, measured against the leaking configurations it applies to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fix {
+    pub title: &'static str,
+    /// How many leaking configurations had this fix measured beside them.
+    pub compared: usize,
+    /// How many of those the fix made flat or bounded.
+    pub fixed: usize,
+    /// The largest memory growth any fixed variant still showed, MiB.
+    pub worst_growth_mib: f64,
+    /// Kernel throughput with the fix relative to without it, at 1080p and larger (smaller
+    /// images are launch-bound) and where the fix changes the stream or the ROI (1.0 = same).
+    pub throughput_ratio: Option<(f64, f64)>,
+    /// Median host latency per call with the fix relative to without it.
+    pub latency_ratio: Option<(f64, f64)>,
+}
+
+/// Images below this many pixels are launch-bound: their throughput says little about a fix.
+pub(crate) const THROUGHPUT_MIN_PIXELS: u64 = 1_000_000;
+
+fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((f64::min(lo, v), f64::max(hi, v))),
+    })
+}
+
+pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
+    let measured: Vec<&MemoryAnalysis<'_>> = a.memory.iter().filter(|m| m.class.is_some()).collect();
+    let leaking: Vec<&MemoryAnalysis<'_>> = a.leaking().collect();
+    let mut shared = Vec::new();
+    let mut never = Vec::new();
+    if !leaking.is_empty() {
+        let all = |f: &dyn Fn(&MemoryAnalysis<'_>) -> bool| leaking.iter().all(|m| f(m));
+        if all(&|m| !m.record.scenario.geometry.width_aligned()) {
+            shared.push("a width that is not a multiple of 16".to_owned());
+        }
+        if all(&|m| m.record.scenario.geometry.width_aligned()) {
+            shared.push("a width that is a multiple of 16".to_owned());
+        }
+        if all(&|m| m.record.scenario.geometry.src_stride_aligned()) {
+            shared.push("a row stride that is a multiple of 16".to_owned());
+        }
+        if all(&|m| !m.record.scenario.geometry.src_stride_aligned()) {
+            shared.push("a row stride that is not a multiple of 16".to_owned());
+        }
+        if all(&|m| m.record.scenario.threading.thread_bound().is_none()) {
+            shared.push("calls from a new host thread each time".to_owned());
+        }
+        let streams: Vec<StreamKind> = StreamKind::ALL
+            .into_iter()
+            .filter(|k| leaking.iter().any(|m| m.record.scenario.stream == *k))
+            .collect();
+        let names: Vec<&str> = streams.iter().map(|k| k.as_str()).collect();
+        shared.push(format!("a stream of kind {}", names.join(", ")));
+    }
+    for k in StreamKind::ALL {
+        let on_k: Vec<_> = measured.iter().filter(|m| m.record.scenario.stream == k).collect();
+        if !on_k.is_empty() && on_k.iter().all(|m| m.class != Some(LeakClass::Leak)) {
+            never.push(format!("the {k} stream"));
+        }
+    }
+    for family in ["single", "pool", "thread_per_call_own_stream"] {
+        let in_family: Vec<_> = measured.iter().filter(|m| m.record.scenario.threading.family() == family).collect();
+        if !in_family.is_empty() && in_family.iter().all(|m| m.class != Some(LeakClass::Leak)) {
+            never.push(format!("the {family} threading model"));
+        }
+    }
+    Verdict {
+        leaking: leaking.len(),
+        measured: measured.len(),
+        failed: a.memory.iter().filter(|m| m.record.outcome.is_failed()).count()
+            + a.throughput.iter().filter(|t| t.record.outcome.is_failed()).count(),
+        shared,
+        never,
+        per_thread_range: range(leaking.iter().filter_map(|m| m.per_thread.map(|f| f.slope))),
+        hidden_range: range(leaking.iter().filter_map(|m| m.hidden_per_thread.map(|f| f.slope))),
+    }
+}
+
+/// Each fix measured beside the leaking configurations: what the same geometry did with it.
+pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
+    type Pick = dyn Fn(&MemoryAnalysis<'_>, &MemoryAnalysis<'_>) -> bool;
+    let same_geometry = |l: &MemoryAnalysis<'_>, m: &MemoryAnalysis<'_>| l.record.scenario.geometry == m.record.scenario.geometry;
+    let candidates: [(&'static str, Box<Pick>); 4] = [
+        (
+            "Issue the calls on a non-blocking stream (CU_STREAM_NON_BLOCKING / cudaStreamNonBlocking)",
+            Box::new(move |l, m| {
+                same_geometry(l, m) && m.record.scenario.stream == StreamKind::NonBlocking && m.record.scenario.threading == l.record.scenario.threading
+            }),
+        ),
+        (
+            "Call NPP from a fixed pool of threads",
+            Box::new(move |l, m| {
+                same_geometry(l, m) && m.record.scenario.stream == l.record.scenario.stream && matches!(m.record.scenario.threading, Threading::Pool(_))
+            }),
+        ),
+        (
+            "Give each new thread its own non-blocking stream",
+            Box::new(move |l, m| same_geometry(l, m) && m.record.scenario.threading == Threading::ThreadPerCallOwnStream),
+        ),
+        (
+            "Round the ROI width up to a multiple of 16 inside the same stride (padded ROI)",
+            Box::new(|l, m| {
+                let (lg, mg) = (&l.record.scenario.geometry, &m.record.scenario.geometry);
+                mg.padded_from == Some(lg.width)
+                    && mg.height == lg.height
+                    && mg.src_stride == lg.src_stride
+                    && m.record.scenario.stream == l.record.scenario.stream
+                    && m.record.scenario.threading == l.record.scenario.threading
+            }),
+        ),
+    ];
+    let mut out = Vec::new();
+    for (title, pick) in candidates {
+        let mut fix = Fix {
+            title,
+            compared: 0,
+            fixed: 0,
+            worst_growth_mib: 0.0,
+            throughput_ratio: None,
+            latency_ratio: None,
+        };
+        let mut ratios = Vec::new();
+        let mut latency = Vec::new();
+        for l in a.leaking() {
+            let variants: Vec<&MemoryAnalysis<'_>> = a.memory.iter().filter(|m| m.class.is_some() && pick(l, m)).collect();
+            if variants.is_empty() {
+                continue;
+            }
+            fix.compared += 1;
+            if variants.iter().all(|m| m.class != Some(LeakClass::Leak)) {
+                fix.fixed += 1;
+            }
+            for m in &variants {
+                fix.worst_growth_mib = fix.worst_growth_mib.max(m.total_growth_mib());
+                let (ms, ls) = (&m.record.scenario, &l.record.scenario);
+                let changes_kernel = ms.stream != ls.stream || ms.geometry != ls.geometry;
+                if changes_kernel && ls.geometry.pixels() >= THROUGHPUT_MIN_PIXELS {
+                    if let (Some(with), Some(without)) = (a.throughput_for(m).and_then(|t| t.gbps), a.throughput_for(l).and_then(|t| t.gbps)) {
+                        ratios.push(with / without);
+                    }
+                }
+                if let (Some(with), Some(without)) = (m.latency_us, l.latency_us) {
+                    latency.push(with / without);
+                }
+            }
+        }
+        fix.throughput_ratio = range(ratios.into_iter());
+        fix.latency_ratio = range(latency.into_iter());
+        if fix.compared > 0 {
+            out.push(fix);
+        }
+    }
+    out
+}
