@@ -13,7 +13,11 @@ use nppbench_npp::{Npp, NppSearch, StreamContext};
 const P: Primitive = Primitive::Convert8u32fC1;
 
 fn geometries() -> [Geometry; 3] {
-    [Geometry::new(P, 31, 31, 32), Geometry::new(P, 1918, 1080, 1920), Geometry::new(P, 3840, 2160, 3840)]
+    [
+        Geometry::new(P, 31, 31, 32),
+        Geometry::new(P, 1918, 1080, 1920),
+        Geometry::new(P, 3840, 2160, 3840),
+    ]
 }
 
 fn convert(c: &mut Criterion<CudaEventTime>, gpu: &Gpu, stream: &Arc<Stream>) {

@@ -41,17 +41,23 @@ enum Cmd {
         #[arg(long)]
         resume: bool,
     },
-    /// Render index.html, summary.md and scenarios.csv from a run.json.
+    /// Render index.html, summary.md and scenarios.csv from one run.json, or several side by side.
     Report {
-        /// The run.json to render.
-        #[arg(long, value_name = "RUN.json")]
-        from: PathBuf,
+        /// A run.json to render; repeat it to put several runs (NPP versions) side by side.
+        #[arg(long, value_name = "RUN.json", required = true)]
+        from: Vec<PathBuf>,
         /// The folder the report is written to.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
     /// Print a preset's matrix file, a starting point for --matrix.
     Preset { name: String },
+    /// Load NPP (no GPU needed) and print its version and the files it was loaded from.
+    Npp {
+        /// The folder holding libnppc and libnppidei; default: the same search as `run`.
+        #[arg(long, value_name = "DIR")]
+        npp: Option<PathBuf>,
+    },
     /// Internal: one child probe of `run`.
     #[command(hide = true)]
     Probe {
@@ -97,12 +103,13 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             out,
             resume,
         } => run(&preset, matrix.as_deref(), npp, &out, resume),
-        Cmd::Report { from, out } => {
-            let run = RunFile::read(&from).map_err(bad_input)?;
-            let written = nppbench_report::render_to_dir(&[run], &out)
-                .with_context(|| format!("rendering the report of {} into {}", from.display(), out.display()))?;
-            copy_run_json(&from, &out)?;
-            println!("{}", written.display());
+        Cmd::Report { from, out } => report(&from, &out),
+        Cmd::Npp { npp } => {
+            let lib = nppbench_engine::load_npp(npp.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+            println!("NPP {}", lib.version());
+            for path in lib.library_paths() {
+                println!("{}", path.display());
+            }
             Ok(())
         }
         Cmd::Preset { name } => {
@@ -114,13 +121,21 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
     }
 }
 
-/// Puts the rendered run's run.json beside its report, unless it is already there.
-fn copy_run_json(from: &Path, out: &Path) -> anyhow::Result<()> {
-    let dest = out.join("run.json");
-    let same = from.canonicalize().ok() == dest.canonicalize().ok();
-    if !same {
-        std::fs::copy(from, &dest).with_context(|| format!("copying {} to {}", from.display(), dest.display()))?;
+fn report(from: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    let runs = from
+        .iter()
+        .map(|p| RunFile::read(p).map_err(bad_input))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let written = nppbench_report::render_to_dir(&runs, out)
+        .with_context(|| format!("rendering the report into {}", out.display()))?;
+    // Each run.json beside the page, under the name the page links to.
+    for (i, (path, run)) in from.iter().zip(&runs).enumerate() {
+        let dest = out.join(nppbench_report::view::run_json_name(i, run, runs.len()));
+        if path.canonicalize().ok() != dest.canonicalize().ok() {
+            std::fs::copy(path, &dest).with_context(|| format!("copying {} to {}", path.display(), dest.display()))?;
+        }
     }
+    println!("{}", written.display());
     Ok(())
 }
 
@@ -174,7 +189,11 @@ fn run(preset: &str, matrix: Option<&Path>, npp: Option<PathBuf>, out: &Path, re
         return Err(Interrupted(out.display().to_string()).into());
     }
     let _ = std::fs::remove_file(opts.journal_path());
-    let failed = run.memory.iter().map(|r| &r.outcome).chain(run.throughput.iter().map(|r| &r.outcome));
+    let failed = run
+        .memory
+        .iter()
+        .map(|r| &r.outcome)
+        .chain(run.throughput.iter().map(|r| &r.outcome));
     let failed = failed.filter(|o| o.is_failed()).count();
     if failed == 0 {
         let _ = std::fs::remove_dir_all(&work_dir);

@@ -45,7 +45,13 @@ fn malformed_matrix_is_bad_input_with_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("m.toml");
     std::fs::write(&m, TINY.replace("width = 31", "width = ")).unwrap();
-    let o = nppbench(&["run", "--matrix", m.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]);
+    let o = nppbench(&[
+        "run",
+        "--matrix",
+        m.to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.contains("line 12, column 9"), "{err}");
@@ -56,7 +62,13 @@ fn unknown_threading_name_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("m.toml");
     std::fs::write(&m, TINY.replace("pool:2", "pool")).unwrap();
-    let o = nppbench(&["run", "--matrix", m.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]);
+    let o = nppbench(&[
+        "run",
+        "--matrix",
+        m.to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("pool:N"), "{}", stderr(&o));
 }
@@ -65,15 +77,27 @@ fn unknown_threading_name_is_bad_input() {
 fn missing_npp_folder_is_bad_input() {
     let o = nppbench(&["run", "--npp", "/no/such/npp", "--out", "/tmp/x"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--npp /no/such/npp: no such folder"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--npp /no/such/npp: no such folder"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn run_json_readers_reject_truncated_foreign_and_future_files() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("truncated.json", "{\"schema_version\": 1, \"tool\": {", "may be truncated"),
-        ("foreign.json", "{\"name\": \"criterion\"}", "is not an nppbench run.json"),
+        (
+            "truncated.json",
+            "{\"schema_version\": 1, \"tool\": {",
+            "may be truncated",
+        ),
+        (
+            "foreign.json",
+            "{\"name\": \"criterion\"}",
+            "is not an nppbench run.json",
+        ),
         (
             "future.json",
             "{\"schema_version\": 99, \"tool\": {\"name\": \"nppbench\", \"version\": \"9.0.0\"}}",
@@ -83,7 +107,13 @@ fn run_json_readers_reject_truncated_foreign_and_future_files() {
     for (name, text, expected) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
-        let o = nppbench(&["report", "--from", path.to_str().unwrap(), "--out", dir.path().to_str().unwrap()]);
+        let o = nppbench(&[
+            "report",
+            "--from",
+            path.to_str().unwrap(),
+            "--out",
+            dir.path().to_str().unwrap(),
+        ]);
         assert_eq!(o.status.code(), Some(2), "{name}");
         assert!(stderr(&o).contains(expected), "{name}: {}", stderr(&o));
     }
@@ -117,7 +147,14 @@ fn a_tiny_matrix_runs_end_to_end_into_a_valid_run_json() {
     let run = RunFile::read(&out.join("run.json")).unwrap();
     assert_eq!(run.memory.len(), 4);
     assert_eq!(run.throughput.len(), 2);
-    assert!(run.memory.iter().all(|r| r.outcome == nppbench_model::Outcome::Ok), "{:?}", run.memory);
+    assert!(
+        run.memory.iter().all(|r| r.outcome == nppbench_model::Outcome::Ok),
+        "{:?}",
+        run.memory
+    );
     assert!(run.throughput.iter().all(|r| r.result.is_some()));
-    assert!(!Path::new(&out.join(".nppbench-work")).exists(), "work folder left behind after a clean run");
+    assert!(
+        !Path::new(&out.join(".nppbench-work")).exists(),
+        "work folder left behind after a clean run"
+    );
 }

@@ -48,7 +48,14 @@ fn case(matrix: &str) -> Case {
 
 fn run(c: &Case, fault: Option<&str>, extra: &[&str]) -> Output {
     let mut cmd = Command::new(bin());
-    cmd.args(["run", "--matrix", c.matrix.to_str().unwrap(), "--out", c.out.to_str().unwrap()]).args(extra);
+    cmd.args([
+        "run",
+        "--matrix",
+        c.matrix.to_str().unwrap(),
+        "--out",
+        c.out.to_str().unwrap(),
+    ])
+    .args(extra);
     if let Some(f) = fault {
         cmd.env("NPPBENCH_FAULT", f);
     }
@@ -75,8 +82,16 @@ fn a_crashing_memory_probe_is_recorded_and_the_rest_complete() {
     let o = run(&c, Some("crash@mem/31x31-s32-d128/blocking/"), &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = read(&c.out);
-    let crashed = r.memory.iter().find(|m| m.scenario.stream == nppbench_model::StreamKind::Blocking).unwrap();
-    assert!(reason(&crashed.outcome).contains("signal 6 (SIGABRT)"), "{:?}", crashed.outcome);
+    let crashed = r
+        .memory
+        .iter()
+        .find(|m| m.scenario.stream == nppbench_model::StreamKind::Blocking)
+        .unwrap();
+    assert!(
+        reason(&crashed.outcome).contains("signal 6 (SIGABRT)"),
+        "{:?}",
+        crashed.outcome
+    );
     assert!(r.memory.iter().filter(|m| m.outcome == Outcome::Ok).count() == 1);
     assert!(r.throughput.iter().all(|t| t.outcome == Outcome::Ok));
 }
@@ -91,8 +106,16 @@ fn a_crashing_throughput_probe_loses_only_its_scenario() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = read(&c.out);
     assert_eq!(r.throughput.len(), 2);
-    assert!(reason(&r.throughput[0].outcome).contains("SIGABRT"), "{:?}", r.throughput[0].outcome);
-    assert_eq!(r.throughput[1].outcome, Outcome::Ok, "the scenario after the crash ran in a new probe");
+    assert!(
+        reason(&r.throughput[0].outcome).contains("SIGABRT"),
+        "{:?}",
+        r.throughput[0].outcome
+    );
+    assert_eq!(
+        r.throughput[1].outcome,
+        Outcome::Ok,
+        "the scenario after the crash ran in a new probe"
+    );
 }
 
 #[test]
@@ -104,8 +127,16 @@ fn a_hanging_probe_times_out_and_the_rest_complete() {
     let o = run(&c, Some("hang@mem/31x31-s32-d128/non_blocking/"), &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = read(&c.out);
-    let hung = r.memory.iter().find(|m| m.scenario.stream == nppbench_model::StreamKind::NonBlocking).unwrap();
-    assert!(reason(&hung.outcome).contains("timed out after 3 s"), "{:?}", hung.outcome);
+    let hung = r
+        .memory
+        .iter()
+        .find(|m| m.scenario.stream == nppbench_model::StreamKind::NonBlocking)
+        .unwrap();
+    assert!(
+        reason(&hung.outcome).contains("timed out after 3 s"),
+        "{:?}",
+        hung.outcome
+    );
     assert_eq!(r.memory.iter().filter(|m| m.outcome == Outcome::Ok).count(), 1);
 }
 
@@ -119,7 +150,11 @@ fn out_of_memory_is_a_failed_scenario_not_a_crash() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = read(&c.out);
     let failed = r.memory.iter().find(|m| m.outcome.is_failed()).unwrap();
-    assert!(reason(&failed.outcome).contains("OUT_OF_MEMORY"), "{:?}", failed.outcome);
+    assert!(
+        reason(&failed.outcome).contains("OUT_OF_MEMORY"),
+        "{:?}",
+        failed.outcome
+    );
     assert_eq!(r.memory.iter().filter(|m| m.outcome == Outcome::Ok).count(), 1);
 }
 
@@ -128,7 +163,9 @@ fn a_leak_stops_at_its_memory_budget() {
     if !nppbench_engine::gpu_available("a_leak_stops_at_its_memory_budget") {
         return;
     }
-    let matrix = MATRIX.replace("calls = 8", "calls = 64\nmemory_budget_mib = 8").replace("\"blocking\", \"non_blocking\"", "\"blocking\"");
+    let matrix = MATRIX
+        .replace("calls = 8", "calls = 64\nmemory_budget_mib = 8")
+        .replace("\"blocking\", \"non_blocking\"", "\"blocking\"");
     let c = case(&matrix);
     let o = run(&c, None, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -137,7 +174,8 @@ fn a_leak_stops_at_its_memory_budget() {
     assert_eq!(m.outcome, Outcome::StoppedAtBudget { budget_mib: 8 });
     let samples = &m.result.as_ref().unwrap().samples;
     assert!(samples.len() < 65, "stopped early: {} samples", samples.len());
-    let grown = samples.process_used_bytes.last().unwrap().unwrap() - m.result.as_ref().unwrap().baseline.process_used_bytes.unwrap();
+    let grown = samples.process_used_bytes.last().unwrap().unwrap()
+        - m.result.as_ref().unwrap().baseline.process_used_bytes.unwrap();
     assert!(grown > 8 << 20 && grown < 32 << 20, "{grown}");
 }
 
@@ -146,11 +184,24 @@ fn an_interrupted_run_keeps_what_finished_and_resumes() {
     if !nppbench_engine::gpu_available("an_interrupted_run_keeps_what_finished_and_resumes") {
         return;
     }
-    let matrix = MATRIX.replace("threading = [\"thread_per_call\"]", "threading = [\"single\", \"thread_per_call\", \"pool:2\", \"pool:3\", \"thread_per_call_own_stream\"]")
-        .replace("\"blocking\", \"non_blocking\"", "\"legacy_default\", \"per_thread_default\", \"blocking\", \"non_blocking\"");
+    let matrix = MATRIX
+        .replace(
+            "threading = [\"thread_per_call\"]",
+            "threading = [\"single\", \"thread_per_call\", \"pool:2\", \"pool:3\", \"thread_per_call_own_stream\"]",
+        )
+        .replace(
+            "\"blocking\", \"non_blocking\"",
+            "\"legacy_default\", \"per_thread_default\", \"blocking\", \"non_blocking\"",
+        );
     let c = case(&matrix);
     let child = Command::new(bin())
-        .args(["run", "--matrix", c.matrix.to_str().unwrap(), "--out", c.out.to_str().unwrap()])
+        .args([
+            "run",
+            "--matrix",
+            c.matrix.to_str().unwrap(),
+            "--out",
+            c.out.to_str().unwrap(),
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -158,20 +209,31 @@ fn an_interrupted_run_keeps_what_finished_and_resumes() {
     // Wait until a few memory scenarios are in the journal, then stop the run.
     let journal = c.out.join("run.journal.jsonl");
     for _ in 0..600 {
-        let lines = std::fs::read_to_string(&journal).map_or(0, |j| j.lines().filter(|l| l.starts_with("{\"memory\":")).count());
+        let lines = std::fs::read_to_string(&journal)
+            .map_or(0, |j| j.lines().filter(|l| l.starts_with("{\"memory\":")).count());
         if lines >= 3 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
     let partial = read(&c.out);
     assert!(partial.interrupted);
     let total = partial.matrix.memory.len();
-    assert!(partial.memory.len() >= 3 && partial.memory.len() < total, "{} of {total}", partial.memory.len());
-    assert!(partial.memory.iter().all(|m| !m.outcome.is_failed()), "no scenario is blamed for the interruption");
+    assert!(
+        partial.memory.len() >= 3 && partial.memory.len() < total,
+        "{} of {total}",
+        partial.memory.len()
+    );
+    assert!(
+        partial.memory.iter().all(|m| !m.outcome.is_failed()),
+        "no scenario is blamed for the interruption"
+    );
 
     let o = run(&c, None, &["--resume"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -181,7 +243,11 @@ fn an_interrupted_run_keeps_what_finished_and_resumes() {
     assert_eq!(done.throughput.len(), partial.matrix.throughput.len());
     for kept in &partial.memory {
         let again = done.memory.iter().find(|m| m.scenario.id == kept.scenario.id).unwrap();
-        assert_eq!(again.result.as_ref().unwrap().wall_ms, kept.result.as_ref().unwrap().wall_ms, "kept, not re-run");
+        assert_eq!(
+            again.result.as_ref().unwrap().wall_ms,
+            kept.result.as_ref().unwrap().wall_ms,
+            "kept, not re-run"
+        );
     }
     assert!(!journal.exists(), "the journal is removed once the run is complete");
 }

@@ -20,5 +20,10 @@ pub use measurement::{CudaEventTime, TimingErrors};
 pub use probe::run_probe;
 pub use runner::{Progress, RunError, RunOptions, run, write_run_json};
 
+/// Loads NPP as a run would (`--npp DIR`, else the default search); needs no GPU.
+pub fn load_npp(dir: Option<&std::path::Path>) -> Result<nppbench_npp::Npp, nppbench_npp::LoadError> {
+    nppbench_npp::Npp::load(&nppbench_npp::NppSearch::new(dir))
+}
+
 /// The hidden subcommand of the `nppbench` binary that runs one child probe.
 pub const PROBE_SUBCOMMAND: &str = "probe";

@@ -14,7 +14,8 @@ use criterion::Criterion;
 use nppbench_gpu::{DeviceBuffer, Gpu, ProcessMemoryProbe, ReferenceConvert, Stream, StreamTracker};
 use nppbench_model::{
     Correctness, Estimate, Geometry, KernelTiming, MemoryReading, MemoryResult, MemoryScenario, MemorySeries, Outcome,
-    Primitive, ReferenceResult, Settings, StreamCounts, StreamKind, Threading, ThroughputRecord, ThroughputResult, ThroughputScenario,
+    Primitive, ReferenceResult, Settings, StreamCounts, StreamKind, Threading, ThroughputRecord, ThroughputResult,
+    ThroughputScenario,
 };
 use nppbench_npp::{DST_FILL, Npp, NppSearch, StreamContext};
 use serde::Deserialize;
@@ -24,9 +25,12 @@ use crate::protocol::{EnvironmentReply, MemoryReply, Request};
 
 /// Runs the probe described by the JSON file `request` and writes its answer to `response`.
 pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(request).with_context(|| format!("reading probe request {}", request.display()))?;
-    let request: Request = serde_json::from_str(&text).with_context(|| format!("parsing probe request {}", request.display()))?;
-    let write = |json: String| std::fs::write(response, json).with_context(|| format!("writing {}", response.display()));
+    let text =
+        std::fs::read_to_string(request).with_context(|| format!("reading probe request {}", request.display()))?;
+    let request: Request =
+        serde_json::from_str(&text).with_context(|| format!("parsing probe request {}", request.display()))?;
+    let write =
+        |json: String| std::fs::write(response, json).with_context(|| format!("writing {}", response.display()));
     match request {
         Request::Environment { npp_dir } => {
             let reply = match crate::env::capture(npp_dir.as_deref()) {
@@ -116,7 +120,11 @@ impl Setup {
         g.validate(primitive).map_err(text)?;
         let npp = Npp::load(&NppSearch::new(npp_dir)).map_err(text)?;
         if !npp.supports(primitive) {
-            return Err(format!("{} is not exported by NPP {}: not measured", primitive.npp_name(), npp.version()));
+            return Err(format!(
+                "{} is not exported by NPP {}: not measured",
+                primitive.npp_name(),
+                npp.version()
+            ));
         }
         let pattern = nppbench_npp::source_pattern(g);
         let mut src = DeviceBuffer::alloc(&gpu, g.src_bytes()).map_err(text)?;
@@ -232,11 +240,15 @@ impl Recorder<'_> {
             let created = events.iter().filter(|e| e.created).count() as u32;
             self.streams.created.push(created);
             self.streams.destroyed.push(events.len() as u32 - created);
-            self.streams.created_by_nppbench.push(self.own_streams.load(Ordering::SeqCst));
+            self.streams
+                .created_by_nppbench
+                .push(self.own_streams.load(Ordering::SeqCst));
         }
         let growth = match (reading.process_used_bytes, self.baseline.process_used_bytes) {
             (Some(now), Some(base)) => now.saturating_sub(base),
-            _ => reading.device_used_bytes.saturating_sub(self.baseline.device_used_bytes),
+            _ => reading
+                .device_used_bytes
+                .saturating_sub(self.baseline.device_used_bytes),
         };
         Ok(growth > self.budget_bytes)
     }
@@ -274,7 +286,11 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
     };
     let setup = Setup::new(gpu.clone(), npp_dir, s.primitive, &s.geometry)?;
     // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
-    let kind = if s.threading.owns_stream() { StreamKind::NonBlocking } else { s.stream };
+    let kind = if s.threading.owns_stream() {
+        StreamKind::NonBlocking
+    } else {
+        s.stream
+    };
     let shared = Stream::new(&gpu, kind).map_err(text)?;
     // Streams are counted from here: what NPP creates from the warm-up call on.
     rec.tracker = StreamTracker::start().ok();
@@ -344,7 +360,9 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
                         break;
                     }
                     let worker = (i % size) as usize;
-                    jobs[worker].send(()).map_err(|_| "a pool thread exited early".to_owned())?;
+                    jobs[worker]
+                        .send(())
+                        .map_err(|_| "a pool thread exited early".to_owned())?;
                     let latency = done_rx.recv().map_err(|_| "a pool thread exited early".to_owned())??;
                     stopped = rec.record(1 + (i + 1).min(size), latency)?;
                 }
@@ -490,8 +508,18 @@ fn throughput_one(
     let kernel = read_criterion(criterion_dir, &name)?;
     let (reference, reference_not_measured) = match reference {
         Err(why) => (None, Some(why.clone())),
-        Ok(_) if s.primitive != Primitive::Convert8u32fC1 => (None, Some("no reference kernel for this primitive".to_owned())),
-        Ok(reference_kernel) => match time_reference(reference_kernel, &setup, &stream, &mut criterion, &timing_errors, &format!("{name}-reference"), criterion_dir) {
+        Ok(_) if s.primitive != Primitive::Convert8u32fC1 => {
+            (None, Some("no reference kernel for this primitive".to_owned()))
+        }
+        Ok(reference_kernel) => match time_reference(
+            reference_kernel,
+            &setup,
+            &stream,
+            &mut criterion,
+            &timing_errors,
+            &format!("{name}-reference"),
+            criterion_dir,
+        ) {
             Ok(r) => (Some(r), None),
             Err(why) => (None, Some(why)),
         },
@@ -522,7 +550,9 @@ fn time_reference(
         kernel.launch(g, &setup.src, &mut dst, stream).map_err(text)?;
         stream.synchronize().map_err(text)?;
         drop(dst);
-        setup.check().map_err(|e| format!("the reference kernel is wrong: {e}"))?
+        setup
+            .check()
+            .map_err(|e| format!("the reference kernel is wrong: {e}"))?
     };
     let mut launch_error = None;
     {

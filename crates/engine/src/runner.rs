@@ -124,7 +124,10 @@ impl Child<'_> {
         let mut deadline = Instant::now() + timeout;
         let mut seen_len = 0;
         loop {
-            if let Some(status) = child.try_wait().map_err(io_error("waiting for probe", &self.opts.probe_exe))? {
+            if let Some(status) = child
+                .try_wait()
+                .map_err(io_error("waiting for probe", &self.opts.probe_exe))?
+            {
                 return Ok(Exit::Status(status));
             }
             let len = std::fs::metadata(&resp).map_or(0, |m| m.len());
@@ -136,7 +139,11 @@ impl Child<'_> {
             if stop || Instant::now() >= deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Ok(if stop { Exit::Interrupted } else { Exit::TimedOut(timeout) });
+                return Ok(if stop {
+                    Exit::Interrupted
+                } else {
+                    Exit::TimedOut(timeout)
+                });
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -238,7 +245,10 @@ fn read_journal(path: &Path) -> Result<Resumed, RunError> {
         ..
     }) = header
     else {
-        return Err(RunError::Input(format!("cannot resume: {} has no header line", path.display())));
+        return Err(RunError::Input(format!(
+            "cannot resume: {} has no header line",
+            path.display()
+        )));
     };
     let mut resumed = Resumed {
         started_at,
@@ -317,8 +327,12 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     }
 
     let done_tp: BTreeSet<&str> = throughput.iter().map(|r| r.scenario.id.as_str()).collect();
-    let todo_tp: Vec<ThroughputScenario> =
-        matrix.throughput.iter().filter(|s| !done_tp.contains(s.id.as_str())).cloned().collect();
+    let todo_tp: Vec<ThroughputScenario> = matrix
+        .throughput
+        .iter()
+        .filter(|s| !done_tp.contains(s.id.as_str()))
+        .cloned()
+        .collect();
     let done_mem: BTreeSet<String> = memory.iter().map(|r| r.scenario.id.clone()).collect();
     let todo_mem: Vec<&MemoryScenario> = matrix.memory.iter().filter(|s| !done_mem.contains(&s.id)).collect();
     progress.begin(todo_tp.len() + todo_mem.len());

@@ -19,7 +19,10 @@ fn probe(dir: &Path, request: Value) -> String {
 
 fn memory(dir: &Path, g: Geometry, stream: StreamKind, threading: Threading, calls: u32) -> Value {
     let scenario = MemoryScenario::new(P, g, stream, threading, calls);
-    let answer = probe(dir, json!({"probe": "memory", "npp_dir": null, "scenario": scenario, "memory_budget_mib": 1024}));
+    let answer = probe(
+        dir,
+        json!({"probe": "memory", "npp_dir": null, "scenario": scenario, "memory_budget_mib": 1024}),
+    );
     serde_json::from_str(&answer).unwrap()
 }
 
@@ -29,7 +32,8 @@ fn environment_probe_describes_gpu_driver_and_npp() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let answer: Value = serde_json::from_str(&probe(dir.path(), json!({"probe": "environment", "npp_dir": null}))).unwrap();
+    let answer: Value =
+        serde_json::from_str(&probe(dir.path(), json!({"probe": "environment", "npp_dir": null}))).unwrap();
     let env = &answer["ok"];
     assert!(env["gpu"]["sm_count"].as_u64().unwrap() > 0, "{answer}");
     assert!(env["gpu"]["uuid"].as_str().unwrap().starts_with("GPU-"));
@@ -46,13 +50,23 @@ fn every_threading_model_and_stream_kind_converts_correctly() {
     }
     let dir = tempfile::tempdir().unwrap();
     let g = Geometry::new(P, 31, 31, 32);
-    for threading in [Threading::Single, Threading::ThreadPerCall, Threading::Pool(3), Threading::ThreadPerCallOwnStream] {
+    for threading in [
+        Threading::Single,
+        Threading::ThreadPerCall,
+        Threading::Pool(3),
+        Threading::ThreadPerCallOwnStream,
+    ] {
         for stream in StreamKind::ALL {
             let reply = memory(dir.path(), g, stream, threading, 6);
             assert_eq!(reply["outcome"]["status"], "ok", "{threading} {stream}: {reply}");
             let samples = &reply["result"]["samples"];
             assert_eq!(samples["call"].as_array().unwrap().len(), 7);
-            let threads: Vec<u64> = samples["threads_spawned"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+            let threads: Vec<u64> = samples["threads_spawned"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
             let expected_last = match threading {
                 Threading::Single => 1,
                 Threading::Pool(n) => 1 + n as u64,
@@ -71,8 +85,19 @@ fn thread_per_call_on_a_blocking_stream_grows_memory_with_unaligned_width() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let reply = memory(dir.path(), Geometry::new(P, 31, 31, 32), StreamKind::Blocking, Threading::ThreadPerCall, 24);
-    let used: Vec<u64> = reply["result"]["samples"]["device_used_bytes"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let reply = memory(
+        dir.path(),
+        Geometry::new(P, 31, 31, 32),
+        StreamKind::Blocking,
+        Threading::ThreadPerCall,
+        24,
+    );
+    let used: Vec<u64> = reply["result"]["samples"]["device_used_bytes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     let growth = used.last().unwrap().saturating_sub(used[0]);
     eprintln!("device-wide growth over 24 new threads: {} KiB", growth >> 10);
     // What this test pins is that the probe sees growth at all where NPP is known to leak;
@@ -86,11 +111,17 @@ fn a_stride_smaller_than_the_row_fails_the_scenario_without_crashing() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let g = Geometry { src_stride: 16, ..Geometry::new(P, 31, 4, 32) };
+    let g = Geometry {
+        src_stride: 16,
+        ..Geometry::new(P, 31, 4, 32)
+    };
     let reply = memory(dir.path(), g, StreamKind::NonBlocking, Threading::Single, 2);
     assert_eq!(reply["outcome"]["status"], "failed");
     let reason = reply["outcome"]["reason"].as_str().unwrap();
-    assert!(reason.contains("src_stride 16 is smaller than a source row"), "{reason}");
+    assert!(
+        reason.contains("src_stride 16 is smaller than a source row"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -99,7 +130,13 @@ fn throughput_probe_times_with_criterion_and_checks_output() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let settings = Settings { warm_up_ms: 20, measurement_ms: 60, samples: 10, resamples: 1000, ..Settings::default() };
+    let settings = Settings {
+        warm_up_ms: 20,
+        measurement_ms: 60,
+        samples: 10,
+        resamples: 1000,
+        ..Settings::default()
+    };
     let scenarios: Vec<_> = [Geometry::new(P, 1918, 1080, 1920), Geometry::new(P, 32, 35, 36)]
         .into_iter()
         .map(|g| ThroughputScenario::new(P, g, StreamKind::NonBlocking))

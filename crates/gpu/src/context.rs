@@ -67,7 +67,8 @@ impl Gpu {
         }
         let device = result::device::get(ordinal as i32).map_err(GpuError::driver("cuDeviceGet"))?;
         // SAFETY: `device` is a valid device handle from cuDeviceGet.
-        let ctx = unsafe { result::primary_ctx::retain(device) }.map_err(GpuError::driver("cuDevicePrimaryCtxRetain"))?;
+        let ctx =
+            unsafe { result::primary_ctx::retain(device) }.map_err(GpuError::driver("cuDevicePrimaryCtxRetain"))?;
         // SAFETY: `ctx` is the primary context just retained.
         unsafe { result::ctx::set_current(ctx) }.map_err(GpuError::driver("cuCtxSetCurrent"))?;
         let props = read_props(ordinal as u32, device)?;
@@ -132,7 +133,10 @@ fn read_props(ordinal: u32, device: sys::CUdevice) -> Result<DeviceProps, GpuErr
         ordinal,
         name,
         uuid: format_uuid(&uuid.bytes.map(|b| b as u8)),
-        sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)")?,
+        sm_count: attr(
+            A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)",
+        )?,
         max_threads_per_sm: attr(
             A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
             "cuDeviceGetAttribute(MAX_THREADS_PER_MULTIPROCESSOR)",
@@ -146,8 +150,14 @@ fn read_props(ordinal: u32, device: sys::CUdevice) -> Result<DeviceProps, GpuErr
             "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK)",
         )? as usize,
         compute_capability: (
-            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)")?,
-            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)")?,
+            attr(
+                A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)",
+            )?,
+            attr(
+                A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)",
+            )?,
         ),
         total_mem: total_mem as u64,
     })

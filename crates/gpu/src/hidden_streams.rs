@@ -37,7 +37,12 @@ fn cupti(call: &'static str) -> impl FnOnce(result::CuptiError) -> GpuError {
     move |e| GpuError::Cupti(format!("{call}: {e:?}"))
 }
 
-unsafe extern "C" fn on_resource(userdata: *mut c_void, domain: sys::CUpti_CallbackDomain, cbid: u32, cbdata: *const c_void) {
+unsafe extern "C" fn on_resource(
+    userdata: *mut c_void,
+    domain: sys::CUpti_CallbackDomain,
+    cbid: u32,
+    cbdata: *const c_void,
+) {
     use sys::CUpti_CallbackIdResource as Id;
     if domain != sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RESOURCE || userdata.is_null() || cbdata.is_null() {
         return;
@@ -49,7 +54,12 @@ unsafe extern "C" fn on_resource(userdata: *mut c_void, domain: sys::CUpti_Callb
     };
     // SAFETY: for resource callbacks CUPTI passes a CUpti_ResourceData; userdata is the boxed
     // mutex of the StreamTracker that subscribed, alive until it unsubscribes.
-    let (data, events) = unsafe { (&*(cbdata as *const sys::CUpti_ResourceData), &*(userdata as *const Mutex<Vec<StreamEvent>>)) };
+    let (data, events) = unsafe {
+        (
+            &*(cbdata as *const sys::CUpti_ResourceData),
+            &*(userdata as *const Mutex<Vec<StreamEvent>>),
+        )
+    };
     let event = StreamEvent {
         created,
         stream: data.resourceHandle.bindgen_union_field,
@@ -66,7 +76,9 @@ impl StreamTracker {
         crate::toolkit::preload("cupti");
         // SAFETY: only tries to open the library.
         if !unsafe { sys::is_culib_present() } {
-            return Err(GpuError::Cupti("libcupti could not be loaded (looked in the CUDA toolkit folders and the loader path)".into()));
+            return Err(GpuError::Cupti(
+                "libcupti could not be loaded (looked in the CUDA toolkit folders and the loader path)".into(),
+            ));
         }
         let events: Box<Mutex<Vec<StreamEvent>>> = Box::default();
         let mut subscriber = std::ptr::null_mut();

@@ -46,7 +46,12 @@ impl DeviceBuffer {
 
     /// Copies `data` to the start of the buffer (synchronous).
     pub fn upload(&mut self, data: &[u8]) -> Result<(), GpuError> {
-        assert!(data.len() <= self.bytes, "upload of {} bytes into {}", data.len(), self.bytes);
+        assert!(
+            data.len() <= self.bytes,
+            "upload of {} bytes into {}",
+            data.len(),
+            self.bytes
+        );
         self.gpu.bind_to_thread()?;
         // SAFETY: `data` fits inside the allocation (checked above).
         unsafe { result::memcpy_htod_sync(self.ptr, data) }.map_err(GpuError::driver("cuMemcpyHtoD"))

@@ -34,13 +34,18 @@ impl ProcessMemoryProbe {
 
     /// The kernel driver's version, e.g. `580.159.04`.
     pub fn driver_version(&self) -> Result<String, GpuError> {
-        self.nvml.sys_driver_version().map_err(|e| GpuError::Nvml(e.to_string()))
+        self.nvml
+            .sys_driver_version()
+            .map_err(|e| GpuError::Nvml(e.to_string()))
     }
 
     /// This process's used memory in bytes, or `None` when NVML lists no figure for it (a
     /// process that has not touched the device yet, or a platform that hides it).
     pub fn used_bytes(&self) -> Result<Option<u64>, GpuError> {
-        let device = self.nvml.device_by_uuid(self.uuid.as_str()).map_err(|e| GpuError::Nvml(e.to_string()))?;
+        let device = self
+            .nvml
+            .device_by_uuid(self.uuid.as_str())
+            .map_err(|e| GpuError::Nvml(e.to_string()))?;
         let processes = device
             .running_compute_processes()
             .map_err(|e| GpuError::Nvml(format!("nvmlDeviceGetComputeRunningProcesses: {e}")))?;

@@ -63,7 +63,9 @@ impl ReferenceConvert {
         crate::toolkit::preload("nvrtc");
         // SAFETY: only tries to open the library.
         if !unsafe { nvrtc::sys::is_culib_present() } {
-            return Err(GpuError::Nvrtc("libnvrtc could not be loaded (looked in the CUDA toolkit folders and the loader path)".into()));
+            return Err(GpuError::Nvrtc(
+                "libnvrtc could not be loaded (looked in the CUDA toolkit folders and the loader path)".into(),
+            ));
         }
         let (major, minor) = gpu.props().compute_capability;
         let opts = nvrtc::CompileOptions {
@@ -74,7 +76,8 @@ impl ReferenceConvert {
         let image = CString::new(ptx.to_src()).map_err(|e| GpuError::Nvrtc(e.to_string()))?;
         gpu.bind_to_thread()?;
         // SAFETY: `image` is a NUL-terminated PTX text that outlives the call.
-        let module = unsafe { result::module::load_data(image.as_ptr().cast()) }.map_err(GpuError::driver("cuModuleLoadData"))?;
+        let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
+            .map_err(GpuError::driver("cuModuleLoadData"))?;
         let function = |name: &str| {
             let name = CString::new(name).expect("no NUL in kernel names");
             // SAFETY: `module` is loaded; the name is NUL-terminated.
@@ -91,17 +94,30 @@ impl ReferenceConvert {
     /// Which path a geometry takes: `vector` where the source stride is a multiple of 4, the
     /// destination stride of 16 and the width at least 4; else `plain`.
     pub fn path(g: &Geometry) -> &'static str {
-        if g.src_stride % 4 == 0 && g.dst_stride % 16 == 0 && g.width >= 4 { "vector" } else { "plain" }
+        if g.src_stride % 4 == 0 && g.dst_stride % 16 == 0 && g.width >= 4 {
+            "vector"
+        } else {
+            "plain"
+        }
     }
 
     /// Queues one conversion of `g`'s ROI from `src` into `dst` on `stream`.
-    pub fn launch(&self, g: &Geometry, src: &DeviceBuffer, dst: &mut DeviceBuffer, stream: &Stream) -> Result<(), GpuError> {
+    pub fn launch(
+        &self,
+        g: &Geometry,
+        src: &DeviceBuffer,
+        dst: &mut DeviceBuffer,
+        stream: &Stream,
+    ) -> Result<(), GpuError> {
         let bad = |message: String| GpuError::Driver {
             call: "reference convert",
             name: "bad argument".into(),
             message,
         };
-        if src.len() < g.src_bytes() || dst.len() < g.dst_bytes() || g.validate(nppbench_model::Primitive::Convert8u32fC1).is_err() {
+        if src.len() < g.src_bytes()
+            || dst.len() < g.dst_bytes()
+            || g.validate(nppbench_model::Primitive::Convert8u32fC1).is_err()
+        {
             return Err(bad(format!("geometry {} does not fit the buffers", g.label())));
         }
         let (function, threads) = match ReferenceConvert::path(g) {
@@ -110,7 +126,12 @@ impl ReferenceConvert {
         };
         let grid = (threads.div_ceil(BLOCK), g.height.min(MAX_GRID_Y), 1);
         let (mut s, mut d) = (src.device_ptr(), dst.device_ptr());
-        let (mut ss, mut ds, mut w, mut h) = (g.src_stride as i32, g.dst_stride as i32, g.width as i32, g.height as i32);
+        let (mut ss, mut ds, mut w, mut h) = (
+            g.src_stride as i32,
+            g.dst_stride as i32,
+            g.width as i32,
+            g.height as i32,
+        );
         let mut params: [*mut c_void; 6] = [
             (&mut s as *mut u64).cast(),
             (&mut ss as *mut i32).cast(),

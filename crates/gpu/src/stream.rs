@@ -31,9 +31,8 @@ impl Stream {
         let raw = match kind {
             StreamKind::LegacyDefault => std::ptr::null_mut(),
             StreamKind::PerThreadDefault => PER_THREAD as sys::CUstream,
-            StreamKind::Blocking => {
-                result::stream::create(result::stream::StreamKind::Default).map_err(GpuError::driver("cuStreamCreate"))?
-            }
+            StreamKind::Blocking => result::stream::create(result::stream::StreamKind::Default)
+                .map_err(GpuError::driver("cuStreamCreate"))?,
             StreamKind::NonBlocking => result::stream::create(result::stream::StreamKind::NonBlocking)
                 .map_err(GpuError::driver("cuStreamCreate"))?,
         };

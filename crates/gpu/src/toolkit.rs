@@ -32,7 +32,11 @@ pub(crate) fn toolkit_dirs() -> Vec<PathBuf> {
 /// loader may still find it).
 pub(crate) fn preload(name: &str) -> Option<PathBuf> {
     for dir in toolkit_dirs() {
-        for file in [format!("lib{name}.so.13"), format!("lib{name}.so.12"), format!("lib{name}.so")] {
+        for file in [
+            format!("lib{name}.so.13"),
+            format!("lib{name}.so.12"),
+            format!("lib{name}.so"),
+        ] {
             let path = dir.join(&file);
             if !path.exists() {
                 continue;

@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::{
-    Geometry, MemoryScenario, ModelError, Primitive, StreamKind, Threading, ThroughputScenario,
-};
+use crate::{Geometry, MemoryScenario, ModelError, Primitive, StreamKind, Threading, ThroughputScenario};
 
 /// The built-in matrices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +175,8 @@ impl Locator<'_> {
                 format!("{name} {value} is out of range; it must be between {min} and {max}"),
             ));
         }
-        T::try_from(value).map_err(|_| ModelError::invalid(self.at(v.span()), format!("{name} {value} is out of range")))
+        T::try_from(value)
+            .map_err(|_| ModelError::invalid(self.at(v.span()), format!("{name} {value} is out of range")))
     }
 
     fn parse<T: std::str::FromStr<Err = ModelError>>(&self, v: &Spanned<String>) -> Result<T, ModelError> {
@@ -210,8 +209,7 @@ impl Matrix {
         let primitive = spec.primitive;
         let settings = expand_settings(&loc, &spec.settings)?;
         let streams: Vec<StreamKind> = spec.streams.iter().map(|s| loc.parse(s)).collect::<Result<_, _>>()?;
-        let threading: Vec<Threading> =
-            spec.threading.iter().map(|s| loc.parse(s)).collect::<Result<_, _>>()?;
+        let threading: Vec<Threading> = spec.threading.iter().map(|s| loc.parse(s)).collect::<Result<_, _>>()?;
         if spec.geometries.is_empty() {
             return Err(ModelError::invalid(
                 path.display().to_string(),
@@ -284,7 +282,11 @@ impl Matrix {
 
     fn check_unique_ids(&self, path: &Path) -> Result<(), ModelError> {
         let mut seen = BTreeSet::new();
-        let ids = self.memory.iter().map(|s| &s.id).chain(self.throughput.iter().map(|s| &s.id));
+        let ids = self
+            .memory
+            .iter()
+            .map(|s| &s.id)
+            .chain(self.throughput.iter().map(|s| &s.id));
         for id in ids {
             if !seen.insert(id) {
                 return Err(ModelError::invalid(
@@ -299,7 +301,11 @@ impl Matrix {
     /// Every distinct geometry of the matrix, in first-seen order.
     pub fn geometries(&self) -> Vec<Geometry> {
         let mut out: Vec<Geometry> = Vec::new();
-        let all = self.memory.iter().map(|s| s.geometry).chain(self.throughput.iter().map(|s| s.geometry));
+        let all = self
+            .memory
+            .iter()
+            .map(|s| s.geometry)
+            .chain(self.throughput.iter().map(|s| s.geometry));
         for g in all {
             if !out.contains(&g) {
                 out.push(g);
@@ -429,10 +435,14 @@ pad_roi = true
         let full = Preset::Full.matrix().unwrap();
         assert!(full.geometries().iter().any(|g| g.width >= 3840));
         assert!(full.geometries().iter().any(|g| g.padded_from.is_some()));
-        let pools: BTreeSet<_> = full.memory.iter().filter_map(|s| match s.threading {
-            Threading::Pool(n) => Some(n),
-            _ => None,
-        }).collect();
+        let pools: BTreeSet<_> = full
+            .memory
+            .iter()
+            .filter_map(|s| match s.threading {
+                Threading::Pool(n) => Some(n),
+                _ => None,
+            })
+            .collect();
         assert!(pools.len() >= 2, "{pools:?}");
     }
 }

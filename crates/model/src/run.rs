@@ -93,9 +93,13 @@ pub struct CpuInfo {
 pub enum Outcome {
     Ok,
     /// The probe failed: a crash, a timeout, a CUDA or NPP error, or a wrong output.
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
     /// A leaking scenario stopped early because its process grew past the memory budget.
-    StoppedAtBudget { budget_mib: u64 },
+    StoppedAtBudget {
+        budget_mib: u64,
+    },
 }
 
 impl Outcome {

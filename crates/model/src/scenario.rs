@@ -51,15 +51,12 @@ impl fmt::Display for StreamKind {
 impl FromStr for StreamKind {
     type Err = ModelError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        StreamKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == s)
-            .ok_or_else(|| {
-                ModelError::invalid(
-                    format!("stream kind {s:?}"),
-                    "unknown; use one of legacy_default, per_thread_default, blocking, non_blocking",
-                )
-            })
+        StreamKind::ALL.into_iter().find(|k| k.as_str() == s).ok_or_else(|| {
+            ModelError::invalid(
+                format!("stream kind {s:?}"),
+                "unknown; use one of legacy_default, per_thread_default, blocking, non_blocking",
+            )
+        })
     }
 }
 
@@ -168,8 +165,7 @@ pub struct Geometry {
 impl Geometry {
     /// A geometry whose destination stride mirrors the source's (`dst_bytes_per_pixel × src_stride`).
     pub fn new(primitive: Primitive, width: u32, height: u32, src_stride: u32) -> Self {
-        let dst_stride =
-            u32::try_from(u64::from(src_stride) * primitive.dst_bytes_per_pixel()).unwrap_or(u32::MAX);
+        let dst_stride = u32::try_from(u64::from(src_stride) * primitive.dst_bytes_per_pixel()).unwrap_or(u32::MAX);
         Geometry {
             width,
             height,
@@ -248,7 +244,10 @@ impl Geometry {
             ("dst_stride", self.dst_stride),
         ] {
             if v == 0 {
-                return Err(ModelError::invalid(ctx(), format!("{name} is 0; it must be at least 1")));
+                return Err(ModelError::invalid(
+                    ctx(),
+                    format!("{name} is 0; it must be at least 1"),
+                ));
             }
             if v > i32::MAX as u32 {
                 return Err(ModelError::invalid(
@@ -299,13 +298,7 @@ pub struct MemoryScenario {
 }
 
 impl MemoryScenario {
-    pub fn new(
-        primitive: Primitive,
-        geometry: Geometry,
-        stream: StreamKind,
-        threading: Threading,
-        calls: u32,
-    ) -> Self {
+    pub fn new(primitive: Primitive, geometry: Geometry, stream: StreamKind, threading: Threading, calls: u32) -> Self {
         let id = format!("mem/{}/{stream}/{threading}", geometry.key());
         MemoryScenario {
             id,
@@ -368,8 +361,14 @@ mod tests {
         let p = Primitive::Convert8u32fC1;
         let g = Geometry::new(p, 31, 31, 30);
         let err = g.validate(p).unwrap_err().to_string();
-        assert!(err.contains("src_stride 30 is smaller than a source row (31 bytes"), "{err}");
-        let g = Geometry { dst_stride: 120, ..Geometry::new(p, 31, 31, 32) };
+        assert!(
+            err.contains("src_stride 30 is smaller than a source row (31 bytes"),
+            "{err}"
+        );
+        let g = Geometry {
+            dst_stride: 120,
+            ..Geometry::new(p, 31, 31, 32)
+        };
         let err = g.validate(p).unwrap_err().to_string();
         assert!(err.contains("dst_stride 120"), "{err}");
     }
@@ -386,7 +385,10 @@ mod tests {
         let p = Primitive::Convert8u32fC1;
         let g = Geometry::new(p, 31, 31, 32);
         let padded = g.padded_roi().unwrap();
-        assert_eq!((padded.width, padded.src_stride, padded.padded_from), (32, 32, Some(31)));
+        assert_eq!(
+            (padded.width, padded.src_stride, padded.padded_from),
+            (32, 32, Some(31))
+        );
         assert!(Geometry::new(p, 32, 32, 32).padded_roi().is_none());
         // No room in the stride: 1919 rounds to 1920 > 1919.
         assert!(Geometry::new(p, 1919, 4, 1919).padded_roi().is_none());

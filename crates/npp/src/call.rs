@@ -20,7 +20,11 @@ pub enum NppError {
 }
 
 /// Checks a status: errors (negative) become `Err`, warnings (positive) pass.
-pub(crate) fn check(function: &'static str, status: NppStatus, details: impl FnOnce() -> String) -> Result<(), NppError> {
+pub(crate) fn check(
+    function: &'static str,
+    status: NppStatus,
+    details: impl FnOnce() -> String,
+) -> Result<(), NppError> {
     if status >= 0 {
         return Ok(());
     }

@@ -41,7 +41,10 @@ impl NppSearch {
         let mut places = Vec::new();
         for (var, why) in [("CUDA_HOME", "CUDA_HOME"), ("CUDA_PATH", "CUDA_PATH")] {
             if let Some(home) = env(var) {
-                places.push(Place::Dir { dir: home.join("lib64"), why });
+                places.push(Place::Dir {
+                    dir: home.join("lib64"),
+                    why,
+                });
             }
         }
         places.push(Place::Dir {
@@ -106,7 +109,10 @@ pub(crate) fn load(search: &NppSearch) -> Result<Npp, LoadError> {
         for major in MAJORS.iter().map(|m| Some(*m)).chain([None]) {
             let (nppc, nppidei) = match place {
                 Place::Dir { dir, .. } => (dir.join(soname("nppc", major)), dir.join(soname("nppidei", major))),
-                Place::SystemLoader => (PathBuf::from(soname("nppc", major)), PathBuf::from(soname("nppidei", major))),
+                Place::SystemLoader => (
+                    PathBuf::from(soname("nppc", major)),
+                    PathBuf::from(soname("nppidei", major)),
+                ),
             };
             if matches!(place, Place::Dir { .. }) && !nppc.exists() {
                 tried.push((nppc.display().to_string(), "no such file".to_owned()));
@@ -165,7 +171,8 @@ fn open_pair(nppc_path: &Path, nppidei_path: &Path) -> Result<Npp, String> {
 
 /// The file a library was really mapped from: a bare soname resolved through /proc/self/maps.
 fn resolved(opened: &Path) -> PathBuf {
-    if opened.is_absolute() {
+    // A path with a folder in it was opened as given; a bare soname went through the loader.
+    if opened.parent().is_some_and(|p| !p.as_os_str().is_empty()) {
         return opened.canonicalize().unwrap_or_else(|_| opened.to_owned());
     }
     let name = opened.to_string_lossy();
@@ -175,7 +182,11 @@ fn resolved(opened: &Path) -> PathBuf {
         .and_then(|maps| {
             maps.lines()
                 .filter_map(|l| l.split_whitespace().nth(5))
-                .find(|p| Path::new(p).file_name().is_some_and(|f| f.to_string_lossy().starts_with(&format!("{stem}.so"))))
+                .find(|p| {
+                    Path::new(p)
+                        .file_name()
+                        .is_some_and(|f| f.to_string_lossy().starts_with(&format!("{stem}.so")))
+                })
                 .map(PathBuf::from)
         })
         .unwrap_or_else(|| opened.to_owned())

@@ -74,7 +74,16 @@ const TABLE: &[Row] = &[Row {
         let f = fns.convert_8u32f_c1r_ctx?;
         // SAFETY: `run` checked that both buffers hold `step × height` bytes and that the steps
         // hold a row; the pointers are live device allocations; the context names a live stream.
-        Some(unsafe { f(a.src as *const u8, a.src_step, a.dst as *mut f32, a.dst_step, a.roi, a.ctx) })
+        Some(unsafe {
+            f(
+                a.src as *const u8,
+                a.src_step,
+                a.dst as *mut f32,
+                a.dst_step,
+                a.roi,
+                a.ctx,
+            )
+        })
     },
     reference_row: |src, dst| {
         for (s, d) in src.iter().zip(dst.chunks_exact_mut(4)) {
@@ -88,7 +97,11 @@ const TABLE: &[Row] = &[Row {
             .map(|(e, a)| {
                 let e = f32::from_ne_bytes(e.try_into().unwrap_or_default());
                 let a = f32::from_ne_bytes(a.try_into().unwrap_or_default());
-                if e.is_nan() || a.is_nan() { f64::INFINITY } else { f64::from((e - a).abs()) }
+                if e.is_nan() || a.is_nan() {
+                    f64::INFINITY
+                } else {
+                    f64::from((e - a).abs())
+                }
             })
             .fold(0.0, f64::max)
     },
@@ -120,10 +133,18 @@ pub(crate) fn run(
     let bad = |details: String| NppError::BadArgument { function, details };
     g.validate(primitive).map_err(|e| bad(e.to_string()))?;
     if src.len() < g.src_bytes() {
-        return Err(bad(format!("source buffer of {} bytes < src_stride × height = {}", src.len(), g.src_bytes())));
+        return Err(bad(format!(
+            "source buffer of {} bytes < src_stride × height = {}",
+            src.len(),
+            g.src_bytes()
+        )));
     }
     if dst.len() < g.dst_bytes() {
-        return Err(bad(format!("destination buffer of {} bytes < dst_stride × height = {}", dst.len(), g.dst_bytes())));
+        return Err(bad(format!(
+            "destination buffer of {} bytes < dst_stride × height = {}",
+            dst.len(),
+            g.dst_bytes()
+        )));
     }
     // validate() bounded every field by i32::MAX.
     let launch = Launch {
@@ -150,7 +171,9 @@ pub(crate) fn run(
 /// differ, and padding is filled too (so the padded-ROI fix reads defined data).
 pub fn source_pattern(g: &Geometry) -> Vec<u8> {
     // 151 is odd, so any 256 consecutive bytes take every value once.
-    (0..g.src_bytes() as usize).map(|i| ((i * 151 + 17) % 256) as u8).collect()
+    (0..g.src_bytes() as usize)
+        .map(|i| ((i * 151 + 17) % 256) as u8)
+        .collect()
 }
 
 /// The destination buffer the CPU reference expects after one call on a buffer filled with
@@ -174,7 +197,12 @@ pub fn reference_output(primitive: Primitive, g: &Geometry, src: &[u8]) -> Vec<u
 
 /// Compares NPP's destination buffer with the reference: pixel error within the primitive's
 /// tolerance, padding bytes untouched. The error says where the first difference is.
-pub fn max_abs_error(primitive: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> Result<Correctness, String> {
+pub fn max_abs_error(
+    primitive: Primitive,
+    g: &Geometry,
+    expected: &[u8],
+    actual: &[u8],
+) -> Result<Correctness, String> {
     let r = row(primitive);
     let dst_row = (u64::from(g.width) * primitive.dst_bytes_per_pixel()) as usize;
     let stride = g.dst_stride as usize;

@@ -79,7 +79,11 @@ impl<'a> RunAnalysis<'a> {
         RunAnalysis {
             run,
             memory: run.memory.iter().map(analyse_memory).collect(),
-            throughput: run.throughput.iter().map(|t| analyse_throughput(t, ceiling_gbps)).collect(),
+            throughput: run
+                .throughput
+                .iter()
+                .map(|t| analyse_throughput(t, ceiling_gbps))
+                .collect(),
             ceiling_gbps,
         }
     }

@@ -92,7 +92,13 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
     for m in &a.memory {
         let s = &m.record.scenario;
         let tp = a.throughput_for(m);
-        let mut r = base("memory", &s.id, &s.geometry, s.stream.to_string(), status(&m.record.outcome));
+        let mut r = base(
+            "memory",
+            &s.id,
+            &s.geometry,
+            s.stream.to_string(),
+            status(&m.record.outcome),
+        );
         r.threading = s.threading.to_string();
         if m.class.is_some() {
             r.threads_spawned = m.threads_spawned.to_string();
@@ -116,7 +122,13 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
     }
     for t in &a.throughput {
         let s = &t.record.scenario;
-        let mut r = base("throughput", &s.id, &s.geometry, s.stream.to_string(), status(&t.record.outcome));
+        let mut r = base(
+            "throughput",
+            &s.id,
+            &s.geometry,
+            s.stream.to_string(),
+            status(&t.record.outcome),
+        );
         r.kernel_gbps = o(t.gbps, 1);
         r.kernel_median_us = o(t.median_us, 3);
         r.pct_of_copy_ceiling = o(t.pct_of_ceiling, 1);

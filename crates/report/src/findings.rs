@@ -86,7 +86,10 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         }
     }
     for family in ["single", "pool", "thread_per_call_own_stream"] {
-        let in_family: Vec<_> = measured.iter().filter(|m| m.record.scenario.threading.family() == family).collect();
+        let in_family: Vec<_> = measured
+            .iter()
+            .filter(|m| m.record.scenario.threading.family() == family)
+            .collect();
         if !in_family.is_empty() && in_family.iter().all(|m| m.class != Some(LeakClass::Leak)) {
             never.push(format!("the {family} threading model"));
         }
@@ -106,23 +109,30 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
 /// Each fix measured beside the leaking configurations: what the same geometry did with it.
 pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
     type Pick = dyn Fn(&MemoryAnalysis<'_>, &MemoryAnalysis<'_>) -> bool;
-    let same_geometry = |l: &MemoryAnalysis<'_>, m: &MemoryAnalysis<'_>| l.record.scenario.geometry == m.record.scenario.geometry;
+    let same_geometry =
+        |l: &MemoryAnalysis<'_>, m: &MemoryAnalysis<'_>| l.record.scenario.geometry == m.record.scenario.geometry;
     let candidates: [(&'static str, Box<Pick>); 4] = [
         (
             "Issue the calls on a non-blocking stream (CU_STREAM_NON_BLOCKING / cudaStreamNonBlocking)",
             Box::new(move |l, m| {
-                same_geometry(l, m) && m.record.scenario.stream == StreamKind::NonBlocking && m.record.scenario.threading == l.record.scenario.threading
+                same_geometry(l, m)
+                    && m.record.scenario.stream == StreamKind::NonBlocking
+                    && m.record.scenario.threading == l.record.scenario.threading
             }),
         ),
         (
             "Call NPP from a fixed pool of threads",
             Box::new(move |l, m| {
-                same_geometry(l, m) && m.record.scenario.stream == l.record.scenario.stream && matches!(m.record.scenario.threading, Threading::Pool(_))
+                same_geometry(l, m)
+                    && m.record.scenario.stream == l.record.scenario.stream
+                    && matches!(m.record.scenario.threading, Threading::Pool(_))
             }),
         ),
         (
             "Give each new thread its own non-blocking stream",
-            Box::new(move |l, m| same_geometry(l, m) && m.record.scenario.threading == Threading::ThreadPerCallOwnStream),
+            Box::new(move |l, m| {
+                same_geometry(l, m) && m.record.scenario.threading == Threading::ThreadPerCallOwnStream
+            }),
         ),
         (
             "Round the ROI width up to a multiple of 16 inside the same stride (padded ROI)",
@@ -149,7 +159,8 @@ pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
         let mut ratios = Vec::new();
         let mut latency = Vec::new();
         for l in a.leaking() {
-            let variants: Vec<&MemoryAnalysis<'_>> = a.memory.iter().filter(|m| m.class.is_some() && pick(l, m)).collect();
+            let variants: Vec<&MemoryAnalysis<'_>> =
+                a.memory.iter().filter(|m| m.class.is_some() && pick(l, m)).collect();
             if variants.is_empty() {
                 continue;
             }
@@ -162,7 +173,10 @@ pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
                 let (ms, ls) = (&m.record.scenario, &l.record.scenario);
                 let changes_kernel = ms.stream != ls.stream || ms.geometry != ls.geometry;
                 if changes_kernel && ls.geometry.pixels() >= THROUGHPUT_MIN_PIXELS {
-                    if let (Some(with), Some(without)) = (a.throughput_for(m).and_then(|t| t.gbps), a.throughput_for(l).and_then(|t| t.gbps)) {
+                    if let (Some(with), Some(without)) = (
+                        a.throughput_for(m).and_then(|t| t.gbps),
+                        a.throughput_for(l).and_then(|t| t.gbps),
+                    ) {
                         ratios.push(with / without);
                     }
                 }

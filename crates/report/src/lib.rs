@@ -65,7 +65,11 @@ pub fn page(runs: &[RunFile]) -> Result<view::Page, ReportError> {
         .map_err(ReportError::Chart)?;
     let versions: Vec<&str> = analyses.iter().map(|a| a.npp_version()).collect();
     Ok(view::Page {
-        title: format!("nppbench: NPP {} on {}", versions.join(" vs "), runs[0].environment.gpu.name),
+        title: format!(
+            "nppbench: NPP {} on {}",
+            versions.join(" vs "),
+            runs[0].environment.gpu.name
+        ),
         generated_by: format!("nppbench {} ({})", runs[0].tool.version, runs[0].tool.git_commit),
         comparison: view::comparison(&analyses),
         runs: views,
@@ -78,13 +82,20 @@ pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
     let mut tera = tera::Tera::default();
     tera.autoescape_on(vec!["report.html"]);
     let add = |tera: &mut tera::Tera, name: &'static str, text: &str| {
-        tera.add_raw_template(name, text).map_err(|source| ReportError::Template { template: name, source })
+        tera.add_raw_template(name, text)
+            .map_err(|source| ReportError::Template { template: name, source })
     };
     add(&mut tera, "report.html", PAGE)?;
     add(&mut tera, "summary.md", SUMMARY)?;
-    let mut ctx = tera::Context::from_serialize(&page).map_err(|source| ReportError::Template { template: "report.html", source })?;
+    let mut ctx = tera::Context::from_serialize(&page).map_err(|source| ReportError::Template {
+        template: "report.html",
+        source,
+    })?;
     ctx.insert("style", STYLE);
-    let render = |name: &'static str| tera.render(name, &ctx).map_err(|source| ReportError::Template { template: name, source });
+    let render = |name: &'static str| {
+        tera.render(name, &ctx)
+            .map_err(|source| ReportError::Template { template: name, source })
+    };
     let index_html = render("report.html")?;
     let summary_md = render("summary.md")?;
     let mut csv = csv::Writer::from_writer(Vec::new());
@@ -93,7 +104,8 @@ pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
             csv.serialize(row)?;
         }
     }
-    let scenarios_csv = String::from_utf8(csv.into_inner().map_err(|e| ReportError::Csv(e.into_error().into()))?).expect("csv writes UTF-8");
+    let scenarios_csv = String::from_utf8(csv.into_inner().map_err(|e| ReportError::Csv(e.into_error().into()))?)
+        .expect("csv writes UTF-8");
     Ok(Rendered {
         index_html,
         summary_md,
@@ -105,10 +117,20 @@ pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
 /// The caller places the run.json files beside it, named by [`view::run_json_name`].
 pub fn render_to_dir(runs: &[RunFile], out: &Path) -> Result<PathBuf, ReportError> {
     let r = render(runs)?;
-    std::fs::create_dir_all(out).map_err(|source| ReportError::Io { path: out.to_owned(), source })?;
-    for (name, text) in [("index.html", &r.index_html), ("summary.md", &r.summary_md), ("scenarios.csv", &r.scenarios_csv)] {
+    std::fs::create_dir_all(out).map_err(|source| ReportError::Io {
+        path: out.to_owned(),
+        source,
+    })?;
+    for (name, text) in [
+        ("index.html", &r.index_html),
+        ("summary.md", &r.summary_md),
+        ("scenarios.csv", &r.scenarios_csv),
+    ] {
         let path = out.join(name);
-        std::fs::write(&path, text).map_err(|source| ReportError::Io { path: path.clone(), source })?;
+        std::fs::write(&path, text).map_err(|source| ReportError::Io {
+            path: path.clone(),
+            source,
+        })?;
     }
     Ok(out.join("index.html"))
 }

@@ -110,7 +110,11 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    Some(if v.len() % 2 == 0 { (v[mid - 1] + v[mid]) / 2.0 } else { v[mid] })
+    Some(if v.len() % 2 == 0 {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    })
 }
 
 #[cfg(test)]
@@ -121,7 +125,10 @@ mod tests {
     #[test]
     fn generated_line_is_recovered_with_a_tight_interval() {
         let x: Vec<f64> = (1..=50).map(f64::from).collect();
-        let y: Vec<f64> = x.iter().map(|v| 3.0 + 1.5 * v + if (*v as u32) % 2 == 0 { 0.1 } else { -0.1 }).collect();
+        let y: Vec<f64> = x
+            .iter()
+            .map(|v| 3.0 + 1.5 * v + if (*v as u32) % 2 == 0 { 0.1 } else { -0.1 })
+            .collect();
         let f = least_squares(&x, &y).unwrap();
         assert!((f.slope - 1.5).abs() < 0.01, "{f:?}");
         assert!(f.slope_ci.0 < 1.5 && 1.5 < f.slope_ci.1);
@@ -137,7 +144,11 @@ mod tests {
         assert!((f.slope - 1.2).abs() < 1e-12);
         let se = (0.4f64 / 3.0 / 10.0).sqrt();
         let half = f.slope_ci.1 - f.slope;
-        assert!((half / se - 3.182_446).abs() < 1e-3, "t(0.975, 3) = 3.1824: {}", half / se);
+        assert!(
+            (half / se - 3.182_446).abs() < 1e-3,
+            "t(0.975, 3) = 3.1824: {}",
+            half / se
+        );
     }
 
     #[test]
@@ -152,7 +163,9 @@ mod tests {
         let leak: Vec<f64> = (0..48).map(|i| ((i as f64 * 1.6) / 2.0).floor() * 2.0).collect();
         assert_eq!(classify(&leak), LeakClass::Leak);
         // Generated: a pool of 16 fills in the first 16 calls, then nothing.
-        let pool: Vec<f64> = (0..48).map(|i| ((i.min(16) as f64 * 1.6) / 2.0).floor() * 2.0).collect();
+        let pool: Vec<f64> = (0..48)
+            .map(|i| ((i.min(16) as f64 * 1.6) / 2.0).floor() * 2.0)
+            .collect();
         assert_eq!(classify(&pool), LeakClass::Bounded);
         // Generated: one 2 MiB step (a stream of our own, say) is no growth.
         let step: Vec<f64> = (0..48).map(|i| if i > 3 { 2.0 } else { 0.0 }).collect();

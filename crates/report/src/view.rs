@@ -152,13 +152,22 @@ fn memory_row(m: &MemoryAnalysis<'_>) -> MemoryRow {
         class: class_name(m.class).to_owned(),
         threads: m.threads_spawned.to_string(),
         calls: m.calls.to_string(),
-        growth_mib: if m.class.is_some() { fmt(m.total_growth_mib(), 1) } else { "—".into() },
+        growth_mib: if m.class.is_some() {
+            fmt(m.total_growth_mib(), 1)
+        } else {
+            "—".into()
+        },
         per_thread: opt(m.per_thread.map(|f| f.slope), 2),
-        per_thread_ci: m.per_thread.map_or_else(|| "—".into(), |f| format!("{} … {}", fmt(f.slope_ci.0, 2), fmt(f.slope_ci.1, 2))),
+        per_thread_ci: m.per_thread.map_or_else(
+            || "—".into(),
+            |f| format!("{} … {}", fmt(f.slope_ci.0, 2), fmt(f.slope_ci.1, 2)),
+        ),
         per_call: opt(m.per_call.map(|f| f.slope), 2),
         r2: opt(m.per_thread.or(m.per_call).map(|f| f.r2), 3),
         hidden_per_thread: opt(m.hidden_per_thread.map(|f| f.slope), 2),
-        never_destroyed: m.streams_never_destroyed.map_or_else(|| "not measured".into(), |n| n.to_string()),
+        never_destroyed: m
+            .streams_never_destroyed
+            .map_or_else(|| "not measured".into(), |n| n.to_string()),
         latency_us: opt(m.latency_us, 1),
         probe: match m.probe {
             Probe::Process => "process (NVML)".into(),
@@ -197,7 +206,10 @@ fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
         ));
     }
     if v.failed > 0 {
-        details.push(format!("{} scenario(s) failed; their reasons are listed under Failures.", v.failed));
+        details.push(format!(
+            "{} scenario(s) failed; their reasons are listed under Failures.",
+            v.failed
+        ));
     }
     VerdictView {
         headline,
@@ -211,7 +223,11 @@ fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
 /// `83–142%`, or `100%` when both ends round to the same.
 fn percent_range((lo, hi): (f64, f64)) -> String {
     let (lo, hi) = (fmt(lo * 100.0, 0), fmt(hi * 100.0, 0));
-    if lo == hi { format!("{lo}%") } else { format!("{lo}–{hi}%") }
+    if lo == hi {
+        format!("{lo}%")
+    } else {
+        format!("{lo}–{hi}%")
+    }
 }
 
 /// `1.6 to 1.7`, or `1.6` when both ends round to the same.
@@ -225,9 +241,15 @@ fn fix_view(f: &Fix) -> FixView {
         "Measured beside {} leaking configuration(s): {} of them no longer leak",
         f.compared, f.fixed
     );
-    effect.push_str(&format!(" (largest remaining growth {} MiB)", fmt(f.worst_growth_mib, 1)));
+    effect.push_str(&format!(
+        " (largest remaining growth {} MiB)",
+        fmt(f.worst_growth_mib, 1)
+    ));
     if let Some(r) = f.throughput_ratio {
-        effect.push_str(&format!("; kernel throughput at 1080p and above: {} of what it was", percent_range(r)));
+        effect.push_str(&format!(
+            "; kernel throughput at 1080p and above: {} of what it was",
+            percent_range(r)
+        ));
     }
     if let Some(r) = f.latency_ratio {
         effect.push_str(&format!("; host latency per call: {} of what it was", percent_range(r)));
@@ -244,22 +266,62 @@ fn environment(run: &RunFile) -> Vec<(String, String)> {
     let e = &run.environment;
     let api = e.cuda_driver_api_version;
     vec![
-        ("GPU".into(), format!("{} ({} SMs, {} MiB, compute {})", e.gpu.name, e.gpu.sm_count, e.gpu.memory_total_bytes >> 20, e.gpu.compute_capability)),
+        (
+            "GPU".into(),
+            format!(
+                "{} ({} SMs, {} MiB, compute {})",
+                e.gpu.name,
+                e.gpu.sm_count,
+                e.gpu.memory_total_bytes >> 20,
+                e.gpu.compute_capability
+            ),
+        ),
         ("GPU UUID".into(), e.gpu.uuid.clone()),
-        ("Driver".into(), e.driver_version.clone().unwrap_or_else(|| "unknown (no NVML)".into())),
-        ("CUDA driver API".into(), format!("{}.{}", api / 1000, (api % 1000) / 10)),
+        (
+            "Driver".into(),
+            e.driver_version.clone().unwrap_or_else(|| "unknown (no NVML)".into()),
+        ),
+        (
+            "CUDA driver API".into(),
+            format!("{}.{}", api / 1000, (api % 1000) / 10),
+        ),
         ("NPP".into(), e.npp.version.clone()),
         ("NPP libraries".into(), e.npp.libraries.join(", ")),
         (
             "Copy ceiling".into(),
-            e.copy_ceiling_bytes_per_s.map_or_else(|| "not measured".into(), |b| format!("{} GB/s (device-to-device, read + written)", fmt(b / 1e9, 0))),
+            e.copy_ceiling_bytes_per_s.map_or_else(
+                || "not measured".into(),
+                |b| format!("{} GB/s (device-to-device, read + written)", fmt(b / 1e9, 0)),
+            ),
         ),
-        ("Per-process memory probe".into(), if e.process_memory_probe { "NVML".into() } else { "unavailable: device-wide figures used".into() }),
-        ("Host".into(), format!("{} — {}, kernel {}", e.host.hostname, e.host.os, e.host.kernel)),
-        ("CPU".into(), format!("{} ({} logical cores)", e.host.cpu.model, e.host.cpu.logical_cores)),
-        ("nppbench".into(), format!("{} ({})", run.tool.version, run.tool.git_commit)),
-        ("Matrix".into(), format!("{} — {}", run.matrix.name, run.matrix.description)),
-        ("Run".into(), format!("{} → {} ({} s)", run.started_at, run.finished_at, fmt(run.wall_s, 1))),
+        (
+            "Per-process memory probe".into(),
+            if e.process_memory_probe {
+                "NVML".into()
+            } else {
+                "unavailable: device-wide figures used".into()
+            },
+        ),
+        (
+            "Host".into(),
+            format!("{} — {}, kernel {}", e.host.hostname, e.host.os, e.host.kernel),
+        ),
+        (
+            "CPU".into(),
+            format!("{} ({} logical cores)", e.host.cpu.model, e.host.cpu.logical_cores),
+        ),
+        (
+            "nppbench".into(),
+            format!("{} ({})", run.tool.version, run.tool.git_commit),
+        ),
+        (
+            "Matrix".into(),
+            format!("{} — {}", run.matrix.name, run.matrix.description),
+        ),
+        (
+            "Run".into(),
+            format!("{} → {} ({} s)", run.started_at, run.finished_at, fmt(run.wall_s, 1)),
+        ),
     ]
 }
 
@@ -277,7 +339,13 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
         let scenarios: Vec<&MemoryAnalysis<'_>> = a
             .memory
             .iter()
-            .filter(|m| m.record.scenario.geometry == *g || m.record.scenario.geometry.padded_from == Some(g.width) && m.record.scenario.geometry.src_stride == g.src_stride && m.record.scenario.geometry.height == g.height && m.record.scenario.threading.thread_bound().is_none())
+            .filter(|m| {
+                m.record.scenario.geometry == *g
+                    || m.record.scenario.geometry.padded_from == Some(g.width)
+                        && m.record.scenario.geometry.src_stride == g.src_stride
+                        && m.record.scenario.geometry.height == g.height
+                        && m.record.scenario.threading.thread_bound().is_none()
+            })
             .collect();
         let title = format!("Memory growth, {} ({})", g.label(), alignment(g));
         charts.push(ChartView {
@@ -297,7 +365,10 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
         }
     }
     columns.sort();
-    let rows: Vec<Geometry> = geometries.into_iter().filter(|g| a.memory.iter().any(|m| m.record.scenario.geometry == *g)).collect();
+    let rows: Vec<Geometry> = geometries
+        .into_iter()
+        .filter(|g| a.memory.iter().any(|m| m.record.scenario.geometry == *g))
+        .collect();
     let cells: Vec<Vec<Option<charts::leak_grid::Cell>>> = rows
         .iter()
         .map(|g| {
@@ -306,7 +377,11 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
                 .map(|(k, t)| {
                     a.memory
                         .iter()
-                        .find(|m| m.record.scenario.geometry == *g && m.record.scenario.stream == *k && m.record.scenario.threading == *t)
+                        .find(|m| {
+                            m.record.scenario.geometry == *g
+                                && m.record.scenario.stream == *k
+                                && m.record.scenario.threading == *t
+                        })
                         .map(|m| charts::leak_grid::Cell {
                             class: m.class,
                             text: match m.class {
@@ -329,8 +404,12 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
     });
     // Hidden streams, for the first leaking geometry: the leak and its fixes.
     if let Some(g) = leak_geometries.first() {
-        let scenarios: Vec<&MemoryAnalysis<'_>> = a.memory.iter().filter(|m| m.record.scenario.geometry == *g).collect();
-        if scenarios.iter().any(|m| m.hidden_streams_total().is_some_and(|h| h > 0.0)) {
+        let scenarios: Vec<&MemoryAnalysis<'_>> =
+            a.memory.iter().filter(|m| m.record.scenario.geometry == *g).collect();
+        if scenarios
+            .iter()
+            .any(|m| m.hidden_streams_total().is_some_and(|h| h > 0.0))
+        {
             charts.push(ChartView {
                 id: format!("{anchor}-streams"),
                 title: format!("Streams NPP creates, {}", g.label()),
@@ -369,15 +448,31 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
     // Latency by threading model, for the first leaking geometry (else the median over all).
     let mut latency: BTreeMap<String, BTreeMap<StreamKind, Vec<f64>>> = BTreeMap::new();
     let latency_geometry = leak_geometries.first();
-    for m in a.memory.iter().filter(|m| latency_geometry.is_none_or(|g| m.record.scenario.geometry == *g)) {
+    for m in a
+        .memory
+        .iter()
+        .filter(|m| latency_geometry.is_none_or(|g| m.record.scenario.geometry == *g))
+    {
         if let Some(l) = m.latency_us {
             let s = &m.record.scenario;
-            latency.entry(s.threading.to_string()).or_default().entry(s.stream).or_default().push(l);
+            latency
+                .entry(s.threading.to_string())
+                .or_default()
+                .entry(s.stream)
+                .or_default()
+                .push(l);
         }
     }
     let latency_groups: Vec<(String, Vec<(StreamKind, f64)>)> = latency
         .into_iter()
-        .map(|(t, per)| (t, per.into_iter().filter_map(|(k, v)| crate::stats::median(&v).map(|m| (k, m))).collect()))
+        .map(|(t, per)| {
+            (
+                t,
+                per.into_iter()
+                    .filter_map(|(k, v)| crate::stats::median(&v).map(|m| (k, m)))
+                    .collect(),
+            )
+        })
         .collect();
     if !latency_groups.is_empty() {
         charts.push(ChartView {
@@ -420,7 +515,12 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
         })
         .collect();
     Ok(RunView {
-        heading: format!("NPP {} on {} (driver {})", a.npp_version(), run.environment.gpu.name, run.environment.driver_version.as_deref().unwrap_or("unknown")),
+        heading: format!(
+            "NPP {} on {} (driver {})",
+            a.npp_version(),
+            run.environment.gpu.name,
+            run.environment.driver_version.as_deref().unwrap_or("unknown")
+        ),
         npp_version: a.npp_version().to_owned(),
         interrupted: run.interrupted,
         verdict: verdict_view(&v, a),
@@ -442,11 +542,16 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
                     status: status(&t.record.outcome),
                     median_us: opt(t.median_us, 2),
                     gbps: opt(t.gbps, 1),
-                    gbps_ci: t.gbps_ci.map_or_else(|| "—".into(), |(lo, hi)| format!("{} … {}", fmt(lo, 1), fmt(hi, 1))),
+                    gbps_ci: t
+                        .gbps_ci
+                        .map_or_else(|| "—".into(), |(lo, hi)| format!("{} … {}", fmt(lo, 1), fmt(hi, 1))),
                     pct_of_ceiling: opt(t.pct_of_ceiling, 1),
                     reference_gbps: opt(t.reference_gbps, 1),
                     reference_path: r.and_then(|r| r.reference.as_ref()).map_or_else(
-                        || r.and_then(|r| r.reference_not_measured.clone()).unwrap_or_else(|| "—".into()),
+                        || {
+                            r.and_then(|r| r.reference_not_measured.clone())
+                                .unwrap_or_else(|| "—".into())
+                        },
                         |x| x.path.clone(),
                     ),
                 }
@@ -476,11 +581,25 @@ pub(crate) fn comparison(analyses: &[RunAnalysis<'_>]) -> Option<Comparison> {
     let mut memory = Vec::new();
     for m in &analyses[0].memory {
         let id = &m.record.scenario.id;
-        let cells_of: Vec<Option<&MemoryAnalysis<'_>>> = analyses.iter().map(|a| a.memory.iter().find(|x| &x.record.scenario.id == id)).collect();
-        let classes: Vec<&str> = cells_of.iter().map(|c| c.map_or("not run", |c| class_name(c.class))).collect();
+        let cells_of: Vec<Option<&MemoryAnalysis<'_>>> = analyses
+            .iter()
+            .map(|a| a.memory.iter().find(|x| &x.record.scenario.id == id))
+            .collect();
+        let classes: Vec<&str> = cells_of
+            .iter()
+            .map(|c| c.map_or("not run", |c| class_name(c.class)))
+            .collect();
         let differs = classes.iter().any(|c| *c != classes[0]);
         if differs {
-            differences.push(format!("{id}: {}", versions.iter().zip(&classes).map(|(v, c)| format!("{v} {c}")).collect::<Vec<_>>().join(", ")));
+            differences.push(format!(
+                "{id}: {}",
+                versions
+                    .iter()
+                    .zip(&classes)
+                    .map(|(v, c)| format!("{v} {c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
         memory.push(ComparisonRow {
             scenario: id.clone(),
@@ -502,7 +621,12 @@ pub(crate) fn comparison(analyses: &[RunAnalysis<'_>]) -> Option<Comparison> {
         let id = &t.record.scenario.id;
         let values: Vec<Option<f64>> = analyses
             .iter()
-            .map(|a| a.throughput.iter().find(|x| &x.record.scenario.id == id).and_then(|x| x.gbps))
+            .map(|a| {
+                a.throughput
+                    .iter()
+                    .find(|x| &x.record.scenario.id == id)
+                    .and_then(|x| x.gbps)
+            })
             .collect();
         let base = values[0];
         let differs = values.iter().any(|v| match (v, base) {
@@ -511,7 +635,10 @@ pub(crate) fn comparison(analyses: &[RunAnalysis<'_>]) -> Option<Comparison> {
         });
         throughput.push(ComparisonRow {
             scenario: id.clone(),
-            cells: values.iter().map(|v| v.map_or_else(|| "—".into(), |v| format!("{} GB/s", fmt(v, 0)))).collect(),
+            cells: values
+                .iter()
+                .map(|v| v.map_or_else(|| "—".into(), |v| format!("{} GB/s", fmt(v, 0))))
+                .collect(),
             differs,
         });
     }

@@ -28,5 +28,10 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
             })
         })
         .collect();
-    line_chart(title, "calls after the warm-up call", "streams created by NPP, cumulative", &lines)
+    line_chart(
+        title,
+        "calls after the warm-up call",
+        "streams created by NPP, cumulative",
+        &lines,
+    )
 }

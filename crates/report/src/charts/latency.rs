@@ -12,21 +12,38 @@ const LEFT: u32 = 210;
 pub(crate) fn render(title: &str, groups: &[(String, Vec<(StreamKind, f64)>)]) -> Result<String, String> {
     let bars: u32 = groups.iter().map(|(_, b)| b.len() as u32).sum();
     let height = 50 + bars * BAR + groups.len() as u32 * 10 + 50;
-    let x_max = groups.iter().flat_map(|(_, b)| b.iter().map(|b| b.1)).fold(1.0, f64::max) * 1.15;
+    let x_max = groups
+        .iter()
+        .flat_map(|(_, b)| b.iter().map(|b| b.1))
+        .fold(1.0, f64::max)
+        * 1.15;
     svg(WIDTH, height, |root| {
         let e = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
-        root.draw(&Text::new(title.to_owned(), (10, 8), (FONT, CAPTION_SIZE))).map_err(e)?;
+        root.draw(&Text::new(title.to_owned(), (10, 8), (FONT, CAPTION_SIZE)))
+            .map_err(e)?;
         let plot_w = WIDTH - LEFT - 60;
         let x_of = |v: f64| LEFT as i32 + (v / x_max * f64::from(plot_w)) as i32;
         let mut y = 40i32;
         for (label, group) in groups {
             let mid = y + (group.len() as i32 * BAR as i32) / 2;
-            let style = TextStyle::from((FONT, LABEL_SIZE).into_font())
-                .pos(plotters::style::text_anchor::Pos::new(plotters::style::text_anchor::HPos::Right, plotters::style::text_anchor::VPos::Center));
-            root.draw(&Text::new(label.clone(), (LEFT as i32 - 6, mid), style)).map_err(e)?;
+            let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Right,
+                plotters::style::text_anchor::VPos::Center,
+            ));
+            root.draw(&Text::new(label.clone(), (LEFT as i32 - 6, mid), style))
+                .map_err(e)?;
             for (kind, us) in group {
-                root.draw(&Rectangle::new([(LEFT as i32, y), (x_of(*us), y + BAR as i32 - 2)], stream_colour(*kind).filled())).map_err(e)?;
-                root.draw(&Text::new(format!("{us:.0} µs"), (x_of(*us) + 4, y - 1), (FONT, LABEL_SIZE - 3))).map_err(e)?;
+                root.draw(&Rectangle::new(
+                    [(LEFT as i32, y), (x_of(*us), y + BAR as i32 - 2)],
+                    stream_colour(*kind).filled(),
+                ))
+                .map_err(e)?;
+                root.draw(&Text::new(
+                    format!("{us:.0} µs"),
+                    (x_of(*us) + 4, y - 1),
+                    (FONT, LABEL_SIZE - 3),
+                ))
+                .map_err(e)?;
                 y += BAR as i32;
             }
             y += 10;
@@ -34,8 +51,10 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<(StreamKind, f64)>)]) -
         let ly = y + 10;
         for (i, k) in StreamKind::ALL.into_iter().enumerate() {
             let x = 10 + i as i32 * 150;
-            root.draw(&Rectangle::new([(x, ly), (x + 12, ly + 12)], stream_colour(k).filled())).map_err(e)?;
-            root.draw(&Text::new(k.as_str(), (x + 16, ly), (FONT, LABEL_SIZE - 1))).map_err(e)?;
+            root.draw(&Rectangle::new([(x, ly), (x + 12, ly + 12)], stream_colour(k).filled()))
+                .map_err(e)?;
+            root.draw(&Text::new(k.as_str(), (x + 16, ly), (FONT, LABEL_SIZE - 1)))
+                .map_err(e)?;
         }
         Ok(())
     })

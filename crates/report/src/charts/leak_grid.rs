@@ -27,20 +27,34 @@ pub(crate) fn render(rows: &[String], columns: &[String], cells: &[Vec<Option<Ce
         let small = (FONT, LABEL_SIZE - 1).into_font();
         for (c, name) in columns.iter().enumerate() {
             let x = (ROW_LABEL + col_width * c as u32 + col_width / 2) as i32;
-            let style = TextStyle::from(small.clone()).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Left, VPos::Center));
-            root.draw(&Text::new(name.clone(), (x, HEADER as i32 - 6), style)).map_err(e)?;
+            let style = TextStyle::from(small.clone())
+                .transform(FontTransform::Rotate270)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            root.draw(&Text::new(name.clone(), (x, HEADER as i32 - 6), style))
+                .map_err(e)?;
         }
         for (r, name) in rows.iter().enumerate() {
             let y = (HEADER + ROW_HEIGHT * r as u32) as i32;
             let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-            root.draw(&Text::new(name.clone(), (ROW_LABEL as i32 - 8, y + ROW_HEIGHT as i32 / 2), style)).map_err(e)?;
+            root.draw(&Text::new(
+                name.clone(),
+                (ROW_LABEL as i32 - 8, y + ROW_HEIGHT as i32 / 2),
+                style,
+            ))
+            .map_err(e)?;
             for (c, cell) in cells[r].iter().enumerate() {
                 let x = (ROW_LABEL + col_width * c as u32) as i32;
                 let Some(cell) = cell else { continue };
                 let rect = [(x + 1, y + 1), (x + col_width as i32 - 1, y + ROW_HEIGHT as i32 - 1)];
-                root.draw(&Rectangle::new(rect, class_colour(cell.class).filled())).map_err(e)?;
+                root.draw(&Rectangle::new(rect, class_colour(cell.class).filled()))
+                    .map_err(e)?;
                 let style = TextStyle::from(small.clone()).pos(Pos::new(HPos::Center, VPos::Center));
-                root.draw(&Text::new(cell.text.clone(), (x + col_width as i32 / 2, y + ROW_HEIGHT as i32 / 2), style)).map_err(e)?;
+                root.draw(&Text::new(
+                    cell.text.clone(),
+                    (x + col_width as i32 / 2, y + ROW_HEIGHT as i32 / 2),
+                    style,
+                ))
+                .map_err(e)?;
             }
         }
         let legend_y = (HEADER + ROW_HEIGHT * rows.len() as u32 + 12) as i32;
@@ -54,8 +68,13 @@ pub(crate) fn render(rows: &[String], columns: &[String], cells: &[Vec<Option<Ce
         .enumerate()
         {
             let x = 10 + i as i32 * 180;
-            root.draw(&Rectangle::new([(x, legend_y), (x + 14, legend_y + 14)], class_colour(class).filled())).map_err(e)?;
-            root.draw(&Text::new(name, (x + 20, legend_y), (FONT, LABEL_SIZE))).map_err(e)?;
+            root.draw(&Rectangle::new(
+                [(x, legend_y), (x + 14, legend_y + 14)],
+                class_colour(class).filled(),
+            ))
+            .map_err(e)?;
+            root.draw(&Text::new(name, (x + 20, legend_y), (FONT, LABEL_SIZE)))
+                .map_err(e)?;
         }
         Ok(())
     })

@@ -17,27 +17,49 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
         points: m.growth_mib.iter().enumerate().map(|(i, y)| (i as f64, *y)).collect(),
     };
     // A new thread per call, on each stream kind: the leak and the non-blocking fix.
-    for m in scenarios.iter().filter(|m| m.record.scenario.threading == Threading::ThreadPerCall && m.record.scenario.geometry.padded_from.is_none()) {
+    for m in scenarios.iter().filter(|m| {
+        m.record.scenario.threading == Threading::ThreadPerCall && m.record.scenario.geometry.padded_from.is_none()
+    }) {
         let s = &m.record.scenario;
-        lines.push(line(m, format!("new thread per call, {} stream", s.stream), stream_colour(s.stream), false));
+        lines.push(line(
+            m,
+            format!("new thread per call, {} stream", s.stream),
+            stream_colour(s.stream),
+            false,
+        ));
     }
     // The other fixes, on the blocking stream where measured (else any stream).
-    let fix_stream = |m: &&&MemoryAnalysis<'_>| m.record.scenario.stream == StreamKind::Blocking || m.record.scenario.threading.owns_stream();
+    let fix_stream = |m: &&&MemoryAnalysis<'_>| {
+        m.record.scenario.stream == StreamKind::Blocking || m.record.scenario.threading.owns_stream()
+    };
     let fixes = scenarios.iter().filter(fix_stream).filter(|m| {
         let s = &m.record.scenario;
         match s.geometry.padded_from {
-            None => matches!(s.threading, Threading::Pool(_) | Threading::ThreadPerCallOwnStream | Threading::Single),
+            None => matches!(
+                s.threading,
+                Threading::Pool(_) | Threading::ThreadPerCallOwnStream | Threading::Single
+            ),
             Some(_) => s.threading == Threading::ThreadPerCall,
         }
     });
     for (i, m) in fixes.enumerate() {
         let s = &m.record.scenario;
         let label = match (s.threading, s.geometry.padded_from) {
-            (Threading::ThreadPerCall, Some(w)) => format!("padded ROI ({w} → {}), new thread per call, {} stream", s.geometry.width, s.stream),
-            (Threading::ThreadPerCallOwnStream, _) => "new thread per call, each with its own non-blocking stream".to_owned(),
+            (Threading::ThreadPerCall, Some(w)) => format!(
+                "padded ROI ({w} → {}), new thread per call, {} stream",
+                s.geometry.width, s.stream
+            ),
+            (Threading::ThreadPerCallOwnStream, _) => {
+                "new thread per call, each with its own non-blocking stream".to_owned()
+            }
             (t, _) => format!("{t}, {} stream", s.stream),
         };
         lines.push(line(m, label, FIX_COLOURS[i % FIX_COLOURS.len()], true));
     }
-    line_chart(title, "calls after the warm-up call", "process GPU memory growth, MiB", &lines)
+    line_chart(
+        title,
+        "calls after the warm-up call",
+        "process GPU memory growth, MiB",
+        &lines,
+    )
 }

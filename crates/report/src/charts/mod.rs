@@ -54,7 +54,11 @@ pub(crate) const CEILING_COLOUR: RGBColor = RGBColor(80, 80, 80);
 pub(crate) const REFERENCE_COLOUR: RGBColor = RGBColor(0, 0, 0);
 
 /// Draws into an SVG string of `width × height`.
-pub(crate) fn svg(width: u32, height: u32, draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>) -> Result<String, String> {
+pub(crate) fn svg(
+    width: u32,
+    height: u32,
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>,
+) -> Result<String, String> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
@@ -76,8 +80,15 @@ pub(crate) struct Line {
 
 /// A line chart with a legend: the shape of the memory and hidden-stream charts.
 pub(crate) fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> Result<String, String> {
-    let x_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(1.0, f64::max);
-    let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(1.0, f64::max) * 1.1;
+    let x_max = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(1.0, f64::max);
+    let y_max = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(1.0, f64::max)
+        * 1.1;
     let legend_rows = lines.len() as u32;
     svg(WIDTH, LINE_HEIGHT + legend_rows * 16, |root| {
         let (plot, legend) = root.split_vertically(LINE_HEIGHT);
@@ -104,7 +115,9 @@ pub(crate) fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]
                     .draw_series(DashedLineSeries::new(line.points.iter().copied(), 6, 4, style))
                     .map_err(e)?;
             } else {
-                chart.draw_series(LineSeries::new(line.points.iter().copied(), style)).map_err(e)?;
+                chart
+                    .draw_series(LineSeries::new(line.points.iter().copied(), style))
+                    .map_err(e)?;
             }
         }
         for (i, line) in lines.iter().enumerate() {

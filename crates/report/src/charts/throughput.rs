@@ -24,30 +24,47 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
     let height = 60 + bars * BAR + groups.len() as u32 * GROUP_GAP + 70;
     let x_max = groups
         .iter()
-        .flat_map(|(_, b)| b.iter().map(|b| b.ci.map_or(b.gbps, |c| c.1).max(b.reference_gbps.unwrap_or(0.0))))
+        .flat_map(|(_, b)| {
+            b.iter()
+                .map(|b| b.ci.map_or(b.gbps, |c| c.1).max(b.reference_gbps.unwrap_or(0.0)))
+        })
         .fold(ceiling_gbps.unwrap_or(1.0), f64::max)
         * 1.05;
     svg(WIDTH, height, |root| {
         let e = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
-        root.draw(&Text::new(title.to_owned(), (10, 8), (FONT, CAPTION_SIZE))).map_err(e)?;
+        root.draw(&Text::new(title.to_owned(), (10, 8), (FONT, CAPTION_SIZE)))
+            .map_err(e)?;
         let plot_w = WIDTH - LEFT - 20;
         let x_of = |g: f64| LEFT as i32 + (g / x_max * f64::from(plot_w)) as i32;
         let mut y = 40i32;
         for (label, group) in groups {
             let mid = y + (group.len() as i32 * BAR as i32) / 2;
-            let style = TextStyle::from((FONT, LABEL_SIZE).into_font())
-                .pos(plotters::style::text_anchor::Pos::new(plotters::style::text_anchor::HPos::Right, plotters::style::text_anchor::VPos::Center));
-            root.draw(&Text::new(label.clone(), (LEFT as i32 - 6, mid), style)).map_err(e)?;
+            let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Right,
+                plotters::style::text_anchor::VPos::Center,
+            ));
+            root.draw(&Text::new(label.clone(), (LEFT as i32 - 6, mid), style))
+                .map_err(e)?;
             for bar in group {
-                root.draw(&Rectangle::new([(LEFT as i32, y), (x_of(bar.gbps), y + BAR as i32 - 1)], stream_colour(bar.stream).filled()))
-                    .map_err(e)?;
+                root.draw(&Rectangle::new(
+                    [(LEFT as i32, y), (x_of(bar.gbps), y + BAR as i32 - 1)],
+                    stream_colour(bar.stream).filled(),
+                ))
+                .map_err(e)?;
                 if let Some((lo, hi)) = bar.ci {
                     let c = y + BAR as i32 / 2;
-                    root.draw(&PathElement::new(vec![(x_of(lo), c), (x_of(hi), c)], BLACK.stroke_width(1))).map_err(e)?;
+                    root.draw(&PathElement::new(
+                        vec![(x_of(lo), c), (x_of(hi), c)],
+                        BLACK.stroke_width(1),
+                    ))
+                    .map_err(e)?;
                 }
                 if let Some(r) = bar.reference_gbps {
-                    root.draw(&PathElement::new(vec![(x_of(r), y), (x_of(r), y + BAR as i32 - 1)], REFERENCE_COLOUR.stroke_width(2)))
-                        .map_err(e)?;
+                    root.draw(&PathElement::new(
+                        vec![(x_of(r), y), (x_of(r), y + BAR as i32 - 1)],
+                        REFERENCE_COLOUR.stroke_width(2),
+                    ))
+                    .map_err(e)?;
                 }
                 y += BAR as i32;
             }
@@ -55,28 +72,62 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
         }
         // Axis with ticks.
         let axis_y = y + 4;
-        root.draw(&PathElement::new(vec![(LEFT as i32, axis_y), (LEFT as i32 + plot_w as i32, axis_y)], BLACK.stroke_width(1))).map_err(e)?;
+        root.draw(&PathElement::new(
+            vec![(LEFT as i32, axis_y), (LEFT as i32 + plot_w as i32, axis_y)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(e)?;
         let step = nice_step(x_max);
         let mut t = 0.0;
         while t <= x_max {
-            root.draw(&PathElement::new(vec![(x_of(t), axis_y), (x_of(t), axis_y + 4)], BLACK.stroke_width(1))).map_err(e)?;
-            root.draw(&Text::new(format!("{t:.0}"), (x_of(t) - 10, axis_y + 6), (FONT, LABEL_SIZE - 2))).map_err(e)?;
+            root.draw(&PathElement::new(
+                vec![(x_of(t), axis_y), (x_of(t), axis_y + 4)],
+                BLACK.stroke_width(1),
+            ))
+            .map_err(e)?;
+            root.draw(&Text::new(
+                format!("{t:.0}"),
+                (x_of(t) - 10, axis_y + 6),
+                (FONT, LABEL_SIZE - 2),
+            ))
+            .map_err(e)?;
             t += step;
         }
-        root.draw(&Text::new("GB/s (bytes read + written)", (LEFT as i32 + plot_w as i32 / 2 - 80, axis_y + 22), (FONT, LABEL_SIZE))).map_err(e)?;
+        root.draw(&Text::new(
+            "GB/s (bytes read + written)",
+            (LEFT as i32 + plot_w as i32 / 2 - 80, axis_y + 22),
+            (FONT, LABEL_SIZE),
+        ))
+        .map_err(e)?;
         if let Some(c) = ceiling_gbps {
-            root.draw(&PathElement::new(vec![(x_of(c), 36), (x_of(c), axis_y)], CEILING_COLOUR.stroke_width(2))).map_err(e)?;
-            root.draw(&Text::new(format!("copy ceiling {c:.0}"), (x_of(c) - 150, 24), (FONT, LABEL_SIZE - 1))).map_err(e)?;
+            root.draw(&PathElement::new(
+                vec![(x_of(c), 36), (x_of(c), axis_y)],
+                CEILING_COLOUR.stroke_width(2),
+            ))
+            .map_err(e)?;
+            root.draw(&Text::new(
+                format!("copy ceiling {c:.0}"),
+                (x_of(c) - 150, 24),
+                (FONT, LABEL_SIZE - 1),
+            ))
+            .map_err(e)?;
         }
         // Legend.
         let ly = axis_y + 40;
         for (i, k) in StreamKind::ALL.into_iter().enumerate() {
             let x = 10 + i as i32 * 150;
-            root.draw(&Rectangle::new([(x, ly), (x + 12, ly + 12)], stream_colour(k).filled())).map_err(e)?;
-            root.draw(&Text::new(k.as_str(), (x + 16, ly), (FONT, LABEL_SIZE - 1))).map_err(e)?;
+            root.draw(&Rectangle::new([(x, ly), (x + 12, ly + 12)], stream_colour(k).filled()))
+                .map_err(e)?;
+            root.draw(&Text::new(k.as_str(), (x + 16, ly), (FONT, LABEL_SIZE - 1)))
+                .map_err(e)?;
         }
-        root.draw(&PathElement::new(vec![(610, ly), (610, ly + 12)], REFERENCE_COLOUR.stroke_width(2))).map_err(e)?;
-        root.draw(&Text::new("reference kernel", (616, ly), (FONT, LABEL_SIZE - 1))).map_err(e)?;
+        root.draw(&PathElement::new(
+            vec![(610, ly), (610, ly + 12)],
+            REFERENCE_COLOUR.stroke_width(2),
+        ))
+        .map_err(e)?;
+        root.draw(&Text::new("reference kernel", (616, ly), (FONT, LABEL_SIZE - 1)))
+            .map_err(e)?;
         Ok(())
     })
 }
@@ -85,7 +136,11 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
 fn nice_step(max: f64) -> f64 {
     let raw = max / 5.0;
     let mag = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(raw)
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(raw)
 }
 
 #[cfg(test)]
