@@ -15,8 +15,13 @@ fn main() {
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     let suffix = if dirty { "-dirty" } else { "" };
     println!("cargo:rustc-env=NPPBENCH_GIT_COMMIT={commit}{suffix}");
-    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+    // A commit moves the branch's ref, not HEAD (which names the branch): watch both.
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
         println!("cargo:rerun-if-changed={dir}/HEAD");
         println!("cargo:rerun-if-changed={dir}/index");
+        println!("cargo:rerun-if-changed={dir}/packed-refs");
+        if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            println!("cargo:rerun-if-changed={dir}/{branch}");
+        }
     }
 }
