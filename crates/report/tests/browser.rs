@@ -52,7 +52,9 @@ fn out_dir() -> PathBuf {
     dir.canonicalize().unwrap()
 }
 
-fn rendered() -> (PathBuf, String) {
+/// Renders the first committed run into `target/browser-check/NAME` (each test its own file:
+/// tests run in parallel).
+fn rendered(name: &str) -> (PathBuf, String) {
     let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
     let mut runs: Vec<PathBuf> = std::fs::read_dir(&reports)
         .unwrap()
@@ -63,7 +65,7 @@ fn rendered() -> (PathBuf, String) {
     runs.sort();
     let run = RunFile::read(&runs[0]).unwrap();
     let html = nppbench_report::render(&[run]).unwrap().index_html;
-    let page = out_dir().join("index.html");
+    let page = out_dir().join(name);
     std::fs::write(&page, &html).unwrap();
     (page, html)
 }
@@ -103,7 +105,7 @@ fn probe(chrome: &Path, html: &str, width: u32) -> serde_json::Value {
 #[test]
 fn page_loads_without_console_errors_and_every_chart_has_a_size() {
     let Some(chrome) = tool("chromium") else { return };
-    let (page, html) = rendered();
+    let (page, html) = rendered("index.html");
     // The page itself, with console messages logged to stderr.
     let shot = out_dir().join("report.png");
     let o = chromium(
@@ -150,7 +152,7 @@ fn page_loads_without_console_errors_and_every_chart_has_a_size() {
 #[test]
 fn page_is_valid_html() {
     let Some(tidy) = tool("tidy") else { return };
-    let (page, _) = rendered();
+    let (page, _) = rendered("tidy.html");
     let o = Command::new(tidy)
         .args(["-errors", "-quiet", "--show-warnings", "no"])
         .arg(&page)
