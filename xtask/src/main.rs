@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's jobs. `report` measures and renders (or renders committed runs
-//! with `--from`); `npp fetch` gets other NPP versions; `compare` judges runs against each other.
+//! with `--from`); `npp fetch` gets other NPP versions; `compare` judges runs against each other
+//! and gates CI on the result.
 //!
 //! Kept light on purpose: it drives the `nppbench` binary through cargo and never compiles the
 //! GPU stack itself.
@@ -37,6 +38,13 @@ enum Cmd {
         /// fetch` (`12.2.3.2`), or a folder. Repeat it for versions side by side.
         #[arg(long, value_name = "system|VERSION|DIR")]
         npp: Vec<String>,
+    },
+    /// Compare runs against the first: `nppbench compare` (compare.html, summary.md, exit status 3
+    /// when a --fail-on gate trips).
+    Compare {
+        /// Everything after `compare`, passed on: RUN... --out DIR [--fail-on regression,leak,streams] ...
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<String>,
     },
     /// Other NPP versions, from their wheels on the Python package index.
     Npp {
@@ -85,6 +93,18 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Npp {
             command: NppCmd::Fetch { versions },
         } => versions.iter().try_for_each(|v| fetch(v)),
+        Cmd::Compare { args } => {
+            let mut c = cargo();
+            c.args(["run", "--quiet", "--release", "--package", "nppbench", "--", "compare"])
+                .args(&args);
+            // The exit status is the gate: pass it on unchanged.
+            let status = c.status().context("starting nppbench compare")?;
+            match status.code() {
+                Some(0) => Ok(()),
+                Some(code) => std::process::exit(code),
+                None => bail!("nppbench compare was killed ({status})"),
+            }
+        }
     }
 }
 

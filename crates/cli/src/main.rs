@@ -50,6 +50,28 @@ enum Cmd {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Compare runs against the first (the base): throughput with a statistical test, leak
+    /// classes, hidden streams. Writes DIR/compare.html and DIR/summary.md.
+    Compare {
+        /// run.json files or report folders holding one; the first is the base.
+        #[arg(required = true, num_args = 2.., value_name = "RUN")]
+        runs: Vec<PathBuf>,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Exit with status 3 when any of these is found: regression, leak, streams (comma-separated).
+        #[arg(long, value_delimiter = ',', value_name = "KINDS")]
+        fail_on: Vec<String>,
+        /// Throughput changes smaller than this percentage are noise.
+        #[arg(long, default_value_t = 5.0)]
+        noise_pct: f64,
+        /// Significance level of Welch's t-test on the per-call times.
+        #[arg(long, default_value_t = 0.01)]
+        alpha: f64,
+        /// Only images of at least this many pixels can fail the regression gate (smaller ones
+        /// are launch-bound).
+        #[arg(long, default_value_t = 1_000_000)]
+        gate_min_pixels: u64,
+    },
     /// Print a preset's matrix file, a starting point for --matrix.
     Preset { name: String },
     /// Load NPP (no GPU needed) and print its version and the files it was loaded from.
@@ -83,6 +105,8 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             } else if e.downcast_ref::<Interrupted>().is_some() {
                 ExitCode::from(INTERRUPTED)
+            } else if e.downcast_ref::<GateFailed>().is_some() {
+                ExitCode::from(GATE_FAILED)
             } else {
                 ExitCode::FAILURE
             }
@@ -104,6 +128,23 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             resume,
         } => run(&preset, matrix.as_deref(), npp, &out, resume),
         Cmd::Report { from, out } => report(&from, &out),
+        Cmd::Compare {
+            runs,
+            out,
+            fail_on,
+            noise_pct,
+            alpha,
+            gate_min_pixels,
+        } => compare(
+            &runs,
+            &out,
+            &fail_on,
+            nppbench_report::compare::Thresholds {
+                noise_pct,
+                alpha,
+                gate_min_pixels,
+            },
+        ),
         Cmd::Npp { npp } => {
             let lib = nppbench_engine::load_npp(npp.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
             println!("NPP {}", lib.version());
@@ -121,7 +162,53 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
     }
 }
 
+/// Exit status of a comparison that trips a `--fail-on` gate.
+const GATE_FAILED: u8 = 3;
+
+/// A comparison that trips a gate: the page is written, the exit status says so.
+#[derive(Debug, thiserror::Error)]
+#[error("the comparison fails on --fail-on {0}; see {1}")]
+struct GateFailed(String, String);
+
+/// A run.json, or a report folder holding one.
+fn run_path(p: &Path) -> PathBuf {
+    if p.is_dir() { p.join("run.json") } else { p.to_owned() }
+}
+
+fn compare(
+    runs: &[PathBuf],
+    out: &Path,
+    fail_on: &[String],
+    t: nppbench_report::compare::Thresholds,
+) -> anyhow::Result<()> {
+    use nppbench_report::compare::Gate;
+    let gates = fail_on
+        .iter()
+        .map(|g| g.parse::<Gate>().map_err(bad_input))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if !((0.0..100.0).contains(&t.noise_pct) && t.alpha > 0.0 && t.alpha < 1.0) {
+        return Err(bad_input("--noise-pct must be in [0, 100) and --alpha in (0, 1)"));
+    }
+    let loaded = runs
+        .iter()
+        .map(|p| RunFile::read(&run_path(p)).map_err(bad_input))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let r = nppbench_report::render_compare(&loaded, t, &gates)?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let page = out.join("compare.html");
+    std::fs::write(&page, &r.compare_html).with_context(|| format!("writing {}", page.display()))?;
+    std::fs::write(out.join("summary.md"), &r.summary_md)
+        .with_context(|| format!("writing {}", out.join("summary.md").display()))?;
+    print!("{}", r.summary_md);
+    println!("{}", page.display());
+    if r.failed {
+        return Err(GateFailed(fail_on.join(","), page.display().to_string()).into());
+    }
+    Ok(())
+}
+
 fn report(from: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    let from: Vec<PathBuf> = from.iter().map(|p| run_path(p)).collect();
     let runs = from
         .iter()
         .map(|p| RunFile::read(p).map_err(bad_input))

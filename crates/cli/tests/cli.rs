@@ -158,3 +158,36 @@ fn a_tiny_matrix_runs_end_to_end_into_a_valid_run_json() {
         "work folder left behind after a clean run"
     );
 }
+
+#[test]
+fn compare_exit_status_gates_ci() {
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    let base = reports.join("h100-npp-13.0.1/run.json");
+    let dir = tempfile::tempdir().unwrap();
+    // Altered copy of a real run: every 4K convert made 30% slower.
+    let mut run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    for t in run["throughput"].as_array_mut().unwrap() {
+        if t["scenario"]["geometry"]["width"] == 3840 {
+            for x in t["result"]["kernel"]["sample_times_ns"].as_array_mut().unwrap() {
+                *x = serde_json::json!(x.as_f64().unwrap() * 1.3);
+            }
+        }
+    }
+    let slower = dir.path().join("slower.json");
+    std::fs::write(&slower, run.to_string()).unwrap();
+    let out = dir.path().join("cmp");
+    let (b, s, o) = (base.to_str().unwrap(), slower.to_str().unwrap(), out.to_str().unwrap());
+    let gated = nppbench(&["compare", b, s, "--out", o, "--fail-on", "regression,leak"]);
+    assert_eq!(gated.status.code(), Some(3), "{}", stderr(&gated));
+    assert!(out.join("compare.html").exists() && out.join("summary.md").exists());
+    assert!(String::from_utf8_lossy(&gated.stdout).contains("fails on regression"));
+    let ungated = nppbench(&["compare", b, s, "--out", o]);
+    assert_eq!(
+        ungated.status.code(),
+        Some(0),
+        "without --fail-on the verdict is printed and the exit is 0"
+    );
+    let typo = nppbench(&["compare", b, s, "--out", o, "--fail-on", "regresion"]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(stderr(&typo).contains("regression, leak, streams"));
+}

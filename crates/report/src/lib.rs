@@ -6,6 +6,8 @@
 
 pub mod analysis;
 mod charts;
+pub mod compare;
+pub mod compare_view;
 mod csv_rows;
 pub mod findings;
 pub mod stats;
@@ -20,6 +22,8 @@ use crate::analysis::RunAnalysis;
 const PAGE: &str = include_str!("../../../templates/report.html.tera");
 const SUMMARY: &str = include_str!("../../../templates/summary.md.tera");
 const STYLE: &str = include_str!("../../../templates/report.css");
+const COMPARE_PAGE: &str = include_str!("../../../templates/compare.html.tera");
+const COMPARE_SUMMARY: &str = include_str!("../../../templates/compare.md.tera");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -110,6 +114,55 @@ pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
         index_html,
         summary_md,
         scenarios_csv,
+    })
+}
+
+/// A rendered comparison, and whether it trips any of the gates asked for.
+#[derive(Debug, Clone)]
+pub struct RenderedCompare {
+    pub compare_html: String,
+    pub summary_md: String,
+    pub failed: bool,
+}
+
+/// Compares every run after the first against the first and renders `compare.html` and
+/// `summary.md`.
+pub fn render_compare(
+    runs: &[RunFile],
+    thresholds: compare::Thresholds,
+    gates: &[compare::Gate],
+) -> Result<RenderedCompare, ReportError> {
+    let (base, candidates) = runs.split_first().ok_or(ReportError::NoRuns)?;
+    if candidates.is_empty() {
+        return Err(ReportError::NoRuns);
+    }
+    let comparisons: Vec<compare::Comparison> = candidates
+        .iter()
+        .map(|c| compare::compare(base, c, thresholds))
+        .collect();
+    let page = compare_view::page(runs, &comparisons, thresholds, gates);
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(vec!["compare.html"]);
+    for (name, text) in [("compare.html", COMPARE_PAGE), ("compare.md", COMPARE_SUMMARY)] {
+        tera.add_raw_template(name, text)
+            .map_err(|source| ReportError::Template {
+                template: "compare",
+                source,
+            })?;
+    }
+    let mut ctx = tera::Context::from_serialize(&page).map_err(|source| ReportError::Template {
+        template: "compare",
+        source,
+    })?;
+    ctx.insert("style", STYLE);
+    let render = |name: &'static str| {
+        tera.render(name, &ctx)
+            .map_err(|source| ReportError::Template { template: name, source })
+    };
+    Ok(RenderedCompare {
+        compare_html: render("compare.html")?,
+        summary_md: render("compare.md")?,
+        failed: page.failed,
     })
 }
 

@@ -1,0 +1,64 @@
+//! Property tests of the two readers that take user input: the TOML matrix and run.json. Any
+//! input gives a value or an error, never a panic; a truncated run.json is always an error.
+
+use std::path::Path;
+
+use nppbench_model::{Matrix, Preset, RunFile};
+use proptest::prelude::*;
+
+fn committed_run() -> String {
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-quick-npp-13.0.1/run.json");
+    std::fs::read_to_string(reports).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_text_is_a_matrix_or_an_error(text in "\\PC{0,400}") {
+        let _ = Matrix::from_toml(&text, Path::new("fuzz.toml"));
+    }
+
+    #[test]
+    fn a_preset_with_one_byte_changed_never_panics(pos in 0usize..2000, byte in any::<u8>()) {
+        let mut bytes = Preset::Quick.toml().as_bytes().to_vec();
+        let pos = pos % bytes.len();
+        bytes[pos] = byte;
+        if let Ok(text) = String::from_utf8(bytes) {
+            if let Ok(m) = Matrix::from_toml(&text, Path::new("fuzz.toml")) {
+                // Whatever parses is valid: every geometry holds its rows.
+                for g in m.geometries() {
+                    prop_assert!(g.validate(m.primitive).is_ok());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_in_geometry_tables_are_checked(w in any::<i64>(), h in any::<i64>(), s in any::<i64>()) {
+        let text = format!("name = \"p\"\nstreams = [\"blocking\"]\nthreading = [\"single\"]\n[[geometry]]\nwidth = {w}\nheight = {h}\nsrc_stride = {s}\n");
+        let ok = (1..=i64::from(i32::MAX)).contains(&w) && (1..=i64::from(i32::MAX)).contains(&h) && (w..=i64::from(i32::MAX)).contains(&s);
+        let parsed = Matrix::from_toml(&text, Path::new("fuzz.toml"));
+        // dst_stride defaults to 4 × src_stride, which must also fit NPP's int.
+        let dst_fits = s.checked_mul(4).is_some_and(|d| d <= i64::from(i32::MAX));
+        prop_assert_eq!(parsed.is_ok(), ok && dst_fits, "{:?}", parsed.err());
+    }
+
+    #[test]
+    fn a_truncated_run_json_is_an_error(cut in 0usize..100_000) {
+        let text = committed_run();
+        let cut = cut % text.len();
+        let err = RunFile::parse(&text[..cut], Path::new("run.json"));
+        prop_assert!(err.is_err());
+    }
+
+    #[test]
+    fn any_json_is_a_run_or_an_error(text in "[\\[\\]{}\":,0-9a-z_ ]{0,200}") {
+        let _ = RunFile::parse(&text, Path::new("run.json"));
+    }
+}
+
+#[test]
+fn the_committed_run_parses() {
+    RunFile::parse(&committed_run(), Path::new("run.json")).unwrap();
+}

@@ -1,0 +1,192 @@
+//! The compare page's view model: every comparison's figures, formatted.
+
+use nppbench_model::RunFile;
+use serde::Serialize;
+
+use crate::compare::{Change, Comparison, Gate, Thresholds};
+use crate::view::{class_name, fmt};
+
+#[derive(Debug, Serialize)]
+pub struct ComparePage {
+    pub title: String,
+    pub generated_by: String,
+    pub verdict: Vec<String>,
+    pub failed: bool,
+    pub rule: String,
+    pub environments: Vec<EnvironmentRow>,
+    pub comparisons: Vec<ComparisonView>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EnvironmentRow {
+    pub run: String,
+    pub group: String,
+    pub gpu: String,
+    pub driver: String,
+    pub npp: String,
+    pub started_at: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ComparisonView {
+    pub heading: String,
+    pub group: String,
+    pub environment_changes: Vec<String>,
+    pub different_machine: bool,
+    pub summary: Vec<String>,
+    pub tripped: Vec<String>,
+    pub throughput: Vec<Vec<String>>,
+    pub memory: Vec<Vec<String>>,
+    pub only_in_base: Vec<String>,
+    pub only_in_candidate: Vec<String>,
+}
+
+fn gate_name(g: Gate) -> &'static str {
+    match g {
+        Gate::Regression => "regression",
+        Gate::Leak => "leak",
+        Gate::Streams => "streams",
+    }
+}
+
+/// The environment group of a run: one letter per distinct GPU and driver.
+fn groups(runs: &[RunFile]) -> Vec<String> {
+    let mut keys: Vec<(String, Option<String>)> = Vec::new();
+    runs.iter()
+        .map(|r| {
+            let key = (r.environment.gpu.name.clone(), r.environment.driver_version.clone());
+            let i = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+                keys.push(key);
+                keys.len() - 1
+            });
+            char::from(b'A' + (i % 26) as u8).to_string()
+        })
+        .collect()
+}
+
+pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, gates: &[Gate]) -> ComparePage {
+    let group = groups(runs);
+    let mut verdict = Vec::new();
+    let mut failed = false;
+    let views = comparisons
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let slower = c.throughput.iter().filter(|x| x.verdict == Change::Slower).count();
+            let gated_slower = c.throughput.iter().filter(|x| x.gated && x.verdict == Change::Slower).count();
+            let faster = c.throughput.iter().filter(|x| x.verdict == Change::Faster).count();
+            let new_leaks = c.memory.iter().filter(|m| m.new_leak).count();
+            let fixed = c.memory.iter().filter(|m| m.fixed_leak).count();
+            let streams = c.memory.iter().filter(|m| m.more_streams).count();
+            let summary = vec![
+                format!(
+                    "Throughput: {slower} slower ({gated_slower} of them at {} pixels or more), {faster} faster, {} unchanged of {} scenarios (beyond ±{}% and p < {}).",
+                    t.gate_min_pixels,
+                    c.throughput.len() - slower - faster,
+                    c.throughput.len(),
+                    fmt(t.noise_pct, 0),
+                    t.alpha
+                ),
+                format!("Memory: {new_leaks} new leak(s), {fixed} leak(s) gone, {streams} scenario(s) with more NPP streams, of {} scenarios.", c.memory.len()),
+            ];
+            let tripped: Vec<String> = c.tripped(gates).into_iter().map(|g| gate_name(g).to_owned()).collect();
+            failed |= !tripped.is_empty();
+            verdict.push(format!(
+                "{} vs {}: {} slower at {} pixels or more, {} new leak(s), {} with more streams{}",
+                c.candidate,
+                c.base,
+                gated_slower,
+                t.gate_min_pixels,
+                new_leaks,
+                streams,
+                if tripped.is_empty() { String::new() } else { format!(" — fails on {}", tripped.join(", ")) }
+            ));
+            ComparisonView {
+                heading: format!("{} against {}", c.candidate, c.base),
+                group: group[i + 1].clone(),
+                environment_changes: c.environment_changes.clone(),
+                different_machine: !c.same_machine,
+                summary,
+                tripped,
+                throughput: c
+                    .throughput
+                    .iter()
+                    .map(|x| {
+                        vec![
+                            x.id.clone(),
+                            fmt(x.base_gbps, 1),
+                            fmt(x.cand_gbps, 1),
+                            format!("{:+.1}%", x.change_pct),
+                            format!("{:.2e}", x.p_value),
+                            match (x.verdict, x.gated) {
+                                (Change::Faster, _) => "faster",
+                                (Change::Slower, true) => "slower",
+                                (Change::Slower, false) => "slower (launch-bound, not gated)",
+                                (Change::Same, _) => "same",
+                            }
+                            .to_owned(),
+                        ]
+                    })
+                    .collect(),
+                memory: c
+                    .memory
+                    .iter()
+                    .map(|m| {
+                        let flag = if m.new_leak {
+                            "new leak"
+                        } else if m.fixed_leak {
+                            "leak gone"
+                        } else if m.more_streams {
+                            "more streams"
+                        } else {
+                            ""
+                        };
+                        let h = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| fmt(v, 2));
+                        vec![m.id.clone(), class_name(m.base_class).to_owned(), class_name(m.cand_class).to_owned(), h(m.base_hidden), h(m.cand_hidden), flag.to_owned()]
+                    })
+                    .collect(),
+                only_in_base: c.only_in_base.clone(),
+                only_in_candidate: c.only_in_candidate.clone(),
+            }
+        })
+        .collect();
+    ComparePage {
+        title: format!(
+            "nppbench compare: {} run(s) against {}",
+            comparisons.len(),
+            comparisons.first().map_or("—", |c| c.base.as_str())
+        ),
+        generated_by: format!("nppbench {}", env!("CARGO_PKG_VERSION")),
+        verdict,
+        failed,
+        rule: format!(
+            "A throughput change counts when it exceeds ±{}% and Welch's t-test on the per-call times of criterion's samples gives p < {}; only images of {} pixels or more (not launch-bound) can fail the regression gate. Gates: {}.",
+            fmt(t.noise_pct, 0),
+            t.alpha,
+            t.gate_min_pixels,
+            if gates.is_empty() {
+                "none (the exit status is 0 whatever changed)".to_owned()
+            } else {
+                gates.iter().map(|g| gate_name(*g)).collect::<Vec<_>>().join(", ")
+            }
+        ),
+        environments: runs
+            .iter()
+            .zip(&group)
+            .enumerate()
+            .map(|(i, (r, g))| EnvironmentRow {
+                run: if i == 0 {
+                    "base".into()
+                } else {
+                    format!("candidate {i}")
+                },
+                group: g.clone(),
+                gpu: format!("{} ({})", r.environment.gpu.name, r.environment.gpu.uuid),
+                driver: r.environment.driver_version.clone().unwrap_or_else(|| "unknown".into()),
+                npp: r.environment.npp.version.clone(),
+                started_at: r.started_at.clone(),
+            })
+            .collect(),
+        comparisons: views,
+    }
+}
