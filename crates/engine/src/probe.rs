@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use criterion::Criterion;
-use nppbench_gpu::{DeviceBuffer, Gpu, ProcessMemoryProbe, ReferenceConvert, Stream, StreamTracker};
+use nppbench_gpu::{DeviceBuffer, Gpu, KernelRecorder, ProcessMemoryProbe, ReferenceConvert, Stream, StreamTracker};
 use nppbench_model::{
-    Correctness, Estimate, Geometry, KernelTiming, MemoryReading, MemoryResult, MemoryScenario, MemorySeries, Outcome,
-    Primitive, ReferenceResult, Settings, StreamCounts, StreamKind, Threading, ThroughputRecord, ThroughputResult,
-    ThroughputScenario,
+    Correctness, Estimate, Geometry, KernelRecords, KernelTiming, MemoryReading, MemoryResult, MemoryScenario,
+    MemorySeries, Outcome, Primitive, ReferenceResult, Settings, StreamCounts, StreamKind, Threading, ThroughputRecord,
+    ThroughputResult, ThroughputScenario,
 };
 use nppbench_npp::{DST_FILL, Npp, NppSearch, StreamContext};
 use serde::Deserialize;
@@ -449,6 +449,43 @@ fn read_criterion(dir: &Path, name: &str) -> Result<KernelTiming, String> {
     })
 }
 
+/// Calls in the batch whose kernels CUPTI records.
+const RECORDED_LAUNCHES: u32 = 200;
+
+/// Runs `launch` [`RECORDED_LAUNCHES`] times back to back on `stream` with CUPTI's kernel
+/// records on, and summarises the kernels' own durations.
+fn record_kernels(stream: &Stream, mut launch: impl FnMut() -> Result<(), String>) -> Result<KernelRecords, String> {
+    let recorder = KernelRecorder::start().map_err(text)?;
+    recorder.take(stream).map_err(text)?;
+    for _ in 0..RECORDED_LAUNCHES {
+        launch()?;
+    }
+    let mut ns: Vec<f64> = recorder
+        .take(stream)
+        .map_err(text)?
+        .into_iter()
+        .map(|d| d as f64)
+        .collect();
+    if ns.is_empty() {
+        return Err("CUPTI delivered no kernel records".to_owned());
+    }
+    ns.sort_by(f64::total_cmp);
+    let mid = ns.len() / 2;
+    let median_ns = if ns.len() % 2 == 0 {
+        (ns[mid - 1] + ns[mid]) / 2.0
+    } else {
+        ns[mid]
+    };
+    Ok(KernelRecords {
+        launches: RECORDED_LAUNCHES,
+        kernels: ns.len() as u32,
+        median_ns,
+        min_ns: ns[0],
+        max_ns: ns[ns.len() - 1],
+        per_call_ns: ns.iter().sum::<f64>() / f64::from(RECORDED_LAUNCHES),
+    })
+}
+
 /// Configures criterion from the matrix settings, writing under `dir`.
 fn criterion_for(
     gpu: &Gpu,
@@ -506,6 +543,19 @@ fn throughput_one(
     // The timed calls must still have produced the right output.
     setup.check()?;
     let kernel = read_criterion(criterion_dir, &name)?;
+    let records = {
+        let mut dst = setup.lock_dst();
+        record_kernels(&stream, || {
+            setup
+                .npp
+                .run(s.primitive, &s.geometry, &setup.src, &mut dst, &ctx)
+                .map_err(text)
+        })
+    };
+    let (kernel_records, kernel_records_not_measured) = match records {
+        Ok(r) => (Some(r), None),
+        Err(why) => (None, Some(why)),
+    };
     let (reference, reference_not_measured) = match reference {
         Err(why) => (None, Some(why.clone())),
         Ok(_) if s.primitive != Primitive::Convert8u32fC1 => {
@@ -528,6 +578,8 @@ fn throughput_one(
         bytes_per_call: s.geometry.pixels() * s.primitive.bytes_moved_per_pixel(),
         kernel,
         correctness,
+        kernel_records,
+        kernel_records_not_measured,
         reference,
         reference_not_measured,
     })
@@ -568,10 +620,15 @@ fn time_reference(
     if let Some(e) = launch_error.or_else(|| timing_errors.take()) {
         return Err(e.to_string());
     }
+    let kernel_records = {
+        let mut dst = setup.lock_dst();
+        record_kernels(stream, || kernel.launch(g, &setup.src, &mut dst, stream).map_err(text)).ok()
+    };
     Ok(ReferenceResult {
         path: ReferenceConvert::path(g).to_owned(),
         kernel: read_criterion(criterion_dir, name)?,
         correctness,
+        kernel_records,
     })
 }
 

@@ -13,8 +13,8 @@ pub use error::ModelError;
 pub use matrix::{Matrix, MatrixSpec, Preset, Settings};
 pub use primitive::Primitive;
 pub use run::{
-    Correctness, CpuInfo, Environment, Estimate, GpuInfo, HostInfo, KernelTiming, MemoryReading, MemoryRecord,
-    MemoryResult, MemorySeries, NppInfo, Outcome, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
+    Correctness, CpuInfo, Environment, Estimate, GpuInfo, HostInfo, KernelRecords, KernelTiming, MemoryReading,
+    MemoryRecord, MemoryResult, MemorySeries, NppInfo, Outcome, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
     ThroughputRecord, ThroughputResult, ToolInfo,
 };
 pub use scenario::{Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};

@@ -226,11 +226,30 @@ pub struct ThroughputResult {
     pub bytes_per_call: u64,
     pub kernel: KernelTiming,
     pub correctness: Correctness,
+    /// Kernel durations from CUPTI's activity records over a batch of calls: the kernel alone,
+    /// without the gap between launches that events around a batch include.
+    #[serde(default)]
+    pub kernel_records: Option<KernelRecords>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_records_not_measured: Option<String>,
     /// nppbench's own reference kernel on the same buffers and stream, timed the same way.
     #[serde(default)]
     pub reference: Option<ReferenceResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_not_measured: Option<String>,
+}
+
+/// CUPTI kernel records over a batch of back-to-back calls.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KernelRecords {
+    pub launches: u32,
+    /// Kernels recorded: one per call for a one-kernel primitive.
+    pub kernels: u32,
+    pub median_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    /// All recorded kernel time divided by the calls.
+    pub per_call_ns: f64,
 }
 
 /// The NVRTC-compiled reference kernel's timing and check.
@@ -240,6 +259,8 @@ pub struct ReferenceResult {
     pub path: String,
     pub kernel: KernelTiming,
     pub correctness: Correctness,
+    #[serde(default)]
+    pub kernel_records: Option<KernelRecords>,
 }
 
 impl RunFile {

@@ -61,6 +61,8 @@ pub struct ThroughputAnalysis<'a> {
     pub pct_of_ceiling: Option<f64>,
     pub reference_gbps: Option<f64>,
     pub median_us: Option<f64>,
+    /// The kernel alone, from CUPTI's records: median duration, µs.
+    pub kernel_only_us: Option<f64>,
 }
 
 /// A whole run, judged.
@@ -172,6 +174,7 @@ fn analyse_throughput(record: &ThroughputRecord, ceiling_gbps: Option<f64>) -> T
             pct_of_ceiling: None,
             reference_gbps: None,
             median_us: None,
+            kernel_only_us: None,
         };
     };
     let bytes = r.bytes_per_call as f64;
@@ -185,5 +188,6 @@ fn analyse_throughput(record: &ThroughputRecord, ceiling_gbps: Option<f64>) -> T
         pct_of_ceiling: gbps.zip(ceiling_gbps).map(|(g, c)| 100.0 * g / c),
         reference_gbps: r.reference.as_ref().and_then(|x| gbps_at(x.kernel.median.point_ns)),
         median_us: Some(median.point_ns / 1e3),
+        kernel_only_us: r.kernel_records.map(|k| k.median_ns / 1e3),
     }
 }

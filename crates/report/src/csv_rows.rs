@@ -39,6 +39,7 @@ pub(crate) struct Row {
     pub(crate) reference_kernel_gbps: String,
     pub(crate) gpu: String,
     pub(crate) driver_version: String,
+    pub(crate) kernel_record_median_us: String,
 }
 
 fn o(v: Option<f64>, digits: usize) -> String {
@@ -87,6 +88,7 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         reference_kernel_gbps: String::new(),
         gpu: env.gpu.name.clone(),
         driver_version: env.driver_version.clone().unwrap_or_default(),
+        kernel_record_median_us: String::new(),
     };
     let mut out = Vec::new();
     for m in &a.memory {
@@ -118,6 +120,7 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         r.kernel_median_us = o(tp.and_then(|t| t.median_us), 3);
         r.pct_of_copy_ceiling = o(tp.and_then(|t| t.pct_of_ceiling), 1);
         r.reference_kernel_gbps = o(tp.and_then(|t| t.reference_gbps), 1);
+        r.kernel_record_median_us = o(tp.and_then(|t| t.kernel_only_us), 3);
         out.push(r);
     }
     for t in &a.throughput {
@@ -133,6 +136,7 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         r.kernel_median_us = o(t.median_us, 3);
         r.pct_of_copy_ceiling = o(t.pct_of_ceiling, 1);
         r.reference_kernel_gbps = o(t.reference_gbps, 1);
+        r.kernel_record_median_us = o(t.kernel_only_us, 3);
         out.push(r);
     }
     out

@@ -90,6 +90,7 @@ pub struct ThroughputRow {
     pub stream: String,
     pub status: String,
     pub median_us: String,
+    pub kernel_only_us: String,
     pub gbps: String,
     pub gbps_ci: String,
     pub pct_of_ceiling: String,
@@ -541,6 +542,7 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
                     stream: s.stream.to_string(),
                     status: status(&t.record.outcome),
                     median_us: opt(t.median_us, 2),
+                    kernel_only_us: opt(t.kernel_only_us, 2),
                     gbps: opt(t.gbps, 1),
                     gbps_ci: t
                         .gbps_ci

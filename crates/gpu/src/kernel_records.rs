@@ -1,0 +1,125 @@
+//! Kernel durations from CUPTI's activity API: the GPU's own start and end timestamps of each
+//! kernel, with no launch gap in them — the figure Nsight Compute's `gpu__time_duration` gives.
+//!
+//! CUPTI's activity state belongs to the process, so there is one recorder at a time. See the
+//! [activity API](https://docs.nvidia.com/cupti/api/group__CUPTI__ACTIVITY__API.html).
+
+use std::alloc::Layout;
+use std::sync::Mutex;
+
+use cudarc::cupti::{result, sys};
+
+use crate::{GpuError, Stream};
+
+/// Each activity buffer CUPTI asks for.
+const BUFFER: usize = 4 << 20;
+/// CUPTI wants its buffers aligned to 8 bytes.
+const ALIGN: usize = 8;
+/// `CUPTI_ACTIVITY_FLAG_FLUSH_FORCED`.
+const FLUSH_FORCED: u32 = 1;
+const KIND: sys::CUpti_ActivityKind = sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+
+/// Kernel durations (ns) delivered by CUPTI since the last `take`.
+static DURATIONS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+/// Only one recorder at a time; and callbacks are registered once per process.
+static ACTIVE: Mutex<bool> = Mutex::new(false);
+static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+
+fn layout() -> Layout {
+    Layout::from_size_align(BUFFER, ALIGN).expect("a valid layout")
+}
+
+unsafe extern "C" fn buffer_requested(buffer: *mut *mut u8, size: *mut usize, max_records: *mut usize) {
+    // SAFETY: CUPTI passes valid out-pointers; the buffer is freed in `buffer_completed`.
+    unsafe {
+        let p = std::alloc::alloc(layout());
+        *buffer = p;
+        *size = if p.is_null() { 0 } else { BUFFER };
+        *max_records = 0;
+    }
+}
+
+unsafe extern "C" fn buffer_completed(
+    _ctx: cudarc::driver::sys::CUcontext,
+    _stream: u32,
+    buffer: *mut u8,
+    _size: usize,
+    valid: usize,
+) {
+    if buffer.is_null() {
+        return;
+    }
+    let mut out = Vec::new();
+    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
+    // SAFETY: `buffer` holds `valid` bytes of records CUPTI wrote; records of the concurrent-kernel
+    // kind start with the layout of CUpti_ActivityKernel4 (every later version keeps that prefix,
+    // `start` and `end` included). The buffer came from `buffer_requested`'s allocation.
+    unsafe {
+        while result::activity::get_next_record(buffer, valid, &mut record).is_ok() {
+            if (*record).kind == KIND {
+                let k = record as *const sys::CUpti_ActivityKernel4;
+                let (start, end) = (
+                    std::ptr::addr_of!((*k).start).read_unaligned(),
+                    std::ptr::addr_of!((*k).end).read_unaligned(),
+                );
+                out.push(end.saturating_sub(start));
+            }
+        }
+        std::alloc::dealloc(buffer, layout());
+    }
+    DURATIONS.lock().unwrap_or_else(|p| p.into_inner()).extend(out);
+}
+
+/// Records the duration of every kernel launched while it lives.
+pub struct KernelRecorder(());
+
+impl KernelRecorder {
+    /// Enables kernel records. Fails, without side effects, where libcupti cannot be loaded or
+    /// another CUPTI client (a profiler) holds the activity API.
+    pub fn start() -> Result<KernelRecorder, GpuError> {
+        let mut active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
+        if *active {
+            return Err(GpuError::Cupti(
+                "a kernel recorder is already running in this process".into(),
+            ));
+        }
+        crate::toolkit::preload("cupti");
+        // SAFETY: only tries to open the library.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(GpuError::Cupti(
+                "libcupti could not be loaded (looked in the CUDA toolkit folders and the loader path)".into(),
+            ));
+        }
+        REGISTERED
+            .get_or_init(|| {
+                result::activity::register_callbacks(Some(buffer_requested), Some(buffer_completed))
+                    .map_err(|e| format!("cuptiActivityRegisterCallbacks: {e:?}"))
+            })
+            .clone()
+            .map_err(GpuError::Cupti)?;
+        result::activity::enable(KIND)
+            .map_err(|e| GpuError::Cupti(format!("cuptiActivityEnable(CONCURRENT_KERNEL): {e:?}")))?;
+        DURATIONS.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        *active = true;
+        Ok(KernelRecorder(()))
+    }
+
+    /// Waits for `stream`, flushes CUPTI's buffers and returns the kernel durations (ns)
+    /// recorded since the last call.
+    pub fn take(&self, stream: &Stream) -> Result<Vec<u64>, GpuError> {
+        stream.synchronize()?;
+        result::activity::flush_all(FLUSH_FORCED)
+            .map_err(|e| GpuError::Cupti(format!("cuptiActivityFlushAll: {e:?}")))?;
+        Ok(std::mem::take(
+            &mut *DURATIONS.lock().unwrap_or_else(|p| p.into_inner()),
+        ))
+    }
+}
+
+impl Drop for KernelRecorder {
+    fn drop(&mut self) {
+        let _ = result::activity::disable(KIND);
+        let _ = result::activity::flush_all(FLUSH_FORCED);
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = false;
+    }
+}
