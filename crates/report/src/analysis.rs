@@ -63,6 +63,8 @@ pub struct ThroughputAnalysis<'a> {
     pub median_us: Option<f64>,
     /// The kernel alone, from CUPTI's records: median duration, µs.
     pub kernel_only_us: Option<f64>,
+    /// Kernels NPP launched per call (CUPTI's records over the calls).
+    pub kernels_per_call: Option<f64>,
 }
 
 /// A whole run, judged.
@@ -175,6 +177,7 @@ fn analyse_throughput(record: &ThroughputRecord, ceiling_gbps: Option<f64>) -> T
             reference_gbps: None,
             median_us: None,
             kernel_only_us: None,
+            kernels_per_call: None,
         };
     };
     let bytes = r.bytes_per_call as f64;
@@ -189,5 +192,8 @@ fn analyse_throughput(record: &ThroughputRecord, ceiling_gbps: Option<f64>) -> T
         reference_gbps: r.reference.as_ref().and_then(|x| gbps_at(x.kernel.median.point_ns)),
         median_us: Some(median.point_ns / 1e3),
         kernel_only_us: r.kernel_records.map(|k| k.median_ns / 1e3),
+        kernels_per_call: r
+            .kernel_records
+            .map(|k| f64::from(k.kernels) / f64::from(k.launches.max(1))),
     }
 }

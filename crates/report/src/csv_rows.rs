@@ -40,6 +40,7 @@ pub(crate) struct Row {
     pub(crate) gpu: String,
     pub(crate) driver_version: String,
     pub(crate) kernel_record_median_us: String,
+    pub(crate) kernels_per_call: String,
 }
 
 fn o(v: Option<f64>, digits: usize) -> String {
@@ -89,6 +90,7 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         gpu: env.gpu.name.clone(),
         driver_version: env.driver_version.clone().unwrap_or_default(),
         kernel_record_median_us: String::new(),
+        kernels_per_call: String::new(),
     };
     let mut out = Vec::new();
     for m in &a.memory {
@@ -121,6 +123,7 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         r.pct_of_copy_ceiling = o(tp.and_then(|t| t.pct_of_ceiling), 1);
         r.reference_kernel_gbps = o(tp.and_then(|t| t.reference_gbps), 1);
         r.kernel_record_median_us = o(tp.and_then(|t| t.kernel_only_us), 3);
+        r.kernels_per_call = o(tp.and_then(|t| t.kernels_per_call), 2);
         out.push(r);
     }
     for t in &a.throughput {
@@ -137,6 +140,7 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         r.pct_of_copy_ceiling = o(t.pct_of_ceiling, 1);
         r.reference_kernel_gbps = o(t.reference_gbps, 1);
         r.kernel_record_median_us = o(t.kernel_only_us, 3);
+        r.kernels_per_call = o(t.kernels_per_call, 2);
         out.push(r);
     }
     out

@@ -21,6 +21,10 @@ pub struct Verdict {
     pub per_thread_range: Option<(f64, f64)>,
     /// Hidden streams per new thread among the leaking, (smallest, largest).
     pub hidden_range: Option<(f64, f64)>,
+    /// Kernels NPP launches per call on the leaking configurations' geometries, and on the
+    /// others: (smallest, largest) of each, from CUPTI's records.
+    pub kernels_per_call_leaking: Option<(f64, f64)>,
+    pub kernels_per_call_other: Option<(f64, f64)>,
 }
 
 /// A fix, measured against the leaking configurations it applies to.
@@ -94,7 +98,18 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
             never.push(format!("the {family} threading model"));
         }
     }
+    let leak_geometries: Vec<_> = leaking.iter().map(|m| m.record.scenario.geometry).collect();
+    let kernels = |leak: bool| {
+        range(
+            a.throughput
+                .iter()
+                .filter(|t| leak_geometries.contains(&t.record.scenario.geometry) == leak)
+                .filter_map(|t| t.kernels_per_call),
+        )
+    };
     Verdict {
+        kernels_per_call_leaking: if leaking.is_empty() { None } else { kernels(true) },
+        kernels_per_call_other: kernels(false),
         leaking: leaking.len(),
         measured: measured.len(),
         failed: a.memory.iter().filter(|m| m.record.outcome.is_failed()).count()

@@ -91,6 +91,7 @@ pub struct ThroughputRow {
     pub status: String,
     pub median_us: String,
     pub kernel_only_us: String,
+    pub kernels_per_call: String,
     pub gbps: String,
     pub gbps_ci: String,
     pub pct_of_ceiling: String,
@@ -204,6 +205,13 @@ fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
         details.push(format!(
             "In the leaking configurations NPP creates {} CUDA streams per new thread (counted with CUPTI) and destroys none of them.",
             number_range(r, 1)
+        ));
+    }
+    if let (Some(l), Some(o)) = (v.kernels_per_call_leaking, v.kernels_per_call_other) {
+        details.push(format!(
+            "On the leaking geometries NPP launches {} kernel(s) per call, against {} on the others (CUPTI's kernel records), whatever the stream.",
+            number_range(l, 0),
+            number_range(o, 0)
         ));
     }
     if v.failed > 0 {
@@ -543,6 +551,7 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
                     status: status(&t.record.outcome),
                     median_us: opt(t.median_us, 2),
                     kernel_only_us: opt(t.kernel_only_us, 2),
+                    kernels_per_call: opt(t.kernels_per_call, 0),
                     gbps: opt(t.gbps, 1),
                     gbps_ci: t
                         .gbps_ci
