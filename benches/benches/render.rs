@@ -8,14 +8,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use nppbench_model::RunFile;
 
 fn thousand_scenarios() -> RunFile {
-    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports");
-    let mut paths: Vec<_> = std::fs::read_dir(&reports)
-        .unwrap()
-        .flatten()
-        .map(|d| d.path().join("run.json"))
-        .filter(|p| p.exists())
-        .collect();
-    paths.sort();
+    let paths = RunFile::find_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports"));
     let mut run = RunFile::read(&paths[0]).unwrap();
     let (memory, throughput) = (run.memory.clone(), run.throughput.clone());
     let mut copy = 0;

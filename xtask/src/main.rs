@@ -94,9 +94,8 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
             command: NppCmd::Fetch { versions },
         } => versions.iter().try_for_each(|v| fetch(v)),
         Cmd::Compare { args } => {
-            let mut c = cargo();
-            c.args(["run", "--quiet", "--release", "--package", "nppbench", "--", "compare"])
-                .args(&args);
+            let mut c = nppbench(&["compare"]);
+            c.args(&args);
             // The exit status is the gate: pass it on unchanged.
             let status = c.status().context("starting nppbench compare")?;
             match status.code() {
@@ -119,6 +118,14 @@ fn root() -> PathBuf {
 fn cargo() -> Command {
     let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     c.current_dir(root());
+    c
+}
+
+/// `nppbench ARGS…`, built and run through cargo.
+fn nppbench(args: &[&str]) -> Command {
+    let mut c = cargo();
+    c.args(["run", "--quiet", "--release", "--package", "nppbench", "--"])
+        .args(args);
     c
 }
 
@@ -217,18 +224,8 @@ fn report(from: &[PathBuf], out: &Path, preset: &str, matrix: Option<&Path>, npp
             runs.push(run_dir.join("run.json"));
         }
     }
-    let mut c = cargo();
-    c.args([
-        "run",
-        "--quiet",
-        "--release",
-        "--package",
-        "nppbench",
-        "--",
-        "report",
-        "--out",
-    ])
-    .arg(&out);
+    let mut c = nppbench(&["report", "--out"]);
+    c.arg(&out);
     for r in &runs {
         c.arg("--from").arg(r);
     }
@@ -298,18 +295,8 @@ fn fetch(version: &str) -> anyhow::Result<()> {
         ),
     )?;
     // The version NPP reports (nppGetLibVersion needs no GPU).
-    let mut info = cargo();
-    info.args([
-        "run",
-        "--quiet",
-        "--release",
-        "--package",
-        "nppbench",
-        "--",
-        "npp",
-        "--npp",
-    ])
-    .arg(&dest);
+    let mut info = nppbench(&["npp", "--npp"]);
+    info.arg(&dest);
     check(info, "nppbench npp (checking what was fetched)")?;
     println!("{}", dest.display());
     Ok(())

@@ -264,6 +264,19 @@ pub struct ReferenceResult {
 }
 
 impl RunFile {
+    /// The run.json files one folder below `dir` (`reports/*/run.json`), sorted by path.
+    pub fn find_in(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut runs: Vec<_> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|d| d.path().join("run.json"))
+            .filter(|p| p.exists())
+            .collect();
+        runs.sort();
+        runs
+    }
+
     /// Reads a run.json, telling a truncated file, a foreign JSON file and another schema
     /// version apart.
     pub fn read(path: &Path) -> Result<RunFile, ModelError> {

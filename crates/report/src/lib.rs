@@ -57,14 +57,16 @@ pub struct Rendered {
 
 /// The view model of the page, for tests and for other front ends.
 pub fn page(runs: &[RunFile]) -> Result<view::Page, ReportError> {
-    if runs.is_empty() {
-        return Err(ReportError::NoRuns);
-    }
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
+    page_of(&analyses)
+}
+
+fn page_of(analyses: &[RunAnalysis<'_>]) -> Result<view::Page, ReportError> {
+    let first = analyses.first().ok_or(ReportError::NoRuns)?.run;
     let views = analyses
         .iter()
         .enumerate()
-        .map(|(i, a)| view::run_view(a, i, runs.len()))
+        .map(|(i, a)| view::run_view(a, i, analyses.len()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(ReportError::Chart)?;
     let versions: Vec<&str> = analyses.iter().map(|a| a.npp_version()).collect();
@@ -72,39 +74,48 @@ pub fn page(runs: &[RunFile]) -> Result<view::Page, ReportError> {
         title: format!(
             "nppbench: NPP {} on {}",
             versions.join(" vs "),
-            runs[0].environment.gpu.name
+            first.environment.gpu.name
         ),
-        generated_by: format!("nppbench {} ({})", runs[0].tool.version, runs[0].tool.git_commit),
-        comparison: view::comparison(&analyses),
+        generated_by: format!("nppbench {} ({})", first.tool.version, first.tool.git_commit),
+        comparison: view::comparison(analyses),
         runs: views,
     })
 }
 
-/// Renders the page, the Markdown summary and the CSV of `runs` (several runs: side by side).
-pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
-    let page = page(runs)?;
+/// Renders `templates` (name, text; the `.html` ones autoescaped) with `model` and the style
+/// sheet, in order.
+fn render_templates<const N: usize>(
+    templates: [(&'static str, &'static str); N],
+    model: &impl serde::Serialize,
+) -> Result<[String; N], ReportError> {
     let mut tera = tera::Tera::default();
-    tera.autoescape_on(vec!["report.html"]);
-    let add = |tera: &mut tera::Tera, name: &'static str, text: &str| {
+    tera.autoescape_on(vec![".html"]);
+    for (name, text) in templates {
         tera.add_raw_template(name, text)
-            .map_err(|source| ReportError::Template { template: name, source })
-    };
-    add(&mut tera, "report.html", PAGE)?;
-    add(&mut tera, "summary.md", SUMMARY)?;
-    let mut ctx = tera::Context::from_serialize(&page).map_err(|source| ReportError::Template {
-        template: "report.html",
+            .map_err(|source| ReportError::Template { template: name, source })?;
+    }
+    let mut ctx = tera::Context::from_serialize(model).map_err(|source| ReportError::Template {
+        template: templates[0].0,
         source,
     })?;
     ctx.insert("style", STYLE);
-    let render = |name: &'static str| {
-        tera.render(name, &ctx)
-            .map_err(|source| ReportError::Template { template: name, source })
-    };
-    let index_html = render("report.html")?;
-    let summary_md = render("summary.md")?;
+    let mut out = templates.map(|(name, _)| (name, String::new()));
+    for (name, text) in &mut out {
+        *text = tera
+            .render(name, &ctx)
+            .map_err(|source| ReportError::Template { template: name, source })?;
+    }
+    Ok(out.map(|(_, text)| text))
+}
+
+/// Renders the page, the Markdown summary and the CSV of `runs` (several runs: side by side).
+pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
+    let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
+    let page = page_of(&analyses)?;
+    let [index_html, summary_md] = render_templates([("report.html", PAGE), ("summary.md", SUMMARY)], &page)?;
     let mut csv = csv::Writer::from_writer(Vec::new());
-    for run in runs {
-        for row in csv_rows::rows(&RunAnalysis::new(run)) {
+    for a in &analyses {
+        for row in csv_rows::rows(a) {
             csv.serialize(row)?;
         }
     }
@@ -141,27 +152,11 @@ pub fn render_compare(
         .map(|c| compare::compare(base, c, thresholds))
         .collect();
     let page = compare_view::page(runs, &comparisons, thresholds, gates);
-    let mut tera = tera::Tera::default();
-    tera.autoescape_on(vec!["compare.html"]);
-    for (name, text) in [("compare.html", COMPARE_PAGE), ("compare.md", COMPARE_SUMMARY)] {
-        tera.add_raw_template(name, text)
-            .map_err(|source| ReportError::Template {
-                template: "compare",
-                source,
-            })?;
-    }
-    let mut ctx = tera::Context::from_serialize(&page).map_err(|source| ReportError::Template {
-        template: "compare",
-        source,
-    })?;
-    ctx.insert("style", STYLE);
-    let render = |name: &'static str| {
-        tera.render(name, &ctx)
-            .map_err(|source| ReportError::Template { template: name, source })
-    };
+    let [compare_html, summary_md] =
+        render_templates([("compare.html", COMPARE_PAGE), ("compare.md", COMPARE_SUMMARY)], &page)?;
     Ok(RenderedCompare {
-        compare_html: render("compare.html")?,
-        summary_md: render("compare.md")?,
+        compare_html,
+        summary_md,
         failed: page.failed,
     })
 }

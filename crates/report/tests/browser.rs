@@ -55,14 +55,7 @@ fn out_dir() -> PathBuf {
 /// Renders the first committed run into `target/browser-check/NAME` (each test its own file:
 /// tests run in parallel).
 fn rendered(name: &str) -> (PathBuf, String) {
-    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(&reports)
-        .unwrap()
-        .flatten()
-        .map(|d| d.path().join("run.json"))
-        .filter(|p| p.exists())
-        .collect();
-    runs.sort();
+    let runs = RunFile::find_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports"));
     let run = RunFile::read(&runs[0]).unwrap();
     let html = nppbench_report::render(&[run]).unwrap().index_html;
     let page = out_dir().join(name);

@@ -10,13 +10,7 @@ use nppbench_report::stats::LeakClass;
 
 fn committed_runs() -> Vec<PathBuf> {
     let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(&reports)
-        .unwrap()
-        .flatten()
-        .map(|d| d.path().join("run.json"))
-        .filter(|p| p.exists())
-        .collect();
-    runs.sort();
+    let runs = RunFile::find_in(&reports);
     assert!(!runs.is_empty(), "no committed run.json under {}", reports.display());
     runs
 }

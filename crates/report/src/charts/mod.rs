@@ -69,6 +69,34 @@ pub(crate) fn svg(
     Ok(out)
 }
 
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+fn drawing_error<E: std::error::Error + Send + Sync>(e: plotters::drawing::DrawingAreaErrorKind<E>) -> String {
+    e.to_string()
+}
+
+/// A group's label, right-aligned against the bars at `right`, centred on `mid`.
+pub(crate) fn group_label(root: &Area<'_>, label: &str, right: i32, mid: i32) -> Result<(), String> {
+    let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(plotters::style::text_anchor::Pos::new(
+        plotters::style::text_anchor::HPos::Right,
+        plotters::style::text_anchor::VPos::Center,
+    ));
+    root.draw(&Text::new(label.to_owned(), (right, mid), style))
+        .map_err(drawing_error)
+}
+
+/// The stream kinds' colours, in a row at height `y`.
+pub(crate) fn stream_legend(root: &Area<'_>, y: i32) -> Result<(), String> {
+    for (i, k) in StreamKind::ALL.into_iter().enumerate() {
+        let x = 10 + i as i32 * 150;
+        root.draw(&Rectangle::new([(x, y), (x + 12, y + 12)], stream_colour(k).filled()))
+            .map_err(drawing_error)?;
+        root.draw(&Text::new(k.as_str(), (x + 16, y), (FONT, LABEL_SIZE - 1)))
+            .map_err(drawing_error)?;
+    }
+    Ok(())
+}
+
 /// A labelled line of a line chart.
 pub(crate) struct Line {
     pub(crate) label: String,

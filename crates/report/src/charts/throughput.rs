@@ -4,7 +4,10 @@
 use nppbench_model::StreamKind;
 use plotters::prelude::*;
 
-use crate::charts::{CAPTION_SIZE, CEILING_COLOUR, FONT, LABEL_SIZE, REFERENCE_COLOUR, WIDTH, stream_colour, svg};
+use crate::charts::{
+    CAPTION_SIZE, CEILING_COLOUR, FONT, LABEL_SIZE, REFERENCE_COLOUR, WIDTH, group_label, stream_colour, stream_legend,
+    svg,
+};
 
 /// One bar.
 pub(crate) struct Bar {
@@ -39,12 +42,7 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
         let mut y = 40i32;
         for (label, group) in groups {
             let mid = y + (group.len() as i32 * BAR as i32) / 2;
-            let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Right,
-                plotters::style::text_anchor::VPos::Center,
-            ));
-            root.draw(&Text::new(label.clone(), (LEFT as i32 - 6, mid), style))
-                .map_err(e)?;
+            group_label(root, label, LEFT as i32 - 6, mid)?;
             for bar in group {
                 root.draw(&Rectangle::new(
                     [(LEFT as i32, y), (x_of(bar.gbps), y + BAR as i32 - 1)],
@@ -114,13 +112,7 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
         }
         // Legend.
         let ly = axis_y + 40;
-        for (i, k) in StreamKind::ALL.into_iter().enumerate() {
-            let x = 10 + i as i32 * 150;
-            root.draw(&Rectangle::new([(x, ly), (x + 12, ly + 12)], stream_colour(k).filled()))
-                .map_err(e)?;
-            root.draw(&Text::new(k.as_str(), (x + 16, ly), (FONT, LABEL_SIZE - 1)))
-                .map_err(e)?;
-        }
+        stream_legend(root, ly)?;
         root.draw(&PathElement::new(
             vec![(610, ly), (610, ly + 12)],
             REFERENCE_COLOUR.stroke_width(2),
