@@ -314,6 +314,19 @@ mod tests {
     }
 
     #[test]
+    fn without_a_gpu_report_names_from_and_the_committed_runs() {
+        if gpu_present() {
+            eprintln!("skipped without_a_gpu_report_names_from_and_the_committed_runs: needs a machine without a GPU");
+            return;
+        }
+        let err = report(&[], Path::new("reports/latest"), "quick", None, &[]).unwrap_err();
+        assert!(err.downcast_ref::<BadInput>().is_some(), "exit status 2");
+        let msg = err.to_string();
+        assert!(msg.contains("cargo xtask report --from reports/"), "{msg}");
+        assert!(msg.contains("h100-npp-13.0.1/run.json"), "{msg}");
+    }
+
+    #[test]
     fn unknown_npp_spec_says_how_to_fetch() {
         let err = npp_dir("12.9.9.9").unwrap_err().to_string();
         assert!(err.contains("cargo xtask npp fetch 12.9.9.9"), "{err}");

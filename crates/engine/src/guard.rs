@@ -3,11 +3,9 @@
 use nppbench_gpu::Gpu;
 use nppbench_npp::{Npp, NppSearch};
 
-/// Whether a GPU test can run here: a driver, a device and an NPP. When not, prints why the test
-/// `name` is skipped and returns `false` — unless `NPPBENCH_REQUIRE_GPU=1`, where a missing GPU
-/// fails the test instead (set on the GPU machine, so that nothing skips silently there).
-pub fn gpu_available(name: &str) -> bool {
-    let why = if !Gpu::driver_present() {
+/// What a GPU test would lack here (a driver, a device, an NPP), or `None` when nothing.
+pub fn gpu_missing() -> Option<String> {
+    if !Gpu::driver_present() {
         Some("no CUDA driver library".to_owned())
     } else if let Err(e) = Gpu::open(0) {
         Some(e.to_string())
@@ -15,8 +13,14 @@ pub fn gpu_available(name: &str) -> bool {
         Some(e.to_string().lines().next().unwrap_or_default().to_owned())
     } else {
         None
-    };
-    match why {
+    }
+}
+
+/// Whether a GPU test can run here. When not, prints why the test `name` is skipped and returns
+/// `false` — unless `NPPBENCH_REQUIRE_GPU=1`, where a missing GPU fails the test instead (set on
+/// the GPU machine, so that nothing skips silently there).
+pub fn gpu_available(name: &str) -> bool {
+    match gpu_missing() {
         None => true,
         Some(why) if std::env::var_os("NPPBENCH_REQUIRE_GPU").is_some_and(|v| v == "1") => {
             panic!("{name}: NPPBENCH_REQUIRE_GPU=1 but {why}")

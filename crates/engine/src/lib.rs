@@ -15,7 +15,7 @@ mod protocol;
 mod runner;
 
 pub use env::{host_info, tool_info};
-pub use guard::gpu_available;
+pub use guard::{gpu_available, gpu_missing};
 pub use measurement::{CudaEventTime, TimingErrors};
 pub use probe::run_probe;
 pub use runner::{Progress, RunError, RunOptions, run, write_run_json};

@@ -519,3 +519,36 @@ pub fn write_run_json(run: &RunFile, dir: &Path) -> Result<PathBuf, RunError> {
     std::fs::rename(&tmp, &path).map_err(io_error("renaming into place", &path))?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use nppbench_model::{Preset, RunFile};
+
+    use super::*;
+
+    /// The environment of a committed real run, with its free memory set to `free` bytes (an
+    /// altered copy: the check's arithmetic is under test, not the machine).
+    fn environment_with_free(free: u64) -> Environment {
+        let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+        let run = RunFile::read(&RunFile::find_in(&reports)[0]).unwrap();
+        let mut env = run.environment;
+        env.gpu.memory_free_bytes_at_start = free;
+        env
+    }
+
+    #[test]
+    fn a_matrix_too_large_for_the_free_memory_is_bad_input() {
+        let full = Preset::Full.matrix().unwrap();
+        // 8K frames need 5 × 7680 × 4320 ≈ 158 MiB for their two buffers.
+        let err = check_fits(&full, &environment_with_free(200 << 20)).unwrap_err();
+        assert!(matches!(err, RunError::Input(_)));
+        let msg = err.to_string();
+        assert!(
+            msg.contains("needs") && msg.contains("MiB free on NVIDIA H100"),
+            "{msg}"
+        );
+        assert!(check_fits(&full, &environment_with_free(80 << 30)).is_ok());
+    }
+}
