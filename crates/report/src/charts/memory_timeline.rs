@@ -58,7 +58,7 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
     }
     line_chart(
         title,
-        "calls after the warm-up call",
+        "calls after the warm-up call (each from a new thread, for a new thread per call)",
         "process GPU memory growth, MiB",
         &lines,
     )
