@@ -33,7 +33,7 @@ impl Npp {
         load::load(search)
     }
 
-    /// `nppGetLibVersion`.
+    /// [`nppGetLibVersion`](https://docs.nvidia.com/cuda/npp/index.html).
     pub fn version(&self) -> Version {
         self.version
     }
@@ -48,7 +48,9 @@ impl Npp {
         primitive::is_available(&self.fns, primitive)
     }
 
-    /// Runs `primitive` over `geometry`'s ROI, from `src` into `dst`, queued on the stream of `ctx`.
+    /// Runs `primitive` over `geometry`'s ROI, from `src` into `dst`, queued on the stream of `ctx`
+    /// (for [`Primitive::Convert8u32fC1`],
+    /// [`nppiConvert_8u32f_C1R_Ctx`](https://docs.nvidia.com/cuda/archive/11.0_GA/npp/nppi__data__exchange__and__initialization_8h_source.html)).
     ///
     /// The buffers must hold `stride × height` bytes each; this is checked, so a wrong geometry is
     /// an error rather than an out-of-bounds access.

@@ -14,7 +14,8 @@ pub struct NppiSize {
     pub height: c_int,
 }
 
-/// `NppStreamContext` (NPP 10.1 and later), passed by value to every `_Ctx` function.
+/// `NppStreamContext` (NPP 10.1 and later), passed by value to every `_Ctx` function; see
+/// [nppdefs.h](https://docs.nvidia.com/cuda/npp/index.html).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct NppStreamContext {
@@ -39,10 +40,12 @@ pub struct NppLibraryVersion {
     pub build: c_int,
 }
 
-/// `nppGetLibVersion` (libnppc).
+/// `nppGetLibVersion` (libnppc): see [NPP core](https://docs.nvidia.com/cuda/npp/index.html).
 pub type GetLibVersion = unsafe extern "C" fn() -> *const NppLibraryVersion;
 
-/// `nppiConvert_8u32f_C1R_Ctx` (libnppidei).
+/// `nppiConvert_8u32f_C1R_Ctx` (libnppidei), declared in
+/// [nppi_data_exchange_and_initialization.h](https://docs.nvidia.com/cuda/archive/11.0_GA/npp/nppi__data__exchange__and__initialization_8h_source.html);
+/// see also the [NPP image conversion functions](https://docs.nvidia.com/cuda/npp/index.html).
 pub type Convert8u32fC1RCtx = unsafe extern "C" fn(
     p_src: *const u8,
     n_src_step: c_int,
