@@ -154,13 +154,17 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(1.0, |d| 2.0 * (1.0 - d.cdf(t.abs())))
 }
 
+/// `NPP 13.0.1 · NVIDIA H100 80GB HBM3 · driver 580.159.04 · 2026-11-25 22:24 UTC`.
 fn label(run: &RunFile) -> String {
+    let when = run
+        .started_at
+        .get(..16)
+        .map_or_else(|| run.started_at.clone(), |t| t.replace('T', " "));
     format!(
-        "NPP {} on {} (driver {}), {}",
+        "NPP {} · {} · driver {} · {when} UTC",
         run.environment.npp.version,
         run.environment.gpu.name,
         run.environment.driver_version.as_deref().unwrap_or("unknown"),
-        run.started_at
     )
 }
 

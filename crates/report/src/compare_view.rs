@@ -41,6 +41,11 @@ pub struct ComparisonView {
     pub only_in_candidate: Vec<String>,
 }
 
+fn megapixels(pixels: u64) -> String {
+    let mp = pixels as f64 / 1e6;
+    if mp.fract() == 0.0 { fmt(mp, 0) } else { fmt(mp, 2) }
+}
+
 fn gate_name(g: Gate) -> &'static str {
     match g {
         Gate::Regression => "regression",
@@ -80,8 +85,8 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
             let streams = c.memory.iter().filter(|m| m.more_streams).count();
             let summary = vec![
                 format!(
-                    "Throughput: {slower} slower ({gated_slower} of them at {} pixels or more), {faster} faster, {} unchanged of {} scenarios (beyond ±{}% and p < {}).",
-                    t.gate_min_pixels,
+                    "Throughput: {slower} slower ({gated_slower} of them at {} megapixels or more), {faster} faster, {} unchanged of {} scenarios (beyond ±{}% and p < {}).",
+                    megapixels(t.gate_min_pixels),
                     c.throughput.len() - slower - faster,
                     c.throughput.len(),
                     fmt(t.noise_pct, 0),
@@ -92,11 +97,11 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
             let tripped: Vec<String> = c.tripped(gates).into_iter().map(|g| gate_name(g).to_owned()).collect();
             failed |= !tripped.is_empty();
             verdict.push(format!(
-                "{} vs {}: {} slower at {} pixels or more, {} new leak(s), {} with more streams{}",
+                "{} against {}: {} slower at {} megapixels or more, {} new leak(s), {} with more streams{}",
                 c.candidate,
                 c.base,
                 gated_slower,
-                t.gate_min_pixels,
+                megapixels(t.gate_min_pixels),
                 new_leaks,
                 streams,
                 if tripped.is_empty() { String::new() } else { format!(" — fails on {}", tripped.join(", ")) }
@@ -160,10 +165,10 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
         verdict,
         failed,
         rule: format!(
-            "A throughput change counts when it exceeds ±{}% and Welch's t-test on the per-call times of criterion's samples gives p < {}; only images of {} pixels or more (not launch-bound) can fail the regression gate. Gates: {}.",
+            "A throughput change counts when it exceeds ±{}% and Welch's t-test on the per-call times of criterion's samples gives p < {}; only images of {} megapixels or more (not launch-bound) can fail the regression gate. Gates: {}.",
             fmt(t.noise_pct, 0),
             t.alpha,
-            t.gate_min_pixels,
+            megapixels(t.gate_min_pixels),
             if gates.is_empty() {
                 "none (the exit status is 0 whatever changed)".to_owned()
             } else {
