@@ -196,7 +196,8 @@ struct Recorder<'a> {
     budget_bytes: u64,
     started: Instant,
     series: MemorySeries,
-    tracker: Option<StreamTracker>,
+    /// The CUPTI stream tracker, or why there is none.
+    tracker: Result<StreamTracker, String>,
     streams: StreamCounts,
     /// Streams nppbench's own-stream threads have made so far.
     own_streams: &'a AtomicU32,
@@ -206,8 +207,9 @@ impl Recorder<'_> {
     /// Samples memory after a call; returns whether the process has grown past the budget.
     /// The stream counts at the end, or why there are none.
     fn finish_streams(&mut self) -> (Option<StreamCounts>, Option<String>) {
-        let Some(tracker) = &self.tracker else {
-            return (None, Some("libcupti could not be loaded".to_owned()));
+        let tracker = match &self.tracker {
+            Ok(tracker) => tracker,
+            Err(why) => return (None, Some(why.clone())),
         };
         let events = tracker.events();
         let mut alive = std::collections::BTreeSet::new();
@@ -235,7 +237,7 @@ impl Recorder<'_> {
         s.latency_us.push(latency.as_secs_f64() * 1e6);
         s.device_used_bytes.push(reading.device_used_bytes);
         s.process_used_bytes.push(reading.process_used_bytes);
-        if let Some(tracker) = &self.tracker {
+        if let Ok(tracker) = &self.tracker {
             let events = tracker.events();
             let created = events.iter().filter(|e| e.created).count() as u32;
             self.streams.created.push(created);
@@ -280,7 +282,7 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
         budget_bytes: budget_mib.saturating_mul(1 << 20),
         started: Instant::now(),
         series: MemorySeries::default(),
-        tracker: None,
+        tracker: Err("not started".to_owned()),
         streams: StreamCounts::default(),
         own_streams: &own_streams,
     };
@@ -293,7 +295,7 @@ fn memory_probe(npp_dir: Option<&Path>, s: &MemoryScenario, budget_mib: u64) -> 
     };
     let shared = Stream::new(&gpu, kind).map_err(text)?;
     // Streams are counted from here: what NPP creates from the warm-up call on.
-    rec.tracker = StreamTracker::start().ok();
+    rec.tracker = StreamTracker::start().map_err(text);
     rec.baseline = rec.probes.read()?;
     let startup_ms = entered.elapsed().as_secs_f64() * 1e3;
     rec.started = Instant::now();
