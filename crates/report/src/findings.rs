@@ -25,7 +25,13 @@ pub struct Verdict {
     /// others: (smallest, largest) of each, from CUPTI's records.
     pub kernels_per_call_leaking: Option<(f64, f64)>,
     pub kernels_per_call_other: Option<(f64, f64)>,
+    /// The scenarios whose NPP creates streams for every new thread and destroys none, by
+    /// geometry and threading model: `31x31 s32/128, thread_per_call: legacy_default, blocking`.
+    pub stream_hoarders: Vec<String>,
 }
+
+/// Streams per new thread from which a scenario counts as creating streams it never destroys.
+const HOARDING_STREAMS_PER_THREAD: f64 = 0.5;
 
 /// A fix, measured against the leaking configurations it applies to.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,7 +113,27 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
                 .filter_map(|t| t.kernels_per_call),
         )
     };
+    let mut stream_hoarders: Vec<(String, Vec<&str>)> = Vec::new();
+    for m in &measured {
+        let s = &m.record.scenario;
+        let hoards = s.threading.thread_bound().is_none()
+            && m.streams_never_destroyed.unwrap_or(0) > 0
+            && m.hidden_per_thread
+                .is_some_and(|f| f.slope >= HOARDING_STREAMS_PER_THREAD);
+        if !hoards {
+            continue;
+        }
+        let key = format!("{}, {}", s.geometry.label(), s.threading);
+        match stream_hoarders.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, streams)) => streams.push(s.stream.as_str()),
+            None => stream_hoarders.push((key, vec![s.stream.as_str()])),
+        }
+    }
     Verdict {
+        stream_hoarders: stream_hoarders
+            .into_iter()
+            .map(|(k, v)| format!("{k}: {}", v.join(", ")))
+            .collect(),
         kernels_per_call_leaking: if leaking.is_empty() { None } else { kernels(true) },
         kernels_per_call_other: kernels(false),
         leaking: leaking.len(),

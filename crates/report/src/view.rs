@@ -207,6 +207,12 @@ fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
             number_range(r, 1)
         ));
     }
+    if !v.stream_hoarders.is_empty() {
+        details.push(format!(
+            "The scenarios whose NPP creates streams for every new thread and never destroys them: {}.",
+            v.stream_hoarders.join("; ")
+        ));
+    }
     if let (Some(l), Some(o)) = (v.kernels_per_call_leaking, v.kernels_per_call_other) {
         details.push(format!(
             "On the leaking geometries NPP launches {} kernel(s) per call, against {} on the others (CUPTI's kernel records), whatever the stream.",

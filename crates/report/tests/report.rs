@@ -90,6 +90,20 @@ fn known_cases_are_classed_as_measured() {
         let slope = leak.per_thread.unwrap();
         assert!(slope.slope > 0.5 && slope.slope_ci.0 > 0.0, "{slope:?}");
         assert!(leak.hidden_per_thread.unwrap().slope >= 1.0);
+        let verdict = nppbench_report::findings::verdict(&a);
+        assert!(
+            verdict
+                .stream_hoarders
+                .iter()
+                .any(|h| h.starts_with("31x31 s32/128, thread_per_call: ") && h.contains("blocking")),
+            "{:?}",
+            verdict.stream_hoarders
+        );
+        assert!(
+            verdict.stream_hoarders.iter().all(|h| !h.contains("non_blocking")),
+            "{:?}",
+            verdict.stream_hoarders
+        );
         let fixed = find(StreamKind::NonBlocking, Threading::ThreadPerCall).unwrap();
         assert_eq!(fixed.class, Some(LeakClass::Flat), "{}", path.display());
         if let Some(pool) = find(StreamKind::Blocking, Threading::Pool(4)) {
