@@ -525,35 +525,22 @@ fn throughput_one(
     let ctx = StreamContext::new(&stream, gpu.props());
     let name = format!("scenario-{index}");
     let (mut criterion, timing_errors) = criterion_for(gpu, &stream, settings, criterion_dir);
-    let mut launch_error = None;
-    {
-        let mut dst = setup.lock_dst();
-        criterion.bench_function(&name, |b| {
-            b.iter(|| {
-                if let Err(e) = setup.npp.run(s.primitive, &s.geometry, &setup.src, &mut dst, &ctx) {
-                    launch_error.get_or_insert(e);
-                }
-            })
-        });
-    }
-    if let Some(e) = launch_error {
-        return Err(e.to_string());
-    }
-    if let Some(e) = timing_errors.take() {
-        return Err(format!("timing with CUDA events failed: {e}"));
-    }
-    // The timed calls must still have produced the right output.
-    setup.check()?;
-    let kernel = read_criterion(criterion_dir, &name)?;
-    let records = {
-        let mut dst = setup.lock_dst();
-        record_kernels(&stream, || {
+    let (kernel, records) = time_launches(
+        &setup,
+        &stream,
+        &mut criterion,
+        &timing_errors,
+        &name,
+        criterion_dir,
+        |dst| {
             setup
                 .npp
-                .run(s.primitive, &s.geometry, &setup.src, &mut dst, &ctx)
+                .run(s.primitive, &s.geometry, &setup.src, dst, &ctx)
                 .map_err(text)
-        })
-    };
+        },
+    )?;
+    // The timed calls must still have produced the right output.
+    setup.check()?;
     let (kernel_records, kernel_records_not_measured) = match records {
         Ok(r) => (Some(r), None),
         Err(why) => (None, Some(why)),
@@ -587,6 +574,37 @@ fn throughput_one(
     })
 }
 
+/// Times `launch` (one call into the destination) with criterion as `name` — CUDA events around
+/// batches — then records its kernels with CUPTI. A launch or timing error fails the whole; a
+/// failed recording is returned for the caller to report as 'not measured'.
+fn time_launches(
+    setup: &Setup,
+    stream: &Stream,
+    criterion: &mut Criterion<CudaEventTime>,
+    timing_errors: &TimingErrors,
+    name: &str,
+    criterion_dir: &Path,
+    mut launch: impl FnMut(&mut DeviceBuffer) -> Result<(), String>,
+) -> Result<(KernelTiming, Result<KernelRecords, String>), String> {
+    let mut dst = setup.lock_dst();
+    let mut launch_error = None;
+    criterion.bench_function(name, |b| {
+        b.iter(|| {
+            if let Err(e) = launch(&mut dst) {
+                launch_error.get_or_insert(e);
+            }
+        })
+    });
+    if let Some(e) = launch_error {
+        return Err(e);
+    }
+    if let Some(e) = timing_errors.take() {
+        return Err(format!("timing with CUDA events failed: {e}"));
+    }
+    let records = record_kernels(stream, || launch(&mut dst));
+    Ok((read_criterion(criterion_dir, name)?, records))
+}
+
 /// Checks the reference kernel against the CPU reference, then times it as NPP was timed.
 fn time_reference(
     kernel: &ReferenceConvert,
@@ -608,29 +626,14 @@ fn time_reference(
             .check()
             .map_err(|e| format!("the reference kernel is wrong: {e}"))?
     };
-    let mut launch_error = None;
-    {
-        let mut dst = setup.lock_dst();
-        criterion.bench_function(name, |b| {
-            b.iter(|| {
-                if let Err(e) = kernel.launch(g, &setup.src, &mut dst, stream) {
-                    launch_error.get_or_insert(e);
-                }
-            })
-        });
-    }
-    if let Some(e) = launch_error.or_else(|| timing_errors.take()) {
-        return Err(e.to_string());
-    }
-    let kernel_records = {
-        let mut dst = setup.lock_dst();
-        record_kernels(stream, || kernel.launch(g, &setup.src, &mut dst, stream).map_err(text)).ok()
-    };
+    let (timing, records) = time_launches(setup, stream, criterion, timing_errors, name, criterion_dir, |dst| {
+        kernel.launch(g, &setup.src, dst, stream).map_err(text)
+    })?;
     Ok(ReferenceResult {
         path: ReferenceConvert::path(g).to_owned(),
-        kernel: read_criterion(criterion_dir, name)?,
+        kernel: timing,
         correctness,
-        kernel_records,
+        kernel_records: records.ok(),
     })
 }
 

@@ -17,7 +17,7 @@ pub use primitive::{DST_FILL, StreamContext, max_abs_error, reference_output, so
 
 use std::path::PathBuf;
 
-use nppbench_gpu::{DeviceBuffer, Stream};
+use nppbench_gpu::DeviceBuffer;
 use nppbench_model::{Geometry, Primitive};
 
 /// A loaded NPP: the libraries, kept open for as long as the function pointers are used.
@@ -63,10 +63,5 @@ impl Npp {
         ctx: &StreamContext,
     ) -> Result<(), NppError> {
         primitive::run(&self.fns, primitive, geometry, src, dst, ctx)
-    }
-
-    /// Builds the stream context NPP's `_Ctx` functions take, for `stream` on its device.
-    pub fn stream_context(&self, stream: &Stream, props: &nppbench_gpu::DeviceProps) -> StreamContext {
-        StreamContext::new(stream, props)
     }
 }
