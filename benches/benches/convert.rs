@@ -2,6 +2,8 @@
 //! around batches of launches, at the public report's size, 1080p and 4K, on a blocking and a
 //! non-blocking stream. Criterion reports time per call and, from the bytes moved, GB/s.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput};

@@ -2,6 +2,8 @@
 //! real run's records repeated under new ids until there are 1,000: a load for the renderer,
 //! not a measurement to read.
 
+#![forbid(unsafe_code)]
+
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};

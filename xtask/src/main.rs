@@ -5,6 +5,8 @@
 //! Kept light on purpose: it drives the `nppbench` binary through cargo and never compiles the
 //! GPU stack itself.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 

@@ -1,5 +1,7 @@
 //! `nppbench`: measure NPP convert on this machine's GPU (`run`) and render reports (`report`).
 
+#![forbid(unsafe_code)]
+
 use std::cell::OnceCell;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -62,14 +64,14 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', value_name = "KINDS")]
         fail_on: Vec<String>,
         /// Throughput changes smaller than this percentage are noise.
-        #[arg(long, default_value_t = 5.0)]
+        #[arg(long, default_value_t = nppbench_report::thresholds::NOISE_PCT)]
         noise_pct: f64,
         /// Significance level of Welch's t-test on the per-call times.
-        #[arg(long, default_value_t = 0.01)]
+        #[arg(long, default_value_t = nppbench_report::thresholds::ALPHA)]
         alpha: f64,
         /// Only images of at least this many pixels can fail the regression gate (smaller ones
         /// are launch-bound).
-        #[arg(long, default_value_t = 1_000_000)]
+        #[arg(long, default_value_t = nppbench_report::thresholds::LAUNCH_BOUND_PIXELS)]
         gate_min_pixels: u64,
     },
     /// Print a preset's matrix file, a starting point for --matrix.
@@ -323,7 +325,7 @@ impl Progress for Reporter {
         let status = match outcome {
             Outcome::Ok => "ok".to_owned(),
             Outcome::StoppedAtBudget { budget_mib } => format!("stopped at the {budget_mib} MiB budget"),
-            Outcome::Failed { reason } => format!("FAILED: {reason}"),
+            Outcome::Failed { reason, kind } => format!("FAILED ({}): {reason}", kind.as_str()),
         };
         match self.bar.get() {
             Some(bar) => {

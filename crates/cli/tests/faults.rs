@@ -68,7 +68,7 @@ fn read(out: &Path) -> RunFile {
 
 fn reason(o: &Outcome) -> &str {
     match o {
-        Outcome::Failed { reason } => reason,
+        Outcome::Failed { reason, .. } => reason,
         _ => "",
     }
 }

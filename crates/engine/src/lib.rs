@@ -7,7 +7,10 @@
 //!
 //! [`RunFile`]: nppbench_model::RunFile
 
+#![forbid(unsafe_code)]
+
 mod env;
+mod error;
 mod guard;
 mod measurement;
 mod probe;

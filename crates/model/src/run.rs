@@ -87,6 +87,63 @@ pub struct CpuInfo {
     pub logical_cores: u32,
 }
 
+/// What kind of fault failed a scenario: reports and `compare` count failures by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// A CUDA driver, NVML or CUPTI call failed.
+    Gpu,
+    /// The device ran out of memory.
+    OutOfMemory,
+    /// NPP returned an error status.
+    Npp,
+    /// NPP (or a library it needs) could not be loaded.
+    Load,
+    /// The output differs from the CPU reference.
+    Mismatch,
+    /// A host thread could not be spawned, panicked or exited early.
+    Thread,
+    /// The probe ran past its timeout and was killed.
+    Timeout,
+    /// The probe died (a signal, an exit without an answer).
+    Crash,
+    /// The scenario asks for something impossible (a geometry NPP cannot take).
+    Input,
+    /// Recorded before failures had kinds, or none of the above.
+    #[default]
+    Other,
+}
+
+impl FailureKind {
+    pub const ALL: [FailureKind; 10] = [
+        FailureKind::Gpu,
+        FailureKind::OutOfMemory,
+        FailureKind::Npp,
+        FailureKind::Load,
+        FailureKind::Mismatch,
+        FailureKind::Thread,
+        FailureKind::Timeout,
+        FailureKind::Crash,
+        FailureKind::Input,
+        FailureKind::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Gpu => "GPU error",
+            FailureKind::OutOfMemory => "out of memory",
+            FailureKind::Npp => "NPP error",
+            FailureKind::Load => "load error",
+            FailureKind::Mismatch => "wrong output",
+            FailureKind::Thread => "thread error",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Crash => "crash",
+            FailureKind::Input => "bad input",
+            FailureKind::Other => "other",
+        }
+    }
+}
+
 /// How a scenario ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -95,6 +152,8 @@ pub enum Outcome {
     /// The probe failed: a crash, a timeout, a CUDA or NPP error, or a wrong output.
     Failed {
         reason: String,
+        #[serde(default)]
+        kind: FailureKind,
     },
     /// A leaking scenario stopped early because its process grew past the memory budget.
     StoppedAtBudget {
@@ -105,6 +164,22 @@ pub enum Outcome {
 impl Outcome {
     pub fn is_failed(&self) -> bool {
         matches!(self, Outcome::Failed { .. })
+    }
+
+    /// A failed outcome of `kind`.
+    pub fn failed(kind: FailureKind, reason: impl Into<String>) -> Outcome {
+        Outcome::Failed {
+            reason: reason.into(),
+            kind,
+        }
+    }
+
+    /// The kind of failure, for a failed outcome.
+    pub fn failure_kind(&self) -> Option<FailureKind> {
+        match self {
+            Outcome::Failed { kind, .. } => Some(*kind),
+            _ => None,
+        }
     }
 }
 

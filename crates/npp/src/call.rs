@@ -36,6 +36,11 @@ pub(crate) fn check(
     })
 }
 
+/// Whether a status says NPP could not get the memory it needed.
+pub fn is_out_of_memory(status: NppStatus) -> bool {
+    matches!(status, -4 | -9)
+}
+
 /// The name `nppdefs.h` gives a status code.
 pub fn status_name(status: NppStatus) -> &'static str {
     match status {

@@ -1,8 +1,9 @@
 //! NPP, loaded at run time: `libnppc` and `libnppidei` of NPP 12.x or 13.x, bound by hand.
 //!
 //! Three layers, as in cudarc: [`sys`] holds the C types and a table of function pointers filled
-//! by the loader; `call` turns each `NppStatus` into a `Result`; the safe types here sit on top.
-//! `unsafe` lives in the first two only.
+//! by the loader; `call` turns each `NppStatus` into a `Result`, and `primitive`'s table makes
+//! each call through its pointer; the safe types here sit on top. `unsafe` lives in `load` (opening
+//! the libraries, looking up symbols) and in the calls of `primitive`'s table, never here.
 //!
 //! NPP links its own CUDA runtime statically, so the driver is all else a version needs.
 
@@ -11,7 +12,7 @@ mod load;
 mod primitive;
 pub mod sys;
 
-pub use call::{NppError, status_name};
+pub use call::{NppError, is_out_of_memory, status_name};
 pub use load::{LoadError, NppSearch, Version};
 pub use primitive::{DST_FILL, StreamContext, max_abs_error, reference_output, source_pattern};
 

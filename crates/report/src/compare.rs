@@ -2,11 +2,14 @@
 //! samples and a noise band, changes of leak class, and new hidden streams. Runs from different
 //! environments (GPU, driver) are compared but never silently: each comparison says what differs.
 
-use nppbench_model::{RunFile, ThroughputResult};
+use std::collections::BTreeMap;
+
+use nppbench_model::{FailureKind, RunFile, ThroughputResult};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::analysis::{MemoryAnalysis, RunAnalysis};
 use crate::stats::{LeakClass, median};
+use crate::thresholds::{ALPHA, LAUNCH_BOUND_PIXELS, NOISE_PCT, STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD};
 
 /// What makes a comparison fail a CI gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -48,9 +51,9 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
-            noise_pct: 5.0,
-            alpha: 0.01,
-            gate_min_pixels: 1_000_000,
+            noise_pct: NOISE_PCT,
+            alpha: ALPHA,
+            gate_min_pixels: LAUNCH_BOUND_PIXELS,
         }
     }
 }
@@ -102,6 +105,9 @@ pub struct Comparison {
     /// Scenario ids in only one of the two runs.
     pub only_in_base: Vec<String>,
     pub only_in_candidate: Vec<String>,
+    /// Failed scenarios of each run, by kind of fault.
+    pub base_failures: BTreeMap<FailureKind, usize>,
+    pub cand_failures: BTreeMap<FailureKind, usize>,
 }
 
 impl Comparison {
@@ -236,10 +242,11 @@ pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
         let leak = |m: &MemoryAnalysis<'_>| m.class == Some(LeakClass::Leak);
         let (bh, ch) = (hidden(bm), hidden(cm));
         let more_streams = match (bh, ch) {
-            (Some(x), Some(y)) => y > x + 0.5,
-            (None, Some(y)) => y > 0.5,
+            (Some(x), Some(y)) => y > x + STREAMS_PER_THREAD,
+            (None, Some(y)) => y > STREAMS_PER_THREAD,
             _ => false,
-        } || cm.streams_never_destroyed.unwrap_or(0) > bm.streams_never_destroyed.unwrap_or(0) + 1;
+        } || cm.streams_never_destroyed.unwrap_or(0)
+            > bm.streams_never_destroyed.unwrap_or(0) + STREAMS_NEVER_DESTROYED_MARGIN;
         memory.push(MemoryChange {
             id: id.clone(),
             base_class: bm.class,
@@ -268,6 +275,8 @@ pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
         memory,
         only_in_base: bi.iter().filter(|i| !ci.contains(i)).cloned().collect(),
         only_in_candidate: ci.iter().filter(|i| !bi.contains(i)).cloned().collect(),
+        base_failures: b.failures_by_kind(),
+        cand_failures: c.failures_by_kind(),
     }
 }
 

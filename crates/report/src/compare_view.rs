@@ -35,10 +35,35 @@ pub struct ComparisonView {
     pub different_machine: bool,
     pub summary: Vec<String>,
     pub tripped: Vec<String>,
-    pub throughput: Vec<Vec<String>>,
-    pub memory: Vec<Vec<String>>,
+    pub throughput: Vec<ThroughputChangeRow>,
+    pub memory: Vec<MemoryChangeRow>,
     pub only_in_base: Vec<String>,
     pub only_in_candidate: Vec<String>,
+}
+
+/// One throughput scenario of a comparison.
+#[derive(Debug, Serialize)]
+pub struct ThroughputChangeRow {
+    pub scenario: String,
+    pub base_gbps: String,
+    pub cand_gbps: String,
+    pub change: String,
+    pub p_value: String,
+    /// `faster`, `slower`, `slower (launch-bound, not gated)` or `same`.
+    pub verdict: String,
+    pub changed: bool,
+}
+
+/// One memory scenario of a comparison.
+#[derive(Debug, Serialize)]
+pub struct MemoryChangeRow {
+    pub scenario: String,
+    pub base_class: String,
+    pub cand_class: String,
+    pub base_streams: String,
+    pub cand_streams: String,
+    /// `new leak`, `leak gone`, `more streams`, or empty.
+    pub change: String,
 }
 
 fn megapixels(pixels: u64) -> String {
@@ -83,7 +108,7 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
             let new_leaks = c.memory.iter().filter(|m| m.new_leak).count();
             let fixed = c.memory.iter().filter(|m| m.fixed_leak).count();
             let streams = c.memory.iter().filter(|m| m.more_streams).count();
-            let summary = vec![
+            let mut summary = vec![
                 format!(
                     "Throughput: {slower} slower ({gated_slower} of them at {} megapixels or more), {faster} faster, {} unchanged of {} scenarios (beyond ±{}% and p < {}).",
                     megapixels(t.gate_min_pixels),
@@ -94,6 +119,16 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                 ),
                 format!("Memory: {new_leaks} new leak(s), {fixed} leak(s) gone, {streams} scenario(s) with more NPP streams, of {} scenarios.", c.memory.len()),
             ];
+            if !c.base_failures.is_empty() || !c.cand_failures.is_empty() {
+                let side = |m: &std::collections::BTreeMap<_, usize>| {
+                    if m.is_empty() { "none".to_owned() } else { format!("{} ({})", m.values().sum::<usize>(), crate::view::by_kind(m)) }
+                };
+                summary.push(format!(
+                    "Failed scenarios: base {}; candidate {}.",
+                    side(&c.base_failures),
+                    side(&c.cand_failures)
+                ));
+            }
             let tripped: Vec<String> = c.tripped(gates).into_iter().map(|g| gate_name(g).to_owned()).collect();
             failed |= !tripped.is_empty();
             verdict.push(format!(
@@ -116,21 +151,20 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                 throughput: c
                     .throughput
                     .iter()
-                    .map(|x| {
-                        vec![
-                            x.id.clone(),
-                            fmt(x.base_gbps, 1),
-                            fmt(x.cand_gbps, 1),
-                            format!("{:+.1}%", x.change_pct),
-                            format!("{:.2e}", x.p_value),
-                            match (x.verdict, x.gated) {
-                                (Change::Faster, _) => "faster",
-                                (Change::Slower, true) => "slower",
-                                (Change::Slower, false) => "slower (launch-bound, not gated)",
-                                (Change::Same, _) => "same",
-                            }
-                            .to_owned(),
-                        ]
+                    .map(|x| ThroughputChangeRow {
+                        scenario: x.id.clone(),
+                        base_gbps: fmt(x.base_gbps, 1),
+                        cand_gbps: fmt(x.cand_gbps, 1),
+                        change: format!("{:+.1}%", x.change_pct),
+                        p_value: format!("{:.2e}", x.p_value),
+                        verdict: match (x.verdict, x.gated) {
+                            (Change::Faster, _) => "faster",
+                            (Change::Slower, true) => "slower",
+                            (Change::Slower, false) => "slower (launch-bound, not gated)",
+                            (Change::Same, _) => "same",
+                        }
+                        .to_owned(),
+                        changed: x.verdict != Change::Same,
                     })
                     .collect(),
                 memory: c
@@ -147,7 +181,14 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                             ""
                         };
                         let h = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| fmt(v, 2));
-                        vec![m.id.clone(), class_name(m.base_class).to_owned(), class_name(m.cand_class).to_owned(), h(m.base_hidden), h(m.cand_hidden), flag.to_owned()]
+                        MemoryChangeRow {
+                            scenario: m.id.clone(),
+                            base_class: class_name(m.base_class).to_owned(),
+                            cand_class: class_name(m.cand_class).to_owned(),
+                            base_streams: h(m.base_hidden),
+                            cand_streams: h(m.cand_hidden),
+                            change: flag.to_owned(),
+                        }
                     })
                     .collect(),
                 only_in_base: c.only_in_base.clone(),

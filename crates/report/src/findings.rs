@@ -1,10 +1,13 @@
 //! The verdict and the recommendations, derived from the measured data alone: what the leaking
 //! configurations share, and each fix with its measured effect.
 
-use nppbench_model::{StreamKind, Threading};
+use std::collections::BTreeMap;
+
+use nppbench_model::{FailureKind, StreamKind, Threading};
 
 use crate::analysis::{MemoryAnalysis, RunAnalysis};
 use crate::stats::LeakClass;
+use crate::thresholds::{LAUNCH_BOUND_PIXELS, STREAMS_PER_THREAD};
 
 /// What the leaking configurations have in common, as facts about the data.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,6 +16,8 @@ pub struct Verdict {
     /// Memory scenarios with a result.
     pub measured: usize,
     pub failed: usize,
+    /// The failed scenarios by kind of fault.
+    pub failed_by_kind: BTreeMap<FailureKind, usize>,
     /// One sentence per shared trait (`all have a width that is not a multiple of 16`).
     pub shared: Vec<String>,
     /// Stream kinds and threading models measured that never leaked.
@@ -30,9 +35,6 @@ pub struct Verdict {
     pub stream_hoarders: Vec<String>,
 }
 
-/// Streams per new thread from which a scenario counts as creating streams it never destroys.
-const HOARDING_STREAMS_PER_THREAD: f64 = 0.5;
-
 /// A fix, measured against the leaking configurations it applies to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fix {
@@ -49,9 +51,6 @@ pub struct Fix {
     /// Median host latency per call with the fix relative to without it.
     pub latency_ratio: Option<(f64, f64)>,
 }
-
-/// Images below this many pixels are launch-bound: their throughput says little about a fix.
-pub(crate) const THROUGHPUT_MIN_PIXELS: u64 = 1_000_000;
 
 fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values.fold(None, |acc, v| match acc {
@@ -118,8 +117,7 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         let s = &m.record.scenario;
         let hoards = s.threading.thread_bound().is_none()
             && m.streams_never_destroyed.unwrap_or(0) > 0
-            && m.hidden_per_thread
-                .is_some_and(|f| f.slope >= HOARDING_STREAMS_PER_THREAD);
+            && m.hidden_per_thread.is_some_and(|f| f.slope >= STREAMS_PER_THREAD);
         if !hoards {
             continue;
         }
@@ -140,6 +138,7 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         measured: measured.len(),
         failed: a.memory.iter().filter(|m| m.record.outcome.is_failed()).count()
             + a.throughput.iter().filter(|t| t.record.outcome.is_failed()).count(),
+        failed_by_kind: a.failures_by_kind(),
         shared,
         never,
         per_thread_range: range(leaking.iter().filter_map(|m| m.per_thread.map(|f| f.slope))),
@@ -213,7 +212,7 @@ pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
                 fix.worst_growth_mib = fix.worst_growth_mib.max(m.total_growth_mib());
                 let (ms, ls) = (&m.record.scenario, &l.record.scenario);
                 let changes_kernel = ms.stream != ls.stream || ms.geometry != ls.geometry;
-                if changes_kernel && ls.geometry.pixels() >= THROUGHPUT_MIN_PIXELS {
+                if changes_kernel && ls.geometry.pixels() >= LAUNCH_BOUND_PIXELS {
                     if let (Some(with), Some(without)) = (
                         a.throughput_for(m).and_then(|t| t.gbps),
                         a.throughput_for(l).and_then(|t| t.gbps),

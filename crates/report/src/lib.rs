@@ -4,6 +4,8 @@
 //! [`findings`] (verdict, fixes) → [`view`] models with every number formatted → tera
 //! templates (`templates/`, embedded) → `index.html`, `summary.md`; and `scenarios.csv`.
 
+#![forbid(unsafe_code)]
+
 pub mod analysis;
 mod charts;
 pub mod compare;
@@ -11,6 +13,7 @@ pub mod compare_view;
 mod csv_rows;
 pub mod findings;
 pub mod stats;
+pub mod thresholds;
 pub mod view;
 
 use std::path::{Path, PathBuf};

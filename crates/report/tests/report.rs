@@ -178,3 +178,39 @@ fn summary_md_of_the_first_committed_run() {
 fn rendering_nothing_is_an_error() {
     assert!(nppbench_report::render(&[]).is_err());
 }
+
+#[test]
+fn failures_are_counted_by_kind_on_the_page_and_in_compare() {
+    let base = load(&committed_runs()[0]);
+    // Altered copy of a real run: one memory scenario failed out of memory, one throughput
+    // scenario timed out.
+    let mut cand = base.clone();
+    cand.memory[0].outcome = nppbench_model::Outcome::failed(
+        nppbench_model::FailureKind::OutOfMemory,
+        "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)",
+    );
+    cand.memory[0].result = None;
+    cand.throughput[0].outcome = nppbench_model::Outcome::failed(
+        nppbench_model::FailureKind::Timeout,
+        "timed out after 3 s and was killed",
+    );
+    cand.throughput[0].result = None;
+    let html = nppbench_report::render(std::slice::from_ref(&cand)).unwrap().index_html;
+    assert!(
+        html.contains("2 scenario(s) failed (1 out of memory, 1 timeout)"),
+        "no count by kind"
+    );
+    assert!(
+        html.contains("(out of memory): cuMemAlloc"),
+        "the failure list names the kind"
+    );
+    let c = nppbench_report::compare::compare(&base, &cand, Default::default());
+    assert!(c.base_failures.is_empty());
+    assert_eq!(c.cand_failures.get(&nppbench_model::FailureKind::OutOfMemory), Some(&1));
+    let page = nppbench_report::render_compare(&[base, cand], Default::default(), &[]).unwrap();
+    assert!(
+        page.compare_html
+            .contains("Failed scenarios: base none; candidate 2 (1 out of memory, 1 timeout)."),
+        "compare counts failures by kind"
+    );
+}

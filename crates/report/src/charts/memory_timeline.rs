@@ -7,7 +7,8 @@ use plotters::style::RGBColor;
 use crate::analysis::MemoryAnalysis;
 use crate::charts::{FIX_COLOURS, Line, line_chart, stream_colour};
 
-/// `leaking`: the scenarios of the geometry; `padded`: those of its padded-ROI variant.
+/// `scenarios`: those of one leaking geometry and of its padded-ROI variant
+/// ([`crate::analysis::selection::timeline`]).
 pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<String, String> {
     let mut lines = Vec::new();
     let line = |m: &MemoryAnalysis<'_>, label: String, colour: RGBColor, dashed: bool| Line {

@@ -1,7 +1,11 @@
 //! From a run's raw records to the figures a reader needs: leak slopes and classes, hidden
 //! streams, latency, throughput against the copy ceiling. No formatting happens here.
 
-use nppbench_model::{MemoryRecord, Outcome, RunFile, ThroughputRecord};
+pub mod selection;
+
+use std::collections::BTreeMap;
+
+use nppbench_model::{FailureKind, MemoryRecord, Outcome, RunFile, ThroughputRecord};
 
 use crate::stats::{Fit, LeakClass, classify, least_squares, median};
 
@@ -90,6 +94,21 @@ impl<'a> RunAnalysis<'a> {
                 .collect(),
             ceiling_gbps,
         }
+    }
+
+    /// Failed scenarios (memory and throughput), counted by the kind of fault.
+    pub fn failures_by_kind(&self) -> BTreeMap<FailureKind, usize> {
+        let mut out = BTreeMap::new();
+        let outcomes = self
+            .run
+            .memory
+            .iter()
+            .map(|m| &m.outcome)
+            .chain(self.run.throughput.iter().map(|t| &t.outcome));
+        for kind in outcomes.filter_map(Outcome::failure_kind) {
+            *out.entry(kind).or_insert(0) += 1;
+        }
+        out
     }
 
     pub fn npp_version(&self) -> &str {

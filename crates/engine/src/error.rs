@@ -1,0 +1,123 @@
+//! The probe's error: what kind of fault ended a scenario, and the message that says why.
+//!
+//! Errors keep their kind from the layer that raised them (a CUDA out-of-memory error stays out of
+//! memory), so run.json, the report and `compare` can count failures by kind.
+
+use nppbench_gpu::GpuError;
+use nppbench_model::{FailureKind, ModelError, Outcome};
+use nppbench_npp::{LoadError, NppError};
+
+/// A fault that ends one scenario.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub(crate) struct ProbeError {
+    pub(crate) kind: FailureKind,
+    pub(crate) message: String,
+}
+
+impl ProbeError {
+    pub(crate) fn new(kind: FailureKind, message: impl Into<String>) -> ProbeError {
+        ProbeError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The failed outcome this error records.
+    pub(crate) fn outcome(self) -> Outcome {
+        Outcome::failed(self.kind, self.message)
+    }
+
+    /// The same error with `context` before its message.
+    pub(crate) fn context(self, context: &str) -> ProbeError {
+        ProbeError {
+            message: format!("{context}: {}", self.message),
+            ..self
+        }
+    }
+}
+
+impl From<GpuError> for ProbeError {
+    fn from(e: GpuError) -> ProbeError {
+        let kind = if e.is_out_of_memory() {
+            FailureKind::OutOfMemory
+        } else {
+            FailureKind::Gpu
+        };
+        ProbeError::new(kind, e.to_string())
+    }
+}
+
+impl From<NppError> for ProbeError {
+    fn from(e: NppError) -> ProbeError {
+        let kind = match &e {
+            NppError::Status { status, .. } if nppbench_npp::is_out_of_memory(*status) => FailureKind::OutOfMemory,
+            NppError::BadArgument { .. } => FailureKind::Input,
+            _ => FailureKind::Npp,
+        };
+        ProbeError::new(kind, e.to_string())
+    }
+}
+
+impl From<LoadError> for ProbeError {
+    fn from(e: LoadError) -> ProbeError {
+        ProbeError::new(FailureKind::Load, e.to_string())
+    }
+}
+
+impl From<ModelError> for ProbeError {
+    fn from(e: ModelError) -> ProbeError {
+        ProbeError::new(FailureKind::Input, e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_memory_keeps_its_kind() {
+        let e = GpuError::Driver {
+            call: "cuMemAlloc",
+            name: "CUDA_ERROR_OUT_OF_MEMORY".into(),
+            message: "out of memory".into(),
+        };
+        assert_eq!(ProbeError::from(e).kind, FailureKind::OutOfMemory);
+        let e = GpuError::Driver {
+            call: "cuStreamCreate",
+            name: "CUDA_ERROR_INVALID_VALUE".into(),
+            message: "invalid argument".into(),
+        };
+        assert_eq!(ProbeError::from(e).kind, FailureKind::Gpu);
+    }
+
+    #[test]
+    fn npp_statuses_are_sorted_by_kind() {
+        let e = NppError::Status {
+            function: "f",
+            status: -9,
+            status_name: "NPP_MEMORY_ALLOCATION_ERR",
+            details: String::new(),
+        };
+        assert_eq!(ProbeError::from(e).kind, FailureKind::OutOfMemory);
+        let e = NppError::Status {
+            function: "f",
+            status: -14,
+            status_name: "NPP_STEP_ERROR",
+            details: String::new(),
+        };
+        assert_eq!(ProbeError::from(e).kind, FailureKind::Npp);
+        let e = NppError::BadArgument {
+            function: "f",
+            details: "src_stride 16 is smaller".into(),
+        };
+        assert_eq!(ProbeError::from(e).kind, FailureKind::Input);
+    }
+
+    #[test]
+    fn context_keeps_the_kind() {
+        let e = ProbeError::new(FailureKind::Mismatch, "row 3").context("the reference kernel is wrong");
+        assert_eq!(e.kind, FailureKind::Mismatch);
+        assert_eq!(e.message, "the reference kernel is wrong: row 3");
+    }
+}

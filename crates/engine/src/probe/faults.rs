@@ -1,0 +1,34 @@
+//! Fault injection for the fault tests: a probe made to crash, hang or run out of memory.
+
+use std::time::Duration;
+
+use nppbench_gpu::{DeviceBuffer, Gpu};
+
+use crate::error::ProbeError;
+
+/// A test hook for the fault tests: `NPPBENCH_FAULT=KIND@TEXT` makes the probe of every scenario
+/// whose id contains TEXT crash (`crash`: SIGABRT), hang (`hang`), or ask the device for more
+/// memory than it has (`oom`: a real CUDA out-of-memory error, without filling the device).
+pub(crate) fn inject(id: &str, gpu: &Gpu) -> Result<(), ProbeError> {
+    let Some(spec) = std::env::var_os("NPPBENCH_FAULT") else {
+        return Ok(());
+    };
+    let spec = spec.to_string_lossy();
+    let Some((kind, target)) = spec.split_once('@') else {
+        return Ok(());
+    };
+    if !id.contains(target) {
+        return Ok(());
+    }
+    match kind {
+        "crash" => std::process::abort(),
+        "hang" => loop {
+            std::thread::sleep(Duration::from_secs(1));
+        },
+        "oom" => {
+            let too_much = gpu.props().total_mem.saturating_mul(2);
+            Ok(DeviceBuffer::alloc(gpu, too_much).map(drop)?)
+        }
+        _ => Ok(()),
+    }
+}

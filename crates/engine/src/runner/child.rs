@@ -1,0 +1,135 @@
+//! Supervising one child probe: its request, answer and log files, its deadline, and why it
+//! gave no answer when it gave none.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use nppbench_model::FailureKind;
+
+use super::{RunError, RunOptions, io_error};
+use crate::PROBE_SUBCOMMAND;
+use crate::error::ProbeError;
+use crate::protocol::Request;
+
+/// How a child probe ended.
+pub(super) enum Exit {
+    Status(ExitStatus),
+    TimedOut(Duration),
+    /// The run was interrupted (Ctrl-C, SIGTERM) and the probe killed.
+    Interrupted,
+}
+
+/// A child probe: its files in the work folder.
+pub(super) struct Child<'a> {
+    pub(super) opts: &'a RunOptions,
+    pub(super) stop: &'a AtomicBool,
+    pub(super) name: String,
+}
+
+impl Child<'_> {
+    fn path(&self, ext: &str) -> PathBuf {
+        self.opts.work_dir().join(format!("{}.{ext}", self.name))
+    }
+
+    /// Writes the request, starts the probe and waits for it. The deadline is `timeout` from
+    /// the start, moved on whenever the answer file grows (a probe that streams answers).
+    pub(super) fn run(&self, request: &Request, timeout: Duration) -> Result<Exit, RunError> {
+        let req = self.path("request.json");
+        let resp = self.path("answer.json");
+        let json = serde_json::to_string(request).expect("requests serialise");
+        std::fs::write(&req, json).map_err(io_error("writing probe request", &req))?;
+        let _ = std::fs::remove_file(&resp);
+        let log = self.path("log");
+        let stdout = std::fs::File::create(&log).map_err(io_error("creating probe log", &log))?;
+        let err = self.path("stderr");
+        let stderr = std::fs::File::create(&err).map_err(io_error("creating probe log", &err))?;
+        let mut child = Command::new(&self.opts.probe_exe)
+            .arg(PROBE_SUBCOMMAND)
+            .arg("--request")
+            .arg(&req)
+            .arg("--answer")
+            .arg(&resp)
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            // Its own process group: a Ctrl-C reaches nppbench, which decides what to stop.
+            .process_group(0)
+            .spawn()
+            .map_err(io_error("starting probe", &self.opts.probe_exe))?;
+        let mut deadline = Instant::now() + timeout;
+        let mut seen_len = 0;
+        loop {
+            if let Some(status) = child
+                .try_wait()
+                .map_err(io_error("waiting for probe", &self.opts.probe_exe))?
+            {
+                return Ok(Exit::Status(status));
+            }
+            let len = std::fs::metadata(&resp).map_or(0, |m| m.len());
+            if len != seen_len {
+                seen_len = len;
+                deadline = Instant::now() + timeout;
+            }
+            let stop = self.stop.load(Ordering::SeqCst);
+            if stop || Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(if stop {
+                    Exit::Interrupted
+                } else {
+                    Exit::TimedOut(timeout)
+                });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub(super) fn answer(&self) -> Option<String> {
+        std::fs::read_to_string(self.path("answer.json")).ok()
+    }
+
+    /// Why the probe gave no answer, with the end of what it printed to stderr.
+    pub(super) fn failure(&self, exit: &Exit) -> ProbeError {
+        let (kind, why) = match exit {
+            Exit::TimedOut(t) => (
+                FailureKind::Timeout,
+                format!("timed out after {} s and was killed", t.as_secs()),
+            ),
+            Exit::Interrupted => (FailureKind::Other, "interrupted".to_owned()),
+            Exit::Status(status) => (FailureKind::Crash, describe_status(status)),
+        };
+        let mut tail = String::new();
+        if let Ok(mut f) = std::fs::File::open(self.path("stderr")) {
+            let _ = f.read_to_string(&mut tail);
+        }
+        let tail: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = tail[tail.len().saturating_sub(3)..].join(" | ");
+        ProbeError::new(kind, if tail.is_empty() { why } else { format!("{why}: {tail}") })
+    }
+}
+
+fn describe_status(status: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(sig) = status.signal() {
+        let name = match sig {
+            4 => " (SIGILL)",
+            6 => " (SIGABRT)",
+            7 => " (SIGBUS)",
+            8 => " (SIGFPE)",
+            9 => " (SIGKILL)",
+            11 => " (SIGSEGV)",
+            15 => " (SIGTERM)",
+            _ => "",
+        };
+        return format!("the probe was killed by signal {sig}{name}");
+    }
+    match status.code() {
+        Some(0) => "the probe exited without an answer".to_owned(),
+        Some(c) => format!("the probe exited with status {c}"),
+        None => "the probe ended abnormally".to_owned(),
+    }
+}
