@@ -2,17 +2,17 @@
 
 #![forbid(unsafe_code)]
 
-use std::cell::OnceCell;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use nppbench_engine::{Progress, RunError, RunOptions};
+use nppbench_engine::{Devices, Progress, RunError, RunOptions};
 use nppbench_model::{Matrix, ModelError, Outcome, Preset, RunFile};
 
 /// Measure which ways of calling NPP's convert leak device memory, and what each costs.
@@ -25,17 +25,29 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a matrix of scenarios on the GPU and write DIR/run.json.
+    /// Run a matrix of scenarios on the GPU and write DIR/run.json (DIR/runs/N/run.json for
+    /// several NPP versions).
     Run {
-        /// A built-in matrix: quick (CI, a first look) or full.
+        /// A built-in matrix: quick (CI, a first look), full, or atlas (every primitive).
         #[arg(long, default_value = "quick", conflicts_with = "matrix")]
         preset: String,
         /// A custom matrix in TOML (same format as crates/model/presets/*.toml).
         #[arg(long, value_name = "FILE")]
         matrix: Option<PathBuf>,
-        /// The folder holding libnppc and libnppidei; default: CUDA_HOME, /usr/local/cuda/lib64, the loader.
+        /// The folder holding libnppc and the other NPP libraries; default: CUDA_HOME,
+        /// /usr/local/cuda/lib64, the loader. Repeat it to measure several versions, their
+        /// throughput passes interleaved.
         #[arg(long, value_name = "DIR")]
-        npp: Option<PathBuf>,
+        npp: Vec<PathBuf>,
+        /// The GPUs to measure on: `all`, or ordinals (`0,2`); default 0.
+        #[arg(long, value_name = "all|N,N...")]
+        devices: Option<String>,
+        /// Memory scenarios at once (each in its own process); default: chosen from the machine.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+        /// Independent throughput passes (fresh processes), overriding the matrix's `repeat`.
+        #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000))]
+        repeat: Option<u32>,
         /// Where run.json is written.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
@@ -43,6 +55,8 @@ enum Cmd {
         #[arg(long)]
         resume: bool,
     },
+    /// List the NPP primitives nppbench knows (the catalogue), one a line.
+    Primitives,
     /// Render index.html, summary.md and scenarios.csv from one run.json, or several side by side.
     Report {
         /// A run.json to render; repeat it to put several runs (NPP versions) side by side.
@@ -126,9 +140,41 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             preset,
             matrix,
             npp,
+            devices,
+            jobs,
+            repeat,
             out,
             resume,
-        } => run(&preset, matrix.as_deref(), npp, &out, resume),
+        } => run(RunArgs {
+            preset,
+            matrix,
+            npp,
+            devices,
+            jobs,
+            repeat,
+            out,
+            resume,
+        }),
+        Cmd::Primitives => {
+            println!(
+                "{:<36} {:<8} {:<10} {:<10} operation",
+                "primitive", "library", "source", "destination"
+            );
+            for p in nppbench_model::Primitive::all() {
+                let r = p.row();
+                let fmt = |f: nppbench_model::catalog::Format| format!("{}×{}", f.sample.npp_name(), f.channels);
+                let src = if r.sources == 0 { "—".to_owned() } else { fmt(r.src) };
+                println!(
+                    "{:<36} {:<8} {:<10} {:<10} {}",
+                    r.name,
+                    r.library,
+                    src,
+                    fmt(r.dst),
+                    r.operation
+                );
+            }
+            Ok(())
+        }
         Cmd::Report { from, out } => report(&from, &out),
         Cmd::Compare {
             runs,
@@ -243,67 +289,138 @@ const INTERRUPTED: u8 = 130;
 #[error("interrupted: run.json holds the scenarios that finished; continue with `nppbench run --resume --out {0}`")]
 struct Interrupted(String);
 
-fn run(preset: &str, matrix: Option<&Path>, npp: Option<PathBuf>, out: &Path, resume: bool) -> anyhow::Result<()> {
-    let matrix = load_matrix(preset, matrix).map_err(bad_input)?;
-    if let Some(dir) = &npp
-        && !dir.is_dir()
-    {
+/// `nppbench run`'s arguments.
+struct RunArgs {
+    preset: String,
+    matrix: Option<PathBuf>,
+    npp: Vec<PathBuf>,
+    devices: Option<String>,
+    jobs: Option<u32>,
+    repeat: Option<u32>,
+    out: PathBuf,
+    resume: bool,
+}
+
+/// `--devices all` or `0,2`.
+fn parse_devices(spec: Option<&str>) -> anyhow::Result<Devices> {
+    let Some(spec) = spec else {
+        return Ok(Devices::List(vec![0]));
+    };
+    if spec == "all" {
+        return Ok(Devices::All);
+    }
+    let list: Result<Vec<u32>, _> = spec.split(',').map(|s| s.trim().parse::<u32>()).collect();
+    match list {
+        Ok(list) if !list.is_empty() => {
+            let mut seen = list.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            if seen.len() != list.len() {
+                return Err(bad_input(format!("--devices {spec}: a GPU is listed twice")));
+            }
+            Ok(Devices::List(list))
+        }
+        _ => Err(bad_input(format!(
+            "--devices {spec}: give `all` or GPU ordinals separated by commas (0,2)"
+        ))),
+    }
+}
+
+fn run(args: RunArgs) -> anyhow::Result<()> {
+    let mut matrix = load_matrix(&args.preset, args.matrix.as_deref()).map_err(bad_input)?;
+    if let Some(k) = args.repeat {
+        matrix.settings.repeat = k;
+    }
+    for dir in &args.npp {
+        if !dir.is_dir() {
+            return Err(bad_input(format!(
+                "--npp {}: no such folder; point it at the folder that holds libnppc.so.N and the other NPP libraries",
+                dir.display()
+            )));
+        }
+    }
+    let devices = parse_devices(args.devices.as_deref())?;
+    let npp_dirs = if args.npp.is_empty() {
+        vec![None]
+    } else {
+        args.npp.iter().cloned().map(Some).collect()
+    };
+    let out = args.out;
+    if out.exists() && !out.is_dir() {
         return Err(bad_input(format!(
-            "--npp {}: no such folder; point it at the folder that holds libnppc.so.N and libnppidei.so.N",
-            dir.display()
+            "--out {}: is a file; give a folder for run.json",
+            out.display()
         )));
     }
     let opts = RunOptions {
         matrix,
-        npp_dir: npp,
+        npp_dirs,
+        devices,
+        jobs: args.jobs,
         probe_exe: std::env::current_exe().context("locating the nppbench binary for its child probes")?,
-        out_dir: out.to_owned(),
+        out_dir: out.clone(),
         command: std::env::args().collect(),
-        resume,
+        resume: args.resume,
     };
-    let work_dir = opts.work_dir();
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = stop.clone();
     ctrlc::set_handler(move || handler_stop.store(true, Ordering::SeqCst))
         .context("installing the Ctrl-C and SIGTERM handler")?;
     let progress = Reporter::new();
-    let run = match nppbench_engine::run(&opts, &progress, &stop) {
-        Ok(run) => run,
+    let runs = match nppbench_engine::run(&opts, &progress, &stop) {
+        Ok(runs) => runs,
         Err(e @ RunError::Input(_)) => return Err(bad_input(e)),
         Err(e) => return Err(e).context("nothing was measured"),
     };
-    let path = nppbench_engine::write_run_json(&run, out)?;
-    if run.interrupted {
+    let mut paths = Vec::new();
+    for (i, mut run) in runs.into_iter().enumerate() {
+        let dir = opts.run_dir(i);
+        // The writing phase is timed on the first write and recorded in the second.
+        let t = std::time::Instant::now();
+        nppbench_engine::write_run_json(&run, &dir)?;
+        run.phases.push(nppbench_model::PhaseTime {
+            phase: "writing".into(),
+            wall_s: t.elapsed().as_secs_f64(),
+        });
+        let path = nppbench_engine::write_run_json(&run, &dir)?;
+        if !run.interrupted {
+            let _ = std::fs::remove_file(opts.journal_path(i));
+        }
+        let failed_here = run
+            .memory
+            .iter()
+            .map(|r| &r.outcome)
+            .chain(run.throughput.iter().map(|r| &r.outcome))
+            .filter(|o| o.is_failed())
+            .count();
+        if failed_here == 0 && !run.interrupted {
+            let _ = std::fs::remove_dir_all(opts.work_dir(i));
+        } else if failed_here > 0 {
+            eprintln!(
+                "{failed_here} scenario(s) failed; their reasons are in {} and the probes' logs in {}",
+                path.display(),
+                opts.work_dir(i).display()
+            );
+        }
+        paths.push((path, run.interrupted));
+    }
+    for (path, _) in &paths {
         println!("{}", path.display());
+    }
+    if paths.iter().any(|(_, interrupted)| *interrupted) {
         return Err(Interrupted(out.display().to_string()).into());
     }
-    let _ = std::fs::remove_file(opts.journal_path());
-    let failed = run
-        .memory
-        .iter()
-        .map(|r| &r.outcome)
-        .chain(run.throughput.iter().map(|r| &r.outcome));
-    let failed = failed.filter(|o| o.is_failed()).count();
-    if failed == 0 {
-        let _ = std::fs::remove_dir_all(&work_dir);
-    } else {
-        eprintln!(
-            "{failed} scenario(s) failed; their reasons are in run.json and the probes' logs in {}",
-            work_dir.display()
-        );
-    }
-    println!("{}", path.display());
     Ok(())
 }
 
 /// A progress bar on a terminal, one plain line per scenario otherwise.
 struct Reporter {
-    bar: OnceCell<ProgressBar>,
+    bar: OnceLock<ProgressBar>,
 }
 
 impl Reporter {
     fn new() -> Self {
-        Reporter { bar: OnceCell::new() }
+        Reporter { bar: OnceLock::new() }
     }
 }
 
@@ -325,11 +442,12 @@ impl Progress for Reporter {
         let status = match outcome {
             Outcome::Ok => "ok".to_owned(),
             Outcome::StoppedAtBudget { budget_mib } => format!("stopped at the {budget_mib} MiB budget"),
+            Outcome::NotMeasured { reason } => format!("not measured: {reason}"),
             Outcome::Failed { reason, kind } => format!("FAILED ({}): {reason}", kind.as_str()),
         };
         match self.bar.get() {
             Some(bar) => {
-                if !matches!(outcome, Outcome::Ok) {
+                if outcome.is_failed() || matches!(outcome, Outcome::StoppedAtBudget { .. }) {
                     bar.println(format!("{id}: {status}"));
                 }
                 bar.set_message(id.to_owned());

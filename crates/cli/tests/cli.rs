@@ -37,7 +37,11 @@ src_stride = 32
 fn unknown_preset_is_bad_input() {
     let o = nppbench(&["run", "--preset", "quik", "--out", "/tmp/x"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("unknown; use quick or full"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown; use quick, full or atlas"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -101,7 +105,7 @@ fn run_json_readers_reject_truncated_foreign_and_future_files() {
         (
             "future.json",
             "{\"schema_version\": 99, \"tool\": {\"name\": \"nppbench\", \"version\": \"9.0.0\"}}",
-            "schema version 99 (by nppbench 9.0.0); this nppbench reads version 1",
+            "schema version 99 (by nppbench 9.0.0); this nppbench reads versions 1 and 2",
         ),
     ];
     for (name, text, expected) in cases {
@@ -191,4 +195,87 @@ fn compare_exit_status_gates_ci() {
     let typo = nppbench(&["compare", b, s, "--out", o, "--fail-on", "regresion"]);
     assert_eq!(typo.status.code(), Some(2));
     assert!(stderr(&typo).contains("regression, leak, streams"));
+}
+
+#[test]
+fn bad_jobs_and_devices_are_bad_input() {
+    let o = nppbench(&["run", "--jobs", "0", "--out", "/tmp/x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--jobs"), "{}", stderr(&o));
+    for spec in ["0,x", "1,1", ""] {
+        let o = nppbench(&["run", "--devices", spec, "--out", "/tmp/x"]);
+        assert_eq!(o.status.code(), Some(2), "--devices {spec:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--devices"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_gpu_that_does_not_exist_is_bad_input() {
+    if !nppbench_engine::gpu_available("a_gpu_that_does_not_exist_is_bad_input") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("tiny.toml");
+    std::fs::write(&m, TINY).unwrap();
+    let out = dir.path().join("out");
+    let o = nppbench(&[
+        "run",
+        "--matrix",
+        m.to_str().unwrap(),
+        "--devices",
+        "0,97",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("there is no GPU 97"), "{}", stderr(&o));
+    let o = nppbench(&[
+        "run",
+        "--matrix",
+        m.to_str().unwrap(),
+        "--jobs",
+        "100000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("at most"), "{}", stderr(&o));
+}
+
+#[test]
+fn every_gpu_of_the_host_is_measured_and_named() {
+    if !nppbench_engine::gpu_available("every_gpu_of_the_host_is_measured_and_named") {
+        return;
+    }
+    let count = nppbench_engine::gpu_count();
+    if count < 2 {
+        eprintln!("skipped every_gpu_of_the_host_is_measured_and_named: needs two GPUs (this machine has {count})");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("tiny.toml");
+    std::fs::write(&m, TINY).unwrap();
+    let out = dir.path().join("out");
+    let o = nppbench(&[
+        "run",
+        "--matrix",
+        m.to_str().unwrap(),
+        "--devices",
+        "all",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = RunFile::read(&out.join("run.json")).unwrap();
+    assert_eq!(run.environment.gpus.len(), count);
+    let uuids: std::collections::BTreeSet<_> = run.environment.gpus.iter().map(|g| g.gpu.uuid.clone()).collect();
+    assert_eq!(uuids.len(), count, "each GPU named by its own UUID");
+    // Every throughput scenario on every GPU; memory scenarios spread over them.
+    assert_eq!(run.throughput.len(), run.matrix.throughput.len() * count);
+    for u in &uuids {
+        assert!(run.throughput.iter().any(|t| t.gpu.as_ref() == Some(u)), "{u}");
+    }
+    let mem_gpus: std::collections::BTreeSet<_> = run.memory.iter().filter_map(|m| m.gpu.clone()).collect();
+    assert!(mem_gpus.len() >= 2, "{mem_gpus:?}");
+    assert!(run.memory.iter().all(|m| m.outcome == nppbench_model::Outcome::Ok));
 }

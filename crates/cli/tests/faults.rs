@@ -102,7 +102,7 @@ fn a_crashing_throughput_probe_loses_only_its_scenario() {
         return;
     }
     let c = case(MATRIX);
-    let o = run(&c, Some("crash@tp/31x31-s32-d128/blocking"), &[]);
+    let o = run(&c, Some("crash@tp/Convert_8u32f_C1R/31x31-s32-d128/blocking/"), &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = read(&c.out);
     assert_eq!(r.throughput.len(), 2);

@@ -7,12 +7,14 @@ use nppbench_gpu::GpuError;
 use nppbench_model::{FailureKind, ModelError, Outcome};
 use nppbench_npp::{LoadError, NppError};
 
-/// A fault that ends one scenario.
+/// A fault that ends one scenario, or the reason it could not be measured at all.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub(crate) struct ProbeError {
     pub(crate) kind: FailureKind,
     pub(crate) message: String,
+    /// This NPP lacks the primitive or its library: 'not measured', not a fault.
+    pub(crate) unavailable: bool,
 }
 
 impl ProbeError {
@@ -20,12 +22,26 @@ impl ProbeError {
         ProbeError {
             kind,
             message: message.into(),
+            unavailable: false,
         }
     }
 
-    /// The failed outcome this error records.
+    /// Nothing to measure: this NPP lacks what the scenario calls.
+    pub(crate) fn unavailable(message: impl Into<String>) -> ProbeError {
+        ProbeError {
+            kind: FailureKind::Load,
+            message: message.into(),
+            unavailable: true,
+        }
+    }
+
+    /// The outcome this error records: failed with its kind, or not measured.
     pub(crate) fn outcome(self) -> Outcome {
-        Outcome::failed(self.kind, self.message)
+        if self.unavailable {
+            Outcome::NotMeasured { reason: self.message }
+        } else {
+            Outcome::failed(self.kind, self.message)
+        }
     }
 
     /// The same error with `context` before its message.
@@ -50,6 +66,9 @@ impl From<GpuError> for ProbeError {
 
 impl From<NppError> for ProbeError {
     fn from(e: NppError) -> ProbeError {
+        if matches!(e, NppError::Unavailable { .. }) {
+            return ProbeError::unavailable(e.to_string());
+        }
         let kind = match &e {
             NppError::Status { status, .. } if nppbench_npp::is_out_of_memory(*status) => FailureKind::OutOfMemory,
             NppError::BadArgument { .. } => FailureKind::Input,
@@ -94,24 +113,33 @@ mod tests {
     #[test]
     fn npp_statuses_are_sorted_by_kind() {
         let e = NppError::Status {
-            function: "f",
+            function: "f".into(),
             status: -9,
             status_name: "NPP_MEMORY_ALLOCATION_ERR",
             details: String::new(),
         };
         assert_eq!(ProbeError::from(e).kind, FailureKind::OutOfMemory);
         let e = NppError::Status {
-            function: "f",
+            function: "f".into(),
             status: -14,
             status_name: "NPP_STEP_ERROR",
             details: String::new(),
         };
         assert_eq!(ProbeError::from(e).kind, FailureKind::Npp);
         let e = NppError::BadArgument {
-            function: "f",
+            function: "f".into(),
             details: "src_stride 16 is smaller".into(),
         };
         assert_eq!(ProbeError::from(e).kind, FailureKind::Input);
+    }
+
+    #[test]
+    fn an_unavailable_function_is_not_measured_not_failed() {
+        let e = NppError::Unavailable {
+            function: "nppiFoo_Ctx".into(),
+            reason: "libnppif is missing".into(),
+        };
+        assert!(matches!(ProbeError::from(e).outcome(), Outcome::NotMeasured { .. }));
     }
 
     #[test]

@@ -16,6 +16,11 @@ pub fn gpu_missing() -> Option<String> {
     }
 }
 
+/// How many GPUs this machine has (0 without a driver).
+pub fn gpu_count() -> usize {
+    Gpu::device_count().unwrap_or(0)
+}
+
 /// Whether a GPU test can run here. When not, prints why the test `name` is skipped and returns
 /// `false` — unless `NPPBENCH_REQUIRE_GPU=1`, where a missing GPU fails the test instead (set on
 /// the GPU machine, so that nothing skips silently there).

@@ -1,9 +1,10 @@
 //! The measurement engine: runs a matrix of scenarios on the GPU and returns a [`RunFile`].
 //!
 //! The parent process ([`run`]) never touches the GPU. It starts child probes of its own binary
-//! (`nppbench probe …`): one for the environment, one for the throughput scenarios (restarted
-//! past any scenario that kills it), and one fresh process per memory scenario, because the
-//! streams NPP hides live until their process exits and would pollute the next baseline.
+//! (`nppbench probe …`): one for the environment of each NPP version; for each throughput pass,
+//! one per GPU (restarted past any scenario that kills it); and one fresh process per memory
+//! scenario, several at once, because the streams NPP hides live until their process exits and
+//! would pollute the next baseline.
 //!
 //! [`RunFile`]: nppbench_model::RunFile
 
@@ -18,9 +19,10 @@ mod protocol;
 mod runner;
 
 pub use env::{host_info, tool_info};
-pub use guard::{gpu_available, gpu_missing};
-pub use measurement::{CudaEventTime, TimingErrors};
+pub use guard::{gpu_available, gpu_count, gpu_missing};
+pub use measurement::{CudaEventTime, DeviceReadings, TimingErrors};
 pub use probe::run_probe;
+pub use protocol::Devices;
 pub use runner::{Progress, RunError, RunOptions, run, write_run_json};
 
 /// Loads NPP as a run would (`--npp DIR`, else the default search); needs no GPU.

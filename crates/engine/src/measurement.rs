@@ -9,13 +9,26 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use nppbench_gpu::{EventPair, Gpu, GpuError, Stream};
+use nppbench_gpu::{DeviceReading, EventPair, Gpu, GpuError, ProcessMemoryProbe, Stream};
 
 /// GPU time in nanoseconds between two events recorded on one stream.
 pub struct CudaEventTime {
     gpu: Gpu,
     stream: Arc<Stream>,
     error: Rc<RefCell<Option<GpuError>>>,
+    /// Where each batch's device state goes, read from NVML after the batch (when given).
+    device: Option<(Rc<ProcessMemoryProbe>, DeviceReadings)>,
+}
+
+/// The device's state read after each batch a [`CudaEventTime`] timed, warm-up batches first.
+#[derive(Clone, Default)]
+pub struct DeviceReadings(Rc<RefCell<Vec<DeviceReading>>>);
+
+impl DeviceReadings {
+    /// Every reading so far, in order, and empties the list.
+    pub fn take(&self) -> Vec<DeviceReading> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
 }
 
 /// Where a [`CudaEventTime`] keeps the first driver error it meets, readable after criterion
@@ -37,7 +50,16 @@ impl CudaEventTime {
             gpu: gpu.clone(),
             stream,
             error: Rc::default(),
+            device: None,
         }
+    }
+
+    /// Also reads the device's clocks, power, temperature and throttling from `nvml` after each
+    /// batch, into the returned list.
+    pub fn with_device_state(mut self, nvml: Rc<ProcessMemoryProbe>) -> (Self, DeviceReadings) {
+        let readings = DeviceReadings::default();
+        self.device = Some((nvml, readings.clone()));
+        (self, readings)
     }
 
     /// A handle on the errors this measurement meets; take it before handing the measurement to
@@ -67,9 +89,16 @@ impl Measurement for CudaEventTime {
     }
 
     fn end(&self, events: Self::Intermediate) -> Self::Value {
-        events
+        let ns = events
             .and_then(|events| events.stop(&self.stream).map_err(|e| self.keep(e)).ok())
-            .unwrap_or(0.0)
+            .unwrap_or(0.0);
+        // After the batch's end event: the reading is outside the timed interval.
+        if let Some((nvml, readings)) = &self.device
+            && let Ok(r) = nvml.reading()
+        {
+            readings.0.borrow_mut().push(r);
+        }
+        ns
     }
 
     fn add(&self, v1: &f64, v2: &f64) -> f64 {

@@ -4,10 +4,12 @@
 use std::path::Path;
 
 use nppbench_engine::{gpu_available, run_probe};
-use nppbench_model::{Geometry, MemoryScenario, Primitive, Settings, StreamKind, Threading, ThroughputScenario};
+use nppbench_model::{
+    ContextFill, Geometry, MemoryScenario, Primitive, Settings, StreamKind, Threading, ThroughputScenario,
+};
 use serde_json::{Value, json};
 
-const P: Primitive = Primitive::Convert8u32fC1;
+const P: Primitive = Primitive::CONVERT_8U32F_C1R;
 
 fn probe(dir: &Path, request: Value) -> String {
     let req = dir.join("request.json");
@@ -17,13 +19,19 @@ fn probe(dir: &Path, request: Value) -> String {
     std::fs::read_to_string(answer).unwrap()
 }
 
-fn memory(dir: &Path, g: Geometry, stream: StreamKind, threading: Threading, calls: u32) -> Value {
-    let scenario = MemoryScenario::new(P, g, stream, threading, calls);
+fn memory_of(dir: &Path, scenario: &MemoryScenario, min_calls: u32) -> Value {
     let answer = probe(
         dir,
-        json!({"probe": "memory", "npp_dir": null, "scenario": scenario, "memory_budget_mib": 1024}),
+        json!({"probe": "memory", "npp_dir": null, "device": 0, "scenario": scenario, "memory_budget_mib": 1024,
+               "min_calls": min_calls, "parent_pid": 0}),
     );
     serde_json::from_str(&answer).unwrap()
+}
+
+fn memory(dir: &Path, g: Geometry, stream: StreamKind, threading: Threading, calls: u32) -> Value {
+    let scenario = MemoryScenario::new(P, g, stream, ContextFill::FromStream, threading, calls);
+    // No early stop: these tests count every call.
+    memory_of(dir, &scenario, u32::MAX)
 }
 
 #[test]
@@ -32,13 +40,21 @@ fn environment_probe_describes_gpu_driver_and_npp() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let answer: Value =
-        serde_json::from_str(&probe(dir.path(), json!({"probe": "environment", "npp_dir": null}))).unwrap();
+    let answer: Value = serde_json::from_str(&probe(
+        dir.path(),
+        json!({"probe": "environment", "npp_dir": null, "devices": {"list": [0]}}),
+    ))
+    .unwrap();
     let env = &answer["ok"];
     assert!(env["gpu"]["sm_count"].as_u64().unwrap() > 0, "{answer}");
     assert!(env["gpu"]["uuid"].as_str().unwrap().starts_with("GPU-"));
+    assert!(env["gpu"]["l2_cache_bytes"].as_u64().unwrap() > 1 << 20, "{answer}");
     assert!(env["npp"]["version"].as_str().unwrap().starts_with("1"), "{answer}");
-    assert_eq!(env["npp"]["libraries"].as_array().unwrap().len(), 2);
+    // libnppc and every library the catalogue uses, each file recorded.
+    let libraries = env["npp"]["libraries"].as_array().unwrap();
+    assert!(libraries.len() >= 8, "{answer}");
+    assert!(env["npp"]["missing"].as_array().unwrap().is_empty(), "{answer}");
+    assert_eq!(env["gpus"].as_array().unwrap().len(), 1);
     assert!(env["cuda_driver_api_version"].as_i64().unwrap() >= 12000);
     assert!(env["copy_ceiling_bytes_per_s"].as_f64().unwrap() > 1e11, "{answer}");
 }
@@ -135,15 +151,17 @@ fn throughput_probe_times_with_criterion_and_checks_output() {
         measurement_ms: 60,
         samples: 10,
         resamples: 1000,
+        cold: true,
         ..Settings::default()
     };
     let scenarios: Vec<_> = [Geometry::new(P, 1918, 1080, 1920), Geometry::new(P, 32, 35, 36)]
         .into_iter()
-        .map(|g| ThroughputScenario::new(P, g, StreamKind::NonBlocking))
+        .map(|g| ThroughputScenario::new(P, g, StreamKind::NonBlocking, ContextFill::FromStream))
         .collect();
     let answer = probe(
         dir.path(),
-        json!({"probe": "throughput", "npp_dir": null, "scenarios": scenarios, "settings": settings, "criterion_dir": dir.path().join("criterion")}),
+        json!({"probe": "throughput", "npp_dir": null, "device": 0, "pass": 2, "scenarios": scenarios,
+               "settings": settings, "criterion_dir": dir.path().join("criterion"), "parent_pid": 0}),
     );
     let lines: Vec<Value> = answer.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2);
@@ -159,6 +177,120 @@ fn throughput_probe_times_with_criterion_and_checks_output() {
         assert!(kernels >= 200 && kernels % 200 == 0, "{line}");
         assert!(records["per_call_ns"].as_f64().unwrap() <= median * 1.02, "{line}");
         assert_eq!(line["result"]["reference"]["kernel_records"]["kernels"], 200, "{line}");
+        // Kernel time per call: the kernels of one call grouped and summed, with an interval.
+        let per_call = &line["result"]["per_call"];
+        let k = per_call["kernels_per_call"].as_u64().unwrap();
+        assert!(
+            k >= 1 && per_call["kernels"].as_array().unwrap().len() as u64 == k,
+            "{line}"
+        );
+        let m = per_call["median_ns"].as_f64().unwrap();
+        assert!(per_call["lower_ns"].as_f64().unwrap() <= m && m <= per_call["upper_ns"].as_f64().unwrap());
+        assert!((m - records["per_call_ns"].as_f64().unwrap()).abs() < 0.2 * m, "{line}");
+        // Cold: the L2 flushed before each call; never faster than warm by more than noise.
+        let cold = line["result"]["cold"]["median_ns"].as_f64().unwrap();
+        assert!(cold > 0.9 * m, "{line}");
+        assert!(line["result"]["host_latency"]["median_us"].as_f64().unwrap() > 0.0);
+        let device = &line["result"]["device"];
+        assert_eq!(device["samples"].as_array().unwrap().len(), 10, "{line}");
+        assert!(device["samples"][0]["sm_mhz"].as_u64().unwrap() > 0, "{line}");
+        assert_eq!(line["pass"], 2);
+        assert!(line["gpu"].as_str().unwrap().starts_with("GPU-"));
+        assert_eq!(
+            line["result"]["context"]["declared_flags"], 1,
+            "a non-blocking stream, declared so"
+        );
     }
     assert_eq!(lines[0]["result"]["bytes_per_call"], 1918 * 1080 * 5);
+    // At 1080p the leaking geometry's call is two kernels where NPP splits it (unaligned width).
+    assert!(lines[0]["result"]["per_call"]["kernels_per_call"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn every_catalogue_primitive_matches_its_cpu_reference() {
+    if !gpu_available("every_catalogue_primitive_matches_its_cpu_reference") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for p in Primitive::all() {
+        // An unaligned width with padding on both sides, and an aligned one: checked sample by
+        // sample, padding included.
+        for g in [
+            Geometry::aligned(p, 67, 19, 16, 8),
+            Geometry::aligned(p, 64, 16, 128, 0),
+        ] {
+            let s = MemoryScenario::new(
+                p,
+                g,
+                StreamKind::NonBlocking,
+                ContextFill::FromStream,
+                Threading::Single,
+                1,
+            );
+            let reply = memory_of(dir.path(), &s, u32::MAX);
+            if reply["outcome"]["status"] != "ok" {
+                failures.push(format!("{p} {}: {}", g.label(), reply["outcome"]));
+            } else {
+                assert!(reply["result"]["correctness"]["pixels_checked"].as_u64().unwrap() > 0);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_context_filling_converts_correctly_and_is_recorded() {
+    if !gpu_available("every_context_filling_converts_correctly_and_is_recorded") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let g = Geometry::new(P, 31, 31, 32);
+    for stream in [StreamKind::Blocking, StreamKind::NonBlocking] {
+        for context in ContextFill::ALL {
+            let s = MemoryScenario::new(P, g, stream, context, Threading::ThreadPerCall, 3);
+            let reply = memory_of(dir.path(), &s, u32::MAX);
+            assert_eq!(reply["outcome"]["status"], "ok", "{context} {stream}: {reply}");
+            let record = &reply["result"]["context"];
+            let real = u64::from(stream == StreamKind::NonBlocking);
+            assert_eq!(record["stream_flags"], real, "{context} {stream}: {reply}");
+            let declared = record["declared_flags"].as_u64().unwrap();
+            match context {
+                ContextFill::DeclaredBlocking | ContextFill::Zeroed => assert_eq!(declared, 0),
+                ContextFill::DeclaredNonBlocking => assert_eq!(declared, 1),
+                ContextFill::FromStream | ContextFill::NppGetStreamContext => assert_eq!(declared, real, "{context}"),
+            }
+            if context == ContextFill::Zeroed {
+                assert_eq!(record["declared_sm_count"], 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_flat_scenario_stops_once_its_class_is_settled() {
+    if !gpu_available("a_flat_scenario_stops_once_its_class_is_settled") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let g = Geometry::new(P, 32, 32, 32);
+    let s = MemoryScenario::new(
+        P,
+        g,
+        StreamKind::NonBlocking,
+        ContextFill::FromStream,
+        Threading::ThreadPerCall,
+        40,
+    );
+    let reply = memory_of(dir.path(), &s, 10);
+    assert_eq!(reply["outcome"]["status"], "ok", "{reply}");
+    let settled = reply["result"]["settled_after"].as_u64().expect("settled early");
+    let calls = reply["result"]["samples"]["call"].as_array().unwrap().len() as u64;
+    assert_eq!(calls, settled);
+    assert!((10..40).contains(&calls), "{calls} calls");
 }

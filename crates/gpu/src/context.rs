@@ -21,6 +21,7 @@ pub struct DeviceProps {
     pub shared_mem_per_block: usize,
     pub compute_capability: (i32, i32),
     pub total_mem: u64,
+    pub l2_cache_bytes: u64,
 }
 
 struct Inner {
@@ -73,6 +74,16 @@ impl Gpu {
         unsafe { result::ctx::set_current(ctx) }.map_err(GpuError::driver("cuCtxSetCurrent"))?;
         let props = read_props(ordinal as u32, device)?;
         Ok(Gpu(Arc::new(Inner { device, ctx, props })))
+    }
+
+    /// How many CUDA devices this machine has (0 without a driver).
+    pub fn device_count() -> Result<usize, GpuError> {
+        if !Gpu::driver_present() {
+            return Err(GpuError::NoDriver);
+        }
+        result::init().map_err(GpuError::driver("cuInit"))?;
+        let count = result::device::get_count().map_err(GpuError::driver("cuDeviceGetCount"))?;
+        Ok(count.max(0) as usize)
     }
 
     /// Makes this device's primary context current on the calling thread, as the CUDA runtime
@@ -160,6 +171,11 @@ fn read_props(ordinal: u32, device: sys::CUdevice) -> Result<DeviceProps, GpuErr
             )?,
         ),
         total_mem: total_mem as u64,
+        l2_cache_bytes: attr(
+            A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+            "cuDeviceGetAttribute(L2_CACHE_SIZE)",
+        )?
+        .max(0) as u64,
     })
 }
 

@@ -1,4 +1,4 @@
-//! Kernel durations from CUPTI's activity API: the GPU's own start and end timestamps of each
+//! Kernels from CUPTI's activity API: the GPU's own start and end timestamps of each
 //! kernel, with no launch gap in them — the figure Nsight Compute's `gpu__time_duration` gives.
 //!
 //! CUPTI's activity state belongs to the process, so there is one recorder at a time. See the
@@ -19,8 +19,24 @@ const ALIGN: usize = 8;
 const FLUSH_FORCED: u32 = 1;
 const KIND: sys::CUpti_ActivityKind = sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 
-/// Kernel durations (ns) delivered by CUPTI since the last `take`.
-static DURATIONS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+/// One kernel as CUPTI recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelRecord {
+    /// The kernel's (mangled) name.
+    pub name: String,
+    /// The GPU's timestamps of its start and end, ns.
+    pub start: u64,
+    pub end: u64,
+}
+
+impl KernelRecord {
+    pub fn duration_ns(&self) -> u64 {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// Kernels delivered by CUPTI since the last `take`.
+static RECORDS: Mutex<Vec<KernelRecord>> = Mutex::new(Vec::new());
 /// Only one recorder at a time; and callbacks are registered once per process.
 static ACTIVE: Mutex<bool> = Mutex::new(false);
 static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
@@ -53,21 +69,28 @@ unsafe extern "C" fn buffer_completed(
     let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
     // SAFETY: `buffer` holds `valid` bytes of records CUPTI wrote; records of the concurrent-kernel
     // kind start with the layout of CUpti_ActivityKernel4 (every later version keeps that prefix,
-    // `start` and `end` included). The buffer came from `buffer_requested`'s allocation.
+    // `start`, `end` and `name` included); `name` is NULL or a NUL-terminated string CUPTI keeps.
+    // The buffer came from `buffer_requested`'s allocation.
     unsafe {
         while result::activity::get_next_record(buffer, valid, &mut record).is_ok() {
             if (*record).kind == KIND {
                 let k = record as *const sys::CUpti_ActivityKernel4;
-                let (start, end) = (
+                let (start, end, name) = (
                     std::ptr::addr_of!((*k).start).read_unaligned(),
                     std::ptr::addr_of!((*k).end).read_unaligned(),
+                    std::ptr::addr_of!((*k).name).read_unaligned(),
                 );
-                out.push(end.saturating_sub(start));
+                let name = if name.is_null() {
+                    String::new()
+                } else {
+                    std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
+                };
+                out.push(KernelRecord { name, start, end });
             }
         }
         std::alloc::dealloc(buffer, layout());
     }
-    DURATIONS.lock().unwrap_or_else(|p| p.into_inner()).extend(out);
+    RECORDS.lock().unwrap_or_else(|p| p.into_inner()).extend(out);
 }
 
 /// Records the duration of every kernel launched while it lives.
@@ -99,20 +122,20 @@ impl KernelRecorder {
             .map_err(GpuError::Cupti)?;
         result::activity::enable(KIND)
             .map_err(|e| GpuError::Cupti(format!("cuptiActivityEnable(CONCURRENT_KERNEL): {e:?}")))?;
-        DURATIONS.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        RECORDS.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *active = true;
         Ok(KernelRecorder(()))
     }
 
-    /// Waits for `stream`, flushes CUPTI's buffers and returns the kernel durations (ns)
-    /// recorded since the last call.
-    pub fn take(&self, stream: &Stream) -> Result<Vec<u64>, GpuError> {
+    /// Waits for `stream`, flushes CUPTI's buffers and returns the kernels recorded since the
+    /// last call, in the order they started.
+    pub fn take(&self, stream: &Stream) -> Result<Vec<KernelRecord>, GpuError> {
         stream.synchronize()?;
         result::activity::flush_all(FLUSH_FORCED)
             .map_err(|e| GpuError::Cupti(format!("cuptiActivityFlushAll: {e:?}")))?;
-        Ok(std::mem::take(
-            &mut *DURATIONS.lock().unwrap_or_else(|p| p.into_inner()),
-        ))
+        let mut records = std::mem::take(&mut *RECORDS.lock().unwrap_or_else(|p| p.into_inner()));
+        records.sort_by_key(|r| r.start);
+        Ok(records)
     }
 }
 

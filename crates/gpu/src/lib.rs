@@ -20,10 +20,10 @@ pub use context::{DeviceProps, Gpu};
 pub use error::GpuError;
 pub use event::{EventPair, copy_throughput};
 pub use hidden_streams::{StreamEvent, StreamTracker};
-pub use kernel_records::KernelRecorder;
+pub use kernel_records::{KernelRecord, KernelRecorder};
 pub use memory::DeviceBuffer;
-pub use nvml::ProcessMemoryProbe;
-pub use reference::ReferenceConvert;
+pub use nvml::{DeviceProcess, DeviceReading, ProcessMemoryProbe};
+pub use reference::{DelayKernel, ReferenceConvert};
 pub use stream::Stream;
 
 /// Raw driver types for the crates that hand them to NVIDIA libraries (NPP takes a `cudaStream_t`).

@@ -66,6 +66,16 @@ impl DeviceBuffer {
         Ok(out)
     }
 
+    /// Queues a write of `value` to every byte on `stream` (`cuMemsetD8Async`): what a cold
+    /// measurement does between calls to push everything else out of the L2 cache.
+    pub fn fill_async(&mut self, value: u8, stream: &crate::Stream) -> Result<(), GpuError> {
+        self.gpu.bind_to_thread()?;
+        // SAFETY: writes exactly the allocation's bytes, on a live stream; the buffer outlives the
+        // work (the caller synchronises before dropping it).
+        unsafe { result::memset_d8_async(self.ptr, value, self.bytes, stream.raw()) }
+            .map_err(GpuError::driver("cuMemsetD8Async"))
+    }
+
     /// Sets every byte to `value` (synchronous).
     pub fn fill(&mut self, value: u8) -> Result<(), GpuError> {
         self.gpu.bind_to_thread()?;

@@ -1,18 +1,58 @@
-//! This process's GPU memory as NVML sees it (`nvmlDeviceGetComputeRunningProcesses`).
+//! What NVML says of one device: this process's memory (`nvmlDeviceGetComputeRunningProcesses`),
+//! the other processes using it, and its clocks, power, temperature and throttling.
 //!
 //! Device-wide used memory moves with every process on the GPU; NVML's per-process figure moves
-//! only with ours, so the two are recorded side by side.
+//! only with ours, so the two are recorded side by side. See the
+//! [NVML device queries](https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html).
 
 use nvml_wrapper::Nvml;
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::enums::device::UsedGpuMemory;
 
 use crate::GpuError;
 
-/// Reads this process's used memory on one device, matched by UUID.
+/// Throttle reasons that slow the GPU below what it would run at (power and thermal limits,
+/// hardware slowdown), as opposed to idling or clocks set on purpose.
+const SLOWDOWN: ThrottleReasons = ThrottleReasons::SW_POWER_CAP
+    .union(ThrottleReasons::HW_SLOWDOWN)
+    .union(ThrottleReasons::SW_THERMAL_SLOWDOWN)
+    .union(ThrottleReasons::HW_THERMAL_SLOWDOWN)
+    .union(ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN);
+
+/// A process NVML lists on the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceProcess {
+    pub pid: u32,
+    pub used_bytes: Option<u64>,
+}
+
+/// One reading of the device's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DeviceReading {
+    pub sm_mhz: u32,
+    pub memory_mhz: u32,
+    pub power_mw: u32,
+    pub temperature_c: u32,
+    pub throttle_reasons: u64,
+}
+
+impl DeviceReading {
+    /// Whether the GPU was slowed by a power or thermal limit when read.
+    pub fn throttled(&self) -> bool {
+        ThrottleReasons::from_bits_truncate(self.throttle_reasons).intersects(SLOWDOWN)
+    }
+}
+
+/// NVML, loaded for one device (matched by UUID).
 pub struct ProcessMemoryProbe {
     nvml: Nvml,
     uuid: String,
     pid: u32,
+}
+
+fn nvml(call: &'static str) -> impl FnOnce(nvml_wrapper::error::NvmlError) -> GpuError {
+    move |e| GpuError::Nvml(format!("{call}: {e}"))
 }
 
 impl ProcessMemoryProbe {
@@ -32,6 +72,12 @@ impl ProcessMemoryProbe {
         })
     }
 
+    fn device(&self) -> Result<nvml_wrapper::Device<'_>, GpuError> {
+        self.nvml
+            .device_by_uuid(self.uuid.as_str())
+            .map_err(|e| GpuError::Nvml(e.to_string()))
+    }
+
     /// The kernel driver's version, e.g. `580.159.04`.
     pub fn driver_version(&self) -> Result<String, GpuError> {
         self.nvml
@@ -39,22 +85,71 @@ impl ProcessMemoryProbe {
             .map_err(|e| GpuError::Nvml(e.to_string()))
     }
 
+    /// Every process NVML lists on the device, compute and graphics, this one included.
+    pub fn processes(&self) -> Result<Vec<DeviceProcess>, GpuError> {
+        let device = self.device()?;
+        let mut all = device
+            .running_compute_processes()
+            .map_err(nvml("nvmlDeviceGetComputeRunningProcesses"))?;
+        all.extend(device.running_graphics_processes().unwrap_or_default());
+        let mut out: Vec<DeviceProcess> = Vec::new();
+        for p in all {
+            let used_bytes = match p.used_gpu_memory {
+                UsedGpuMemory::Used(b) => Some(b),
+                UsedGpuMemory::Unavailable => None,
+            };
+            if !out.iter().any(|o| o.pid == p.pid) {
+                out.push(DeviceProcess { pid: p.pid, used_bytes });
+            }
+        }
+        Ok(out)
+    }
+
     /// This process's used memory in bytes, or `None` when NVML lists no figure for it (a
     /// process that has not touched the device yet, or a platform that hides it).
     pub fn used_bytes(&self) -> Result<Option<u64>, GpuError> {
-        let device = self
-            .nvml
-            .device_by_uuid(self.uuid.as_str())
-            .map_err(|e| GpuError::Nvml(e.to_string()))?;
-        let processes = device
-            .running_compute_processes()
-            .map_err(|e| GpuError::Nvml(format!("nvmlDeviceGetComputeRunningProcesses: {e}")))?;
-        Ok(processes
-            .iter()
+        Ok(self
+            .processes()?
+            .into_iter()
             .find(|p| p.pid == self.pid)
-            .and_then(|p| match p.used_gpu_memory {
-                UsedGpuMemory::Used(b) => Some(b),
-                UsedGpuMemory::Unavailable => None,
-            }))
+            .and_then(|p| p.used_bytes))
+    }
+
+    /// The device's clocks, power, temperature and throttle reasons now.
+    pub fn reading(&self) -> Result<DeviceReading, GpuError> {
+        let d = self.device()?;
+        Ok(DeviceReading {
+            sm_mhz: d.clock_info(Clock::SM).map_err(nvml("nvmlDeviceGetClockInfo(SM)"))?,
+            memory_mhz: d.clock_info(Clock::Memory).unwrap_or(0),
+            power_mw: d.power_usage().unwrap_or(0),
+            temperature_c: d.temperature(TemperatureSensor::Gpu).unwrap_or(0),
+            throttle_reasons: d.current_throttle_reasons().map(|r| r.bits()).unwrap_or(0),
+        })
+    }
+
+    /// The highest SM clock the device runs at, MHz.
+    pub fn max_sm_mhz(&self) -> Result<u32, GpuError> {
+        self.device()?
+            .max_clock_info(Clock::SM)
+            .map_err(nvml("nvmlDeviceGetMaxClockInfo(SM)"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_and_thermal_limits_count_as_throttling_idling_does_not() {
+        let idle = DeviceReading {
+            throttle_reasons: ThrottleReasons::GPU_IDLE.bits(),
+            ..Default::default()
+        };
+        assert!(!idle.throttled());
+        let capped = DeviceReading {
+            throttle_reasons: (ThrottleReasons::SW_POWER_CAP | ThrottleReasons::GPU_IDLE).bits(),
+            ..Default::default()
+        };
+        assert!(capped.throttled());
     }
 }

@@ -46,6 +46,9 @@ extern "C" __global__ void convert_plain(const unsigned char* __restrict__ src, 
 "#;
 
 const BLOCK: u32 = 256;
+
+/// The primitive the reference kernel stands beside.
+const CONVERT: nppbench_model::Primitive = nppbench_model::Primitive::CONVERT_8U32F_C1R;
 const MAX_GRID_Y: u32 = 65_535;
 
 /// The compiled reference kernels, loaded into the device's primary context.
@@ -60,24 +63,7 @@ impl ReferenceConvert {
     /// Compiles the kernels for this device with NVRTC and loads them. Fails, without side
     /// effects, where libnvrtc cannot be loaded.
     pub fn compile(gpu: &Gpu) -> Result<ReferenceConvert, GpuError> {
-        crate::toolkit::preload("nvrtc");
-        // SAFETY: only tries to open the library.
-        if !unsafe { nvrtc::sys::is_culib_present() } {
-            return Err(GpuError::Nvrtc(
-                "libnvrtc could not be loaded (looked in the CUDA toolkit folders and the loader path)".into(),
-            ));
-        }
-        let (major, minor) = gpu.props().compute_capability;
-        let opts = nvrtc::CompileOptions {
-            options: vec![format!("--gpu-architecture=compute_{major}{minor}")],
-            ..Default::default()
-        };
-        let ptx = nvrtc::compile_ptx_with_opts(SOURCE, opts).map_err(|e| GpuError::Nvrtc(e.to_string()))?;
-        let image = CString::new(ptx.to_src()).map_err(|e| GpuError::Nvrtc(e.to_string()))?;
-        gpu.bind_to_thread()?;
-        // SAFETY: `image` is a NUL-terminated PTX text that outlives the call.
-        let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
-            .map_err(GpuError::driver("cuModuleLoadData"))?;
+        let module = load_module(gpu, SOURCE)?;
         let function = |name: &str| {
             let name = CString::new(name).expect("no NUL in kernel names");
             // SAFETY: `module` is loaded; the name is NUL-terminated.
@@ -114,10 +100,7 @@ impl ReferenceConvert {
             name: "bad argument".into(),
             message,
         };
-        if src.len() < g.src_bytes()
-            || dst.len() < g.dst_bytes()
-            || g.validate(nppbench_model::Primitive::Convert8u32fC1).is_err()
-        {
+        if src.len() < g.src_bytes() || dst.len() < g.dst_bytes(CONVERT) || g.validate(CONVERT).is_err() {
             return Err(bad(format!("geometry {} does not fit the buffers", g.label())));
         }
         let (function, threads) = match ReferenceConvert::path(g) {
@@ -145,6 +128,76 @@ impl ReferenceConvert {
         // (the driver copies them at launch); the buffers were checked to hold the geometry.
         unsafe { result::launch_kernel(function, grid, (BLOCK, 1, 1), 0, stream.raw(), &mut params) }
             .map_err(GpuError::driver("cuLaunchKernel"))
+    }
+}
+
+const DELAY_SOURCE: &str = r#"
+// One thread spins for a fixed number of SM clock cycles: a known amount of GPU work.
+extern "C" __global__ void delay(long long cycles) {
+    const long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+"#;
+
+/// Compiles `source` for `gpu` with NVRTC and loads it into the device's primary context.
+fn load_module(gpu: &Gpu, source: &str) -> Result<sys::CUmodule, GpuError> {
+    crate::toolkit::preload("nvrtc");
+    // SAFETY: only tries to open the library.
+    if !unsafe { nvrtc::sys::is_culib_present() } {
+        return Err(GpuError::Nvrtc(
+            "libnvrtc could not be loaded (looked in the CUDA toolkit folders and the loader path)".into(),
+        ));
+    }
+    let (major, minor) = gpu.props().compute_capability;
+    let opts = nvrtc::CompileOptions {
+        options: vec![format!("--gpu-architecture=compute_{major}{minor}")],
+        ..Default::default()
+    };
+    let ptx = nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| GpuError::Nvrtc(e.to_string()))?;
+    let image = CString::new(ptx.to_src()).map_err(|e| GpuError::Nvrtc(e.to_string()))?;
+    gpu.bind_to_thread()?;
+    // SAFETY: `image` is a NUL-terminated PTX text that outlives the call.
+    unsafe { result::module::load_data(image.as_ptr().cast()) }.map_err(GpuError::driver("cuModuleLoadData"))
+}
+
+/// The test hook's delay kernel: a fixed number of clock cycles of GPU work, queued after each
+/// call so that a known slowdown can be shown to be found (`NPPBENCH_DELAY_CYCLES`).
+pub struct DelayKernel {
+    gpu: Gpu,
+    module: sys::CUmodule,
+    function: sys::CUfunction,
+}
+
+impl DelayKernel {
+    pub fn compile(gpu: &Gpu) -> Result<DelayKernel, GpuError> {
+        let module = load_module(gpu, DELAY_SOURCE)?;
+        let name = CString::new("delay").expect("no NUL in kernel names");
+        // SAFETY: `module` is loaded; the name is NUL-terminated.
+        let function =
+            unsafe { result::module::get_function(module, name) }.map_err(GpuError::driver("cuModuleGetFunction"))?;
+        Ok(DelayKernel {
+            gpu: gpu.clone(),
+            module,
+            function,
+        })
+    }
+
+    /// Queues `cycles` SM clock cycles of spinning on `stream`.
+    pub fn launch(&self, cycles: u64, stream: &Stream) -> Result<(), GpuError> {
+        let mut cycles = cycles as i64;
+        let mut params: [*mut c_void; 1] = [(&mut cycles as *mut i64).cast()];
+        self.gpu.bind_to_thread()?;
+        // SAFETY: the parameter matches the kernel's signature and lives until the call returns.
+        unsafe { result::launch_kernel(self.function, (1, 1, 1), (1, 1, 1), 0, stream.raw(), &mut params) }
+            .map_err(GpuError::driver("cuLaunchKernel"))
+    }
+}
+
+impl Drop for DelayKernel {
+    fn drop(&mut self) {
+        let _ = self.gpu.bind_to_thread();
+        // SAFETY: loaded in `compile`, unloaded once, here.
+        let _ = unsafe { result::module::unload(self.module) };
     }
 }
 

@@ -60,6 +60,19 @@ impl Stream {
         }
     }
 
+    /// The stream's flags as the driver reports them (`cuStreamGetFlags`): what the stream
+    /// really is, whatever a context declares.
+    pub fn query_flags(&self) -> Result<u32, GpuError> {
+        self.gpu.bind_to_thread()?;
+        let mut flags = 0u32;
+        // SAFETY: `raw` is NULL, the per-thread handle or a live created stream; the driver writes
+        // one unsigned int through a valid pointer.
+        unsafe { sys::cuStreamGetFlags(self.raw, &mut flags) }
+            .result()
+            .map_err(GpuError::driver("cuStreamGetFlags"))?;
+        Ok(flags)
+    }
+
     /// Waits for the work queued on this stream, from the calling thread.
     pub fn synchronize(&self) -> Result<(), GpuError> {
         self.gpu.bind_to_thread()?;

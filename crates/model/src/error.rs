@@ -20,12 +20,12 @@ pub enum ModelError {
     #[error("{path} is not an nppbench run.json ({message})")]
     ForeignRunJson { path: PathBuf, message: String },
     #[error(
-        "{path} was written with run.json schema version {found} (by {writer}); this nppbench reads version {expected}: render it with the nppbench that wrote it, or re-run the measurement"
+        "{path} was written with run.json schema version {found} (by {writer}); this nppbench reads versions {expected}: render it with the nppbench that wrote it, or re-run the measurement"
     )]
     SchemaVersion {
         path: PathBuf,
         found: u64,
-        expected: u32,
+        expected: String,
         writer: String,
     },
 }

@@ -7,16 +7,17 @@
 
 mod error;
 mod matrix;
-mod primitive;
 mod run;
 mod scenario;
 
 pub use error::ModelError;
 pub use matrix::{Matrix, MatrixSpec, Preset, Settings};
-pub use primitive::Primitive;
+pub use nppbench_catalog::{self as catalog, Primitive};
 pub use run::{
-    Correctness, CpuInfo, Environment, Estimate, FailureKind, GpuInfo, HostInfo, KernelRecords, KernelTiming,
-    MemoryReading, MemoryRecord, MemoryResult, MemorySeries, NppInfo, Outcome, ReferenceResult, RunFile,
-    SCHEMA_VERSION, StreamCounts, ThroughputRecord, ThroughputResult, ToolInfo,
+    CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample, DeviceState, Environment, Estimate, FailureKind,
+    GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat, KernelTiming,
+    MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, Outcome, PhaseTime,
+    READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts, ThroughputRecord,
+    ThroughputResult, ToolInfo,
 };
-pub use scenario::{Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
+pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};

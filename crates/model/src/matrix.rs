@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::{Geometry, MemoryScenario, ModelError, Primitive, StreamKind, Threading, ThroughputScenario};
+use crate::{ContextFill, Geometry, MemoryScenario, ModelError, Primitive, StreamKind, Threading, ThroughputScenario};
 
 /// The built-in matrices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,15 +20,18 @@ pub enum Preset {
     Quick,
     /// Adds 4K and 8K, more pool sizes, the padded-ROI fix, and longer probes.
     Full,
+    /// Every primitive of the catalogue, swept for the leak rule of each (see `atlas.toml`).
+    Atlas,
 }
 
 impl Preset {
-    pub const ALL: [Preset; 2] = [Preset::Quick, Preset::Full];
+    pub const ALL: [Preset; 3] = [Preset::Quick, Preset::Full, Preset::Atlas];
 
     pub fn name(self) -> &'static str {
         match self {
             Preset::Quick => "quick",
             Preset::Full => "full",
+            Preset::Atlas => "atlas",
         }
     }
 
@@ -37,6 +40,7 @@ impl Preset {
         match self {
             Preset::Quick => include_str!("../presets/quick.toml"),
             Preset::Full => include_str!("../presets/full.toml"),
+            Preset::Atlas => include_str!("../presets/atlas.toml"),
         }
     }
 
@@ -51,7 +55,7 @@ impl std::str::FromStr for Preset {
         Preset::ALL
             .into_iter()
             .find(|p| p.name() == s)
-            .ok_or_else(|| ModelError::invalid(format!("preset {s:?}"), "unknown; use quick or full"))
+            .ok_or_else(|| ModelError::invalid(format!("preset {s:?}"), "unknown; use quick, full or atlas"))
     }
 }
 
@@ -59,8 +63,12 @@ impl std::str::FromStr for Preset {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
-    /// Calls per memory scenario, after one warm-up call.
+    /// Calls per memory scenario, after one warm-up call: the most a scenario makes.
     pub calls: u32,
+    /// Calls a memory scenario makes at least before its class may be settled early (see
+    /// `nppbench_stats::settle`); `calls` or more turns early stopping off.
+    #[serde(default = "default_min_calls")]
+    pub min_calls: u32,
     /// Criterion warm-up per throughput scenario, in milliseconds.
     pub warm_up_ms: u64,
     /// Criterion measurement time per throughput scenario, in milliseconds.
@@ -69,20 +77,38 @@ pub struct Settings {
     pub samples: usize,
     /// Criterion bootstrap resamples.
     pub resamples: usize,
+    /// Independent passes over the throughput scenarios, each in a fresh process: the variance
+    /// between runs that `compare` tests on.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// Also time each throughput scenario with the L2 cache flushed before every call.
+    #[serde(default)]
+    pub cold: bool,
     /// A child probe still running after this long is killed and its scenario recorded as failed.
     pub scenario_timeout_s: u64,
     /// A memory scenario whose process grows by more than this stops, recorded as stopped at budget.
     pub memory_budget_mib: u64,
 }
 
+fn default_min_calls() -> u32 {
+    u32::MAX
+}
+
+fn one() -> u32 {
+    1
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             calls: 32,
+            min_calls: 12,
             warm_up_ms: 50,
             measurement_ms: 200,
             samples: 20,
             resamples: 20_000,
+            repeat: 1,
+            cold: true,
             scenario_timeout_s: 60,
             memory_budget_mib: 4096,
         }
@@ -94,12 +120,33 @@ impl Default for Settings {
 #[serde(deny_unknown_fields)]
 struct SettingsSpec {
     calls: Option<Spanned<i64>>,
+    min_calls: Option<Spanned<i64>>,
     warm_up_ms: Option<Spanned<i64>>,
     measurement_ms: Option<Spanned<i64>>,
     samples: Option<Spanned<i64>>,
     resamples: Option<Spanned<i64>>,
+    repeat: Option<Spanned<i64>>,
+    cold: Option<bool>,
     scenario_timeout_s: Option<Spanned<i64>>,
     memory_budget_mib: Option<Spanned<i64>>,
+}
+
+/// A list that may be written as one value: `primitive = "Copy_8u_C1R"` or `primitive = [...]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Names {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// Such a list with where it was written (its items share the list's position in messages).
+type OneOrMany = Spanned<Names>;
+
+fn items(spec: &OneOrMany) -> Vec<&str> {
+    match spec.get_ref() {
+        Names::One(v) => vec![v.as_str()],
+        Names::Many(v) => v.iter().map(String::as_str).collect(),
+    }
 }
 
 /// One `[[geometry]]` table of a matrix file.
@@ -108,12 +155,19 @@ struct SettingsSpec {
 struct GeometrySpec {
     width: Spanned<i64>,
     height: Spanned<i64>,
-    src_stride: Spanned<i64>,
+    /// The source row stride in bytes, as given (the destination's keeps its padding in pixels).
+    src_stride: Option<Spanned<i64>>,
     dst_stride: Option<Spanned<i64>>,
+    /// Instead of `src_stride`: each row's bytes rounded up to a multiple of this, for every
+    /// pixel format alike, plus `stride_extra` bytes.
+    stride_align: Option<Spanned<i64>>,
+    stride_extra: Option<Spanned<i64>>,
     /// Also measure the padded-ROI fix of an unaligned width.
     #[serde(default)]
     pad_roi: bool,
+    primitive: Option<OneOrMany>,
     streams: Option<Vec<Spanned<String>>>,
+    context: Option<Vec<Spanned<String>>>,
     threading: Option<Vec<Spanned<String>>>,
     #[serde(default = "yes")]
     memory: bool,
@@ -132,11 +186,14 @@ pub struct MatrixSpec {
     name: String,
     #[serde(default)]
     description: String,
-    #[serde(default)]
-    primitive: Primitive,
+    /// Row names (`Convert_8u32f_C1R`, or NVIDIA's `nppiConvert_8u32f_C1R_Ctx`), library names
+    /// (`nppif`: its rows), or `all`; default `Convert_8u32f_C1R`.
+    primitive: Option<OneOrMany>,
     #[serde(default)]
     settings: SettingsSpec,
     streams: Vec<Spanned<String>>,
+    /// How the stream context is filled; default `from_stream`.
+    context: Option<Vec<Spanned<String>>>,
     threading: Vec<Spanned<String>>,
     #[serde(rename = "geometry")]
     geometries: Vec<GeometrySpec>,
@@ -147,7 +204,8 @@ pub struct MatrixSpec {
 pub struct Matrix {
     pub name: String,
     pub description: String,
-    pub primitive: Primitive,
+    /// Every primitive the matrix measures, in catalogue order.
+    pub primitives: Vec<Primitive>,
     pub settings: Settings,
     pub memory: Vec<MemoryScenario>,
     pub throughput: Vec<ThroughputScenario>,
@@ -187,6 +245,38 @@ impl Locator<'_> {
             other => other,
         })
     }
+
+    fn list<T: std::str::FromStr<Err = ModelError>>(&self, v: &[Spanned<String>]) -> Result<Vec<T>, ModelError> {
+        v.iter().map(|s| self.parse(s)).collect()
+    }
+
+    /// Primitives from names: a row, a library (its rows) or `all`.
+    fn primitives(&self, spec: &OneOrMany) -> Result<Vec<Primitive>, ModelError> {
+        let mut out = Vec::new();
+        for name in items(spec) {
+            let found: Vec<Primitive> = if name == "all" {
+                Primitive::all().collect()
+            } else if let Some(lib) = crate::catalog::Library::ALL.iter().find(|l| l.name() == name) {
+                Primitive::all().filter(|p| p.row().library == *lib).collect()
+            } else {
+                vec![Primitive::from_name(name).ok_or_else(|| {
+                    ModelError::invalid(self.at(spec.span()), crate::catalog::unknown_primitive(name))
+                })?]
+            };
+            for p in found {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Where a geometry's strides come from.
+enum Strides {
+    Explicit { src: u32, dst: Option<u32> },
+    Aligned { align: u32, extra: u32 },
 }
 
 impl Matrix {
@@ -206,10 +296,17 @@ impl Matrix {
             message: e.to_string().trim_end().to_owned(),
         })?;
         let loc = Locator { path, text };
-        let primitive = spec.primitive;
+        let primitives = match &spec.primitive {
+            Some(p) => loc.primitives(p)?,
+            None => vec![Primitive::default()],
+        };
         let settings = expand_settings(&loc, &spec.settings)?;
-        let streams: Vec<StreamKind> = spec.streams.iter().map(|s| loc.parse(s)).collect::<Result<_, _>>()?;
-        let threading: Vec<Threading> = spec.threading.iter().map(|s| loc.parse(s)).collect::<Result<_, _>>()?;
+        let streams: Vec<StreamKind> = loc.list(&spec.streams)?;
+        let contexts: Vec<ContextFill> = match &spec.context {
+            Some(list) => loc.list(list)?,
+            None => vec![ContextFill::FromStream],
+        };
+        let threading: Vec<Threading> = loc.list(&spec.threading)?;
         if spec.geometries.is_empty() {
             return Err(ModelError::invalid(
                 path.display().to_string(),
@@ -219,81 +316,136 @@ impl Matrix {
 
         let mut memory = Vec::new();
         let mut throughput = Vec::new();
+        let mut used: Vec<Primitive> = Vec::new();
         for g in &spec.geometries {
             let max = i64::from(i32::MAX);
             let width = loc.int("width", &g.width, 1, max)?;
             let height = loc.int("height", &g.height, 1, max)?;
-            let src_stride = loc.int("src_stride", &g.src_stride, 1, max)?;
-            let mut geometry = Geometry::new(primitive, width, height, src_stride);
-            if let Some(d) = &g.dst_stride {
-                geometry.dst_stride = loc.int("dst_stride", d, 1, max)?;
-            }
-            geometry
-                .validate(primitive)
-                .map_err(|e| ModelError::invalid(loc.at(g.width.span()), e.to_string()))?;
-            let g_streams = match &g.streams {
-                Some(list) => list.iter().map(|s| loc.parse(s)).collect::<Result<Vec<_>, _>>()?,
-                None => streams.clone(),
-            };
-            let g_threading = match &g.threading {
-                Some(list) => list.iter().map(|s| loc.parse(s)).collect::<Result<Vec<_>, _>>()?,
-                None => threading.clone(),
-            };
-            let mut geometries = vec![geometry];
-            if g.pad_roi {
-                geometries.extend(geometry.padded_roi());
-            }
-            for geometry in geometries {
-                if g.throughput {
-                    for &stream in &g_streams {
-                        throughput.push(ThroughputScenario::new(primitive, geometry, stream));
-                    }
+            let strides = match (&g.src_stride, &g.stride_align) {
+                (Some(s), None) => Strides::Explicit {
+                    src: loc.int("src_stride", s, 1, max)?,
+                    dst: g
+                        .dst_stride
+                        .as_ref()
+                        .map(|d| loc.int("dst_stride", d, 1, max))
+                        .transpose()?,
+                },
+                (None, Some(a)) => Strides::Aligned {
+                    align: loc.int("stride_align", a, 1, 1 << 20)?,
+                    extra: g
+                        .stride_extra
+                        .as_ref()
+                        .map_or(Ok(0), |e| loc.int("stride_extra", e, 0, 1 << 20))?,
+                },
+                (Some(s), Some(_)) => {
+                    return Err(ModelError::invalid(
+                        loc.at(s.span()),
+                        "give src_stride or stride_align, not both",
+                    ));
                 }
-                if g.memory {
-                    for &t in &g_threading {
-                        if t.owns_stream() {
-                            memory.push(MemoryScenario::new(
-                                primitive,
-                                geometry,
-                                StreamKind::NonBlocking,
-                                t,
-                                settings.calls,
-                            ));
-                            continue;
+                (None, None) => {
+                    return Err(ModelError::invalid(
+                        loc.at(g.width.span()),
+                        "the geometry has no stride: give src_stride (bytes) or stride_align (and stride_extra)",
+                    ));
+                }
+            };
+            let g_primitives = match &g.primitive {
+                Some(p) => loc.primitives(p)?,
+                None => primitives.clone(),
+            };
+            let g_streams = g
+                .streams
+                .as_deref()
+                .map_or_else(|| Ok(streams.clone()), |l| loc.list(l))?;
+            let g_contexts = g
+                .context
+                .as_deref()
+                .map_or_else(|| Ok(contexts.clone()), |l| loc.list(l))?;
+            let g_threading = g
+                .threading
+                .as_deref()
+                .map_or_else(|| Ok(threading.clone()), |l| loc.list(l))?;
+            for &primitive in &g_primitives {
+                let mut geometry = match strides {
+                    Strides::Explicit { src, dst } => {
+                        let mut geometry = Geometry::new(primitive, width, height, src);
+                        if let Some(dst) = dst {
+                            geometry.dst_stride = dst;
                         }
+                        geometry
+                    }
+                    Strides::Aligned { align, extra } => Geometry::aligned(primitive, width, height, align, extra),
+                };
+                geometry.padded_from = None;
+                geometry
+                    .validate(primitive)
+                    .map_err(|e| ModelError::invalid(loc.at(g.width.span()), e.to_string()))?;
+                if !used.contains(&primitive) {
+                    used.push(primitive);
+                }
+                let mut geometries = vec![geometry];
+                if g.pad_roi {
+                    geometries.extend(geometry.padded_roi(primitive));
+                }
+                for geometry in geometries {
+                    if g.throughput {
                         for &stream in &g_streams {
-                            memory.push(MemoryScenario::new(primitive, geometry, stream, t, settings.calls));
+                            for &context in &g_contexts {
+                                throughput.push(ThroughputScenario::new(primitive, geometry, stream, context));
+                            }
+                        }
+                    }
+                    if g.memory {
+                        for &t in &g_threading {
+                            // The own-stream model makes its own non-blocking streams.
+                            let kinds = if t.owns_stream() {
+                                vec![StreamKind::NonBlocking]
+                            } else {
+                                g_streams.clone()
+                            };
+                            for stream in kinds {
+                                for &context in &g_contexts {
+                                    memory.push(MemoryScenario::new(
+                                        primitive,
+                                        geometry,
+                                        stream,
+                                        context,
+                                        t,
+                                        settings.calls,
+                                    ));
+                                }
+                            }
                         }
                     }
                 }
             }
         }
-        let matrix = Matrix {
+        used.sort();
+        let mut matrix = Matrix {
             name: spec.name,
             description: spec.description,
-            primitive,
+            primitives: used,
             settings,
             memory,
             throughput,
         };
-        matrix.check_unique_ids(path)?;
+        matrix.dedup(path)?;
         Ok(matrix)
     }
 
-    fn check_unique_ids(&self, path: &Path) -> Result<(), ModelError> {
+    /// Geometry tables may overlap (a sweep of widths and a sweep of streams share the case at
+    /// their crossing): a scenario listed twice runs once. Only a matrix that lists nothing new
+    /// in a table is an error, since that is a mistake.
+    fn dedup(&mut self, path: &Path) -> Result<(), ModelError> {
         let mut seen = BTreeSet::new();
-        let ids = self
-            .memory
-            .iter()
-            .map(|s| &s.id)
-            .chain(self.throughput.iter().map(|s| &s.id));
-        for id in ids {
-            if !seen.insert(id) {
-                return Err(ModelError::invalid(
-                    path.display().to_string(),
-                    format!("scenario {id} appears twice; remove the repeated geometry, stream or threading entry"),
-                ));
-            }
+        self.memory.retain(|s| seen.insert(s.id.clone()));
+        self.throughput.retain(|s| seen.insert(s.id.clone()));
+        if self.memory.is_empty() && self.throughput.is_empty() {
+            return Err(ModelError::invalid(
+                path.display().to_string(),
+                "the matrix has no scenario: give at least one stream kind and threading model",
+            ));
         }
         Ok(())
     }
@@ -313,6 +465,22 @@ impl Matrix {
         }
         out
     }
+
+    /// Every distinct (primitive, geometry) pair: what the device's free memory must hold.
+    pub fn buffers(&self) -> Vec<(Primitive, Geometry)> {
+        let mut out: Vec<(Primitive, Geometry)> = Vec::new();
+        let all = self
+            .memory
+            .iter()
+            .map(|s| (s.primitive, s.geometry))
+            .chain(self.throughput.iter().map(|s| (s.primitive, s.geometry)));
+        for pg in all {
+            if !out.contains(&pg) {
+                out.push(pg);
+            }
+        }
+        out
+    }
 }
 
 fn expand_settings(loc: &Locator<'_>, spec: &SettingsSpec) -> Result<Settings, ModelError> {
@@ -320,6 +488,15 @@ fn expand_settings(loc: &Locator<'_>, spec: &SettingsSpec) -> Result<Settings, M
     let big = i64::from(u32::MAX);
     if let Some(v) = &spec.calls {
         s.calls = loc.int("calls", v, 1, 1_000_000)?;
+    }
+    if let Some(v) = &spec.min_calls {
+        s.min_calls = loc.int("min_calls", v, 1, 1_000_000)?;
+    }
+    if let Some(v) = &spec.repeat {
+        s.repeat = loc.int("repeat", v, 1, 1000)?;
+    }
+    if let Some(v) = spec.cold {
+        s.cold = v;
     }
     if let Some(v) = &spec.warm_up_ms {
         s.warm_up_ms = loc.int("warm_up_ms", v, 1, 600_000)?;
@@ -371,6 +548,56 @@ pad_roi = true
         assert!(own.iter().all(|s| s.stream == StreamKind::NonBlocking));
         assert_eq!(m.geometries().len(), 2);
         assert_eq!(m.memory[0].geometry.dst_stride, 128);
+        assert_eq!(m.primitives, vec![Primitive::CONVERT_8U32F_C1R]);
+    }
+
+    #[test]
+    fn primitives_contexts_and_aligned_strides_expand() {
+        let text = r#"
+name = "t"
+primitive = ["Copy_8u_C3R", "nppitc"]
+streams = ["blocking"]
+context = ["from_stream", "zeroed"]
+threading = ["thread_per_call"]
+[[geometry]]
+width = 255
+height = 8
+stride_align = 128
+stride_extra = 16
+"#;
+        let m = parse(text).unwrap();
+        let names: Vec<&str> = m.primitives.iter().map(|p| p.name()).collect();
+        assert!(
+            names.contains(&"Copy_8u_C3R") && names.contains(&"Threshold_8u_C1R"),
+            "{names:?}"
+        );
+        assert_eq!(m.memory.len(), m.primitives.len() * 2);
+        let copy = m.memory.iter().find(|s| s.primitive.name() == "Copy_8u_C3R").unwrap();
+        assert_eq!(copy.geometry.src_stride, 768 + 16);
+        assert!(m.memory.iter().any(|s| s.context == ContextFill::Zeroed));
+    }
+
+    #[test]
+    fn unknown_primitive_names_its_position_and_how_to_list() {
+        let text = SMALL.replace("name = \"t\"", "name = \"t\"\nprimitive = \"Convert_8u33f_C1R\"");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(
+            err.contains("m.toml:3:13") && err.contains("nppbench primitives"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_geometry_without_a_stride_says_what_to_give() {
+        let text = SMALL.replace("src_stride = 32\n", "");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("give src_stride (bytes) or stride_align"), "{err}");
+    }
+
+    #[test]
+    fn overlapping_tables_run_each_scenario_once() {
+        let text = format!("{SMALL}\n[[geometry]]\nwidth = 31\nheight = 31\nsrc_stride = 32\n");
+        assert_eq!(parse(&text).unwrap().memory.len(), 6);
     }
 
     #[test]
@@ -411,14 +638,14 @@ pad_roi = true
 
     #[test]
     fn presets_parse_and_cover_every_alignment_case() {
-        for preset in Preset::ALL {
+        for preset in [Preset::Quick, Preset::Full] {
             let m = preset.matrix().unwrap();
             let gs = m.geometries();
             for width_aligned in [false, true] {
                 for stride_aligned in [false, true] {
                     for small in [false, true] {
                         assert!(
-                            gs.iter().any(|g| g.width_aligned() == width_aligned
+                            gs.iter().any(|g| g.width_aligned(m.primitives[0]) == width_aligned
                                 && g.src_stride_aligned() == stride_aligned
                                 && (g.width < 100) == small
                                 && g.padded_from.is_none()),
@@ -444,5 +671,51 @@ pad_roi = true
             })
             .collect();
         assert!(pools.len() >= 2, "{pools:?}");
+    }
+
+    #[test]
+    fn atlas_sweeps_every_primitive_with_contrast() {
+        let m = Preset::Atlas.matrix().unwrap();
+        assert_eq!(m.primitives.len(), Primitive::all().count());
+        for p in Primitive::all() {
+            let mem: Vec<_> = m.memory.iter().filter(|s| s.primitive == p).collect();
+            // Widths on both sides of every modulus from 2 to 128.
+            for modulus in [2u32, 4, 8, 16, 32, 64, 128] {
+                assert!(mem.iter().any(|s| s.geometry.width % modulus == 0), "{p} {modulus}");
+                assert!(
+                    mem.iter()
+                        .any(|s| s.geometry.width % modulus != 0 && s.geometry.width % (modulus / 2) == 0),
+                    "{p}: no width that is a multiple of {} but not of {modulus}",
+                    modulus / 2
+                );
+            }
+            for modulus in [8u32, 16, 32, 64, 128] {
+                assert!(
+                    mem.iter().any(|s| s.geometry.src_stride % modulus == 0),
+                    "{p} stride {modulus}"
+                );
+                assert!(
+                    mem.iter().any(|s| s.geometry.src_stride % modulus != 0),
+                    "{p} stride {modulus}"
+                );
+            }
+            for k in StreamKind::ALL {
+                assert!(mem.iter().any(|s| s.stream == k), "{p} {k}");
+            }
+            for c in ContextFill::ALL {
+                assert!(mem.iter().any(|s| s.context == c), "{p} {c}");
+            }
+            assert!(mem.iter().any(|s| matches!(s.threading, Threading::Pool(_))), "{p}");
+            assert!(
+                mem.iter().any(|s| s.geometry.pixels() >= 1_000_000),
+                "{p}: a large image"
+            );
+            assert!(m.throughput.iter().any(|s| s.primitive == p), "{p}: throughput");
+        }
+        eprintln!(
+            "atlas: {} memory, {} throughput scenarios",
+            m.memory.len(),
+            m.throughput.len()
+        );
     }
 }

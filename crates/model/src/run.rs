@@ -8,7 +8,11 @@ use serde::{Deserialize, Serialize};
 use crate::{Matrix, MemoryScenario, ModelError, ThroughputScenario};
 
 /// The version of the layout below. Bump it on any change a reader of an older file would misread.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The versions this nppbench reads: version 1 (before the primitive and context axes) is
+/// migrated on reading.
+pub const READABLE_SCHEMA_VERSIONS: [u32; 2] = [1, 2];
 
 /// One run of `nppbench run`: everything needed to render a report without the GPU.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -28,7 +32,34 @@ pub struct RunFile {
     pub environment: Environment,
     pub matrix: Matrix,
     pub memory: Vec<MemoryRecord>,
+    /// One record per throughput scenario, GPU and pass.
     pub throughput: Vec<ThroughputRecord>,
+    /// Where the run's wall time went, phase by phase.
+    #[serde(default)]
+    pub phases: Vec<PhaseTime>,
+    /// How many memory probes ran at once, and why that many.
+    #[serde(default)]
+    pub jobs: Option<Jobs>,
+    /// Test hooks that were active (`NPPBENCH_DELAY_CYCLES=…`, `NPPBENCH_FAULT=…`): a run made
+    /// with one measures nppbench, not NPP as it is, and every page says so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_hooks: Vec<String>,
+}
+
+/// The wall time of one phase of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTime {
+    /// `environment`, `throughput`, `memory`, `writing`.
+    pub phase: String,
+    pub wall_s: f64,
+}
+
+/// The concurrency of the memory phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Jobs {
+    pub jobs: u32,
+    /// Why that many: given with `--jobs`, or chosen from the machine (cores, device memory).
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,9 +83,50 @@ pub struct Environment {
     /// Device-to-device copy throughput, bytes read plus written per second: the ceiling for a
     /// memory-bound kernel. `None` where it could not be measured.
     pub copy_ceiling_bytes_per_s: Option<f64>,
+    /// Every GPU the run measured (the first is `gpu`); empty in runs of one GPU made before
+    /// runs could use several.
+    #[serde(default)]
+    pub gpus: Vec<GpuEnvironment>,
+    /// Other processes using the GPUs when the run started.
+    #[serde(default)]
+    pub other_processes: Vec<GpuProcess>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+impl Environment {
+    /// Every GPU measured, the first (`gpu`) included, with its copy ceiling.
+    pub fn all_gpus(&self) -> Vec<GpuEnvironment> {
+        if self.gpus.is_empty() {
+            vec![GpuEnvironment {
+                gpu: self.gpu.clone(),
+                copy_ceiling_bytes_per_s: self.copy_ceiling_bytes_per_s,
+            }]
+        } else {
+            self.gpus.clone()
+        }
+    }
+}
+
+/// One GPU of the run and what was measured of it alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuEnvironment {
+    pub gpu: GpuInfo,
+    pub copy_ceiling_bytes_per_s: Option<f64>,
+}
+
+/// A process other than nppbench's own probes found on a GPU (NVML's running compute and
+/// graphics processes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuProcess {
+    pub pid: u32,
+    /// From `/proc/PID/comm` where readable, else empty.
+    pub name: String,
+    /// The GPU it was found on.
+    pub gpu_uuid: String,
+    /// Its GPU memory, where NVML gives it.
+    pub used_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuInfo {
     pub ordinal: u32,
     pub name: String,
@@ -63,6 +135,9 @@ pub struct GpuInfo {
     pub memory_total_bytes: u64,
     pub memory_free_bytes_at_start: u64,
     pub compute_capability: String,
+    /// The L2 cache: a cold measurement flushes a buffer larger than this between calls.
+    #[serde(default)]
+    pub l2_cache_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -71,6 +146,15 @@ pub struct NppInfo {
     pub version: String,
     /// The file each library was loaded from, in load order.
     pub libraries: Vec<String>,
+    /// Libraries this NPP lacks, with why: their primitives are 'not measured'.
+    #[serde(default)]
+    pub missing: Vec<MissingLibrary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissingLibrary {
+    pub library: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -159,6 +243,10 @@ pub enum Outcome {
     StoppedAtBudget {
         budget_mib: u64,
     },
+    /// This NPP lacks the primitive or its library: nothing to measure, and no fault.
+    NotMeasured {
+        reason: String,
+    },
 }
 
 impl Outcome {
@@ -188,6 +276,12 @@ pub struct MemoryRecord {
     pub scenario: MemoryScenario,
     pub outcome: Outcome,
     pub result: Option<MemoryResult>,
+    /// The UUID of the GPU it ran on; `None` in runs made before runs could use several.
+    #[serde(default)]
+    pub gpu: Option<String>,
+    /// The scenario's wall time, its process's start included, milliseconds.
+    #[serde(default)]
+    pub wall_ms: Option<f64>,
 }
 
 /// Device memory before the first call.
@@ -248,6 +342,32 @@ pub struct MemoryResult {
     pub streams: Option<StreamCounts>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams_not_measured: Option<String>,
+    /// The call after which the scenario's class was settled and it stopped; `None` when it
+    /// made every call (or ran before scenarios could stop early).
+    #[serde(default)]
+    pub settled_after: Option<u32>,
+    /// The stream context as filled for the calls, and the stream's real flags.
+    #[serde(default)]
+    pub context: Option<ContextRecord>,
+    /// The most other nppbench probes seen on the GPU during the scenario: with any, the
+    /// device-wide figure is shared and only this process's (NVML) is judged.
+    #[serde(default)]
+    pub concurrent_probes: u32,
+    /// Other processes seen on the GPU before or after the calls.
+    #[serde(default)]
+    pub other_processes: Vec<GpuProcess>,
+}
+
+/// What the calls' `NppStreamContext` declared, beside what the stream really is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextRecord {
+    /// `nStreamFlags` as passed to NPP.
+    pub declared_flags: u32,
+    /// The stream's own flags (`cuStreamGetFlags`): 1 for non-blocking, else 0.
+    pub stream_flags: u32,
+    /// `nCudaDeviceId` and `nMultiProcessorCount` as passed (0 where the context was zeroed).
+    pub declared_device: i32,
+    pub declared_sm_count: i32,
 }
 
 /// CUDA streams created and destroyed by anything in the process from the warm-up call on,
@@ -264,11 +384,22 @@ pub struct StreamCounts {
     pub never_destroyed: u32,
 }
 
+/// One pass of one throughput scenario on one GPU.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ThroughputRecord {
     pub scenario: ThroughputScenario,
     pub outcome: Outcome,
     pub result: Option<ThroughputResult>,
+    /// Which pass (1 to `settings.repeat`): each pass ran in a fresh process.
+    #[serde(default = "first_pass")]
+    pub pass: u32,
+    /// The UUID of the GPU it ran on; `None` in runs made before runs could use several.
+    #[serde(default)]
+    pub gpu: Option<String>,
+}
+
+fn first_pass() -> u32 {
+    1
 }
 
 /// A criterion estimate of GPU time per call, in nanoseconds.
@@ -312,6 +443,76 @@ pub struct ThroughputResult {
     pub reference: Option<ReferenceResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_not_measured: Option<String>,
+    /// The kernels of each call summed, from CUPTI's records, warm caches (back to back).
+    #[serde(default)]
+    pub per_call: Option<CallTiming>,
+    /// The same with the L2 cache flushed before every call (`settings.cold`).
+    #[serde(default)]
+    pub cold: Option<CallTiming>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_not_measured: Option<String>,
+    /// Host latency of a call: launch plus stream synchronisation, one call at a time.
+    #[serde(default)]
+    pub host_latency: Option<HostLatency>,
+    /// The GPU's clocks, power, temperature and throttling while it was timed.
+    #[serde(default)]
+    pub device: Option<DeviceState>,
+    #[serde(default)]
+    pub context: Option<ContextRecord>,
+    /// Other processes seen on the GPU before or after the timing.
+    #[serde(default)]
+    pub other_processes: Vec<GpuProcess>,
+}
+
+/// Kernel time per call: the kernels one call launches, grouped by launch order and summed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallTiming {
+    pub calls: u32,
+    pub kernels_per_call: u32,
+    pub median_ns: f64,
+    /// A 95% interval of the median (order statistics: no assumption on the distribution).
+    pub lower_ns: f64,
+    pub upper_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    /// Each kernel of a call, in launch order, with its median duration.
+    pub kernels: Vec<KernelStat>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelStat {
+    pub name: String,
+    pub median_ns: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HostLatency {
+    pub calls: u32,
+    pub median_us: f64,
+    pub p90_us: f64,
+}
+
+/// The device as NVML saw it around the timing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceState {
+    /// How long the probe worked the GPU before timing, until its clocks settled.
+    pub warmup_ms: f64,
+    /// Whether the clocks settled before the warm-up's time limit.
+    pub settled: bool,
+    /// One reading after each of criterion's samples.
+    pub samples: Vec<DeviceSample>,
+    /// Samples read while the GPU throttled (power or thermal slowdown).
+    pub throttled_samples: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSample {
+    pub sm_mhz: u32,
+    pub memory_mhz: u32,
+    pub power_mw: u32,
+    pub temperature_c: u32,
+    /// NVML's clock event (throttle) reasons, as its bit mask.
+    pub throttle_reasons: u64,
 }
 
 /// CUPTI kernel records over a batch of back-to-back calls.
@@ -336,6 +537,20 @@ pub struct ReferenceResult {
     pub correctness: Correctness,
     #[serde(default)]
     pub kernel_records: Option<KernelRecords>,
+}
+
+/// Schema version 1 → 2, on the JSON: the matrix named one primitive (`primitive`), version 2
+/// lists them (`primitives`). Every field version 2 added has a default.
+fn migrate_v1(value: &mut serde_json::Value) {
+    if let Some(m) = value.get_mut("matrix").and_then(|m| m.as_object_mut()) {
+        let one = m
+            .remove("primitive")
+            .unwrap_or_else(|| serde_json::json!("convert8u32f_c1"));
+        m.insert("primitives".to_owned(), serde_json::Value::Array(vec![one]));
+    }
+    if let Some(v) = value.get_mut("schema_version") {
+        *v = serde_json::json!(SCHEMA_VERSION);
+    }
 }
 
 impl RunFile {
@@ -364,7 +579,7 @@ impl RunFile {
 
     /// Parses the text of a run.json; `path` names it in messages.
     pub fn parse(text: &str, path: &Path) -> Result<RunFile, ModelError> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ModelError::RunJsonSyntax {
+        let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| ModelError::RunJsonSyntax {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
@@ -384,7 +599,7 @@ impl RunFile {
             .get("schema_version")
             .and_then(|v| v.as_u64())
             .ok_or_else(|| foreign("it has no schema_version field"))?;
-        if found != u64::from(SCHEMA_VERSION) {
+        if !READABLE_SCHEMA_VERSIONS.iter().any(|v| u64::from(*v) == found) {
             let writer = value
                 .get("tool")
                 .and_then(|t| t.get("version"))
@@ -393,10 +608,38 @@ impl RunFile {
             return Err(ModelError::SchemaVersion {
                 path: path.to_owned(),
                 found,
-                expected: SCHEMA_VERSION,
+                expected: READABLE_SCHEMA_VERSIONS
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
                 writer,
             });
         }
-        serde_json::from_value(value).map_err(|e| foreign(&e.to_string()))
+        if found == 1 {
+            migrate_v1(&mut value);
+        }
+        let mut run: RunFile = serde_json::from_value(value).map_err(|e| foreign(&e.to_string()))?;
+        if found == 1 {
+            run.rederive_ids();
+        }
+        Ok(run)
+    }
+
+    /// Scenario ids as this version derives them from the axes (runs of schema version 1 had
+    /// shorter ids, without the primitive and context).
+    fn rederive_ids(&mut self) {
+        for s in &mut self.matrix.memory {
+            s.id = s.derived_id();
+        }
+        for s in &mut self.matrix.throughput {
+            s.id = s.derived_id();
+        }
+        for r in &mut self.memory {
+            r.scenario.id = r.scenario.derived_id();
+        }
+        for r in &mut self.throughput {
+            r.scenario.id = r.scenario.derived_id();
+        }
     }
 }

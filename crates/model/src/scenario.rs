@@ -1,4 +1,5 @@
-//! What one measurement does: an image geometry, a stream kind and a threading model.
+//! What one measurement does: its axes — the primitive, the image geometry, the stream kind, how
+//! the stream context is filled, and (for memory) the threading model.
 
 use std::fmt;
 use std::str::FromStr;
@@ -7,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ModelError, Primitive};
 
-/// The alignment NPP's fast paths care about, in bytes (and pixels, for 8-bit images).
+/// The alignment NPP's fast paths care about, in bytes.
 pub(crate) const ALIGNMENT: u32 = 16;
 
 /// The CUDA stream an NPP call is issued on.
@@ -146,14 +147,19 @@ impl From<Threading> for String {
     }
 }
 
-/// The image a call converts: its region of interest and the row strides of both buffers.
+/// The image a call works on: its region of interest and the row strides of its buffers.
+///
+/// Widths and heights are in pixels, strides in bytes. The ROI is the source's (for Set, which
+/// has no source, the destination's); the destination's size follows from the primitive
+/// (transposed, half size, …). Where bytes matter (alignment, what a call moves) they come from
+/// the primitive's pixel format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Geometry {
     /// Region-of-interest width, in pixels.
     pub width: u32,
     /// Region-of-interest height, in rows.
     pub height: u32,
-    /// Source row stride, in bytes.
+    /// Source row stride, in bytes (for Set, the destination's).
     pub src_stride: u32,
     /// Destination row stride, in bytes.
     pub dst_stride: u32,
@@ -162,10 +168,30 @@ pub struct Geometry {
     pub padded_from: Option<u32>,
 }
 
+fn round_up(v: u64, to: u64) -> u64 {
+    v.div_ceil(to.max(1)) * to.max(1)
+}
+
+fn clamp_u32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
 impl Geometry {
-    /// A geometry whose destination stride mirrors the source's (`dst_bytes_per_pixel × src_stride`).
+    /// A geometry with an explicit source stride; the destination's stride keeps the same
+    /// padding in pixels (`8u→32f`, width 31, stride 32: destination stride 128).
     pub fn new(primitive: Primitive, width: u32, height: u32, src_stride: u32) -> Self {
-        let dst_stride = u32::try_from(u64::from(src_stride) * primitive.dst_bytes_per_pixel()).unwrap_or(u32::MAX);
+        let row = primitive.row();
+        let dst_stride = if row.sources == 0 {
+            src_stride
+        } else if !row.dst_is_image() {
+            clamp_u32(8 * u64::from(row.dst_size(width, height).0))
+        } else {
+            let pad_px = u64::from(src_stride)
+                .div_ceil(primitive.src_bytes_per_pixel())
+                .saturating_sub(u64::from(width));
+            let (dst_w, _) = row.dst_size(width, height);
+            clamp_u32((u64::from(dst_w) + pad_px) * primitive.dst_bytes_per_pixel())
+        };
         Geometry {
             width,
             height,
@@ -175,27 +201,61 @@ impl Geometry {
         }
     }
 
-    pub fn width_aligned(&self) -> bool {
-        self.width % ALIGNMENT == 0
+    /// A geometry whose strides are each row's bytes rounded up to a multiple of `align`, plus
+    /// `extra` bytes: one description that fits every pixel format.
+    pub fn aligned(primitive: Primitive, width: u32, height: u32, align: u32, extra: u32) -> Self {
+        let row = primitive.row();
+        let stride = |bytes: u64| clamp_u32(round_up(bytes, u64::from(align)) + u64::from(extra));
+        let src_stride = stride(u64::from(width) * primitive.src_bytes_per_pixel());
+        let (dst_w, _) = row.dst_size(width, height);
+        let dst_stride = if row.dst_is_image() {
+            stride(u64::from(dst_w) * primitive.dst_bytes_per_pixel())
+        } else {
+            clamp_u32(8 * u64::from(dst_w))
+        };
+        Geometry {
+            width,
+            height,
+            src_stride,
+            dst_stride,
+            padded_from: None,
+        }
+    }
+
+    /// A source row's bytes (for Set, a destination row's): what NPP's alignment paths see.
+    pub fn width_bytes(&self, primitive: Primitive) -> u64 {
+        u64::from(self.width) * primitive.src_bytes_per_pixel()
+    }
+
+    /// Whether a row's bytes are a multiple of 16.
+    pub fn width_aligned(&self, primitive: Primitive) -> bool {
+        self.width_bytes(primitive) % u64::from(ALIGNMENT) == 0
     }
 
     pub fn src_stride_aligned(&self) -> bool {
         self.src_stride % ALIGNMENT == 0
     }
 
-    /// The padded-ROI fix: the width rounded up to a multiple of 16 inside the same stride, if
-    /// the width is unaligned and the stride has room for it.
-    pub fn padded_roi(&self) -> Option<Geometry> {
-        if self.width_aligned() {
+    /// The destination's width and height.
+    pub fn dst_size(&self, primitive: Primitive) -> (u32, u32) {
+        primitive.row().dst_size(self.width, self.height)
+    }
+
+    /// The padded-ROI fix: the width rounded up until a row's bytes are a multiple of 16, inside
+    /// the same strides, if the width is unaligned and both strides have room for it.
+    pub fn padded_roi(&self, primitive: Primitive) -> Option<Geometry> {
+        if self.width_aligned(primitive) {
             return None;
         }
-        let padded = self.width.div_ceil(ALIGNMENT) * ALIGNMENT;
-        let fits_dst = u64::from(self.dst_stride) >= u64::from(padded) * 4;
-        (padded <= self.src_stride && fits_dst).then_some(Geometry {
+        let bpp = primitive.src_bytes_per_pixel();
+        let step = u64::from(ALIGNMENT) / gcd(u64::from(ALIGNMENT), bpp);
+        let padded = clamp_u32(round_up(u64::from(self.width), step));
+        let candidate = Geometry {
             width: padded,
             padded_from: Some(self.width),
             ..*self
-        })
+        };
+        candidate.validate(primitive).is_ok().then_some(candidate)
     }
 
     /// A short stable label, `31x31 s32/128` (`+pad` for the padded-ROI fix).
@@ -219,14 +279,24 @@ impl Geometry {
         )
     }
 
-    /// Source buffer size in bytes.
+    /// Source buffer size in bytes (one source; a two-source primitive has two).
     pub fn src_bytes(&self) -> u64 {
         u64::from(self.src_stride) * u64::from(self.height)
     }
 
-    /// Destination buffer size in bytes.
-    pub fn dst_bytes(&self) -> u64 {
-        u64::from(self.dst_stride) * u64::from(self.height)
+    /// Destination buffer size in bytes for `primitive`.
+    pub fn dst_bytes(&self, primitive: Primitive) -> u64 {
+        let (_, h) = self.dst_size(primitive);
+        if primitive.row().dst_is_image() {
+            u64::from(self.dst_stride) * u64::from(h)
+        } else {
+            u64::from(self.dst_stride)
+        }
+    }
+
+    /// Every device buffer a call of `primitive` needs, in bytes (sources and destination).
+    pub fn buffer_bytes(&self, primitive: Primitive) -> u64 {
+        self.src_bytes() * u64::from(primitive.row().sources) + self.dst_bytes(primitive)
     }
 
     pub fn pixels(&self) -> u64 {
@@ -234,9 +304,10 @@ impl Geometry {
     }
 
     /// Checks what NPP needs of a geometry before any GPU work: sizes at least 1, strides that
-    /// hold a row, everything within NPP's `int` arguments.
+    /// hold a row and are whole samples, everything within NPP's `int` arguments.
     pub fn validate(&self, primitive: Primitive) -> Result<(), ModelError> {
-        let ctx = || format!("geometry {}", self.label());
+        let ctx = || format!("geometry {} for {primitive}", self.label());
+        let row = primitive.row();
         for (name, v) in [
             ("width", self.width),
             ("height", self.height),
@@ -256,33 +327,128 @@ impl Geometry {
                 ));
             }
         }
-        let src_row = u64::from(self.width) * primitive.src_bytes_per_pixel();
-        if u64::from(self.src_stride) < src_row {
+        let (dst_w, dst_h) = self.dst_size(primitive);
+        if dst_w == 0 || dst_h == 0 {
             return Err(ModelError::invalid(
                 ctx(),
-                format!(
-                    "src_stride {} is smaller than a source row ({src_row} bytes = width {} × {})",
-                    self.src_stride,
-                    self.width,
-                    primitive.src_bytes_per_pixel()
-                ),
+                format!("the destination would be {dst_w}x{dst_h}; use a larger image"),
             ));
         }
-        let dst_row = u64::from(self.width) * primitive.dst_bytes_per_pixel();
-        if u64::from(self.dst_stride) < dst_row {
-            return Err(ModelError::invalid(
-                ctx(),
-                format!(
-                    "dst_stride {} is smaller than a destination row ({dst_row} bytes = width {} × {})",
-                    self.dst_stride,
-                    self.width,
-                    primitive.dst_bytes_per_pixel()
-                ),
-            ));
+        if row.sources > 0 {
+            let src_row = self.width_bytes(primitive);
+            if u64::from(self.src_stride) < src_row {
+                return Err(ModelError::invalid(
+                    ctx(),
+                    format!(
+                        "src_stride {} is smaller than a source row ({src_row} bytes = width {} × {})",
+                        self.src_stride,
+                        self.width,
+                        primitive.src_bytes_per_pixel()
+                    ),
+                ));
+            }
+            let sample = row.src.sample.bytes();
+            if u64::from(self.src_stride) % sample != 0 {
+                return Err(ModelError::invalid(
+                    ctx(),
+                    format!(
+                        "src_stride {} is not a whole number of {}-byte samples",
+                        self.src_stride, sample
+                    ),
+                ));
+            }
+        }
+        if row.dst_is_image() {
+            let dst_row = u64::from(dst_w) * primitive.dst_bytes_per_pixel();
+            if u64::from(self.dst_stride) < dst_row {
+                return Err(ModelError::invalid(
+                    ctx(),
+                    format!(
+                        "dst_stride {} is smaller than a destination row ({dst_row} bytes = width {dst_w} × {})",
+                        self.dst_stride,
+                        primitive.dst_bytes_per_pixel()
+                    ),
+                ));
+            }
+            let sample = row.dst.sample.bytes();
+            if u64::from(self.dst_stride) % sample != 0 {
+                return Err(ModelError::invalid(
+                    ctx(),
+                    format!(
+                        "dst_stride {} is not a whole number of {}-byte samples",
+                        self.dst_stride, sample
+                    ),
+                ));
+            }
         }
         Ok(())
     }
 }
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// How the `NppStreamContext` of each call is filled: what real code does, which is not always
+/// what nppbench's own correct filling does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextFill {
+    /// Every field from the device, `nStreamFlags` from the stream (`cuStreamGetFlags`): what
+    /// NVIDIA documents.
+    #[default]
+    FromStream,
+    /// Zeroed, with only `hStream` set: what much real code does.
+    Zeroed,
+    /// From `nppGetStreamContext` after `nppSetStream` (deprecated since CUDA 12.9).
+    NppGetStreamContext,
+    /// As `from_stream`, but `nStreamFlags` declares a blocking stream whatever the stream is.
+    DeclaredBlocking,
+    /// As `from_stream`, but `nStreamFlags` declares a non-blocking stream whatever the stream is.
+    DeclaredNonBlocking,
+}
+
+impl ContextFill {
+    pub const ALL: [ContextFill; 5] = [
+        ContextFill::FromStream,
+        ContextFill::Zeroed,
+        ContextFill::NppGetStreamContext,
+        ContextFill::DeclaredBlocking,
+        ContextFill::DeclaredNonBlocking,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextFill::FromStream => "from_stream",
+            ContextFill::Zeroed => "zeroed",
+            ContextFill::NppGetStreamContext => "npp_get_stream_context",
+            ContextFill::DeclaredBlocking => "declared_blocking",
+            ContextFill::DeclaredNonBlocking => "declared_non_blocking",
+        }
+    }
+}
+
+impl fmt::Display for ContextFill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ContextFill {
+    type Err = ModelError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ContextFill::ALL.into_iter().find(|k| k.as_str() == s).ok_or_else(|| {
+            ModelError::invalid(
+                format!("context {s:?}"),
+                "unknown; use one of from_stream, zeroed, npp_get_stream_context, declared_blocking, declared_non_blocking",
+            )
+        })
+    }
+}
+
+/// The axes of a scenario, by name, in the order ids, CSV columns and pages use. A new axis is
+/// added here (and to the scenario types) and everything keyed by axes follows.
+pub const AXES: [&str; 5] = ["primitive", "geometry", "stream", "context", "threading"];
 
 /// One leak probe: calls from a threading model on a stream kind, memory sampled after each.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -292,22 +458,49 @@ pub struct MemoryScenario {
     pub primitive: Primitive,
     pub geometry: Geometry,
     pub stream: StreamKind,
+    #[serde(default)]
+    pub context: ContextFill,
     pub threading: Threading,
-    /// Calls after the warm-up call.
+    /// Calls after the warm-up call, at most (a scenario whose class is settled stops sooner).
     pub calls: u32,
 }
 
 impl MemoryScenario {
-    pub fn new(primitive: Primitive, geometry: Geometry, stream: StreamKind, threading: Threading, calls: u32) -> Self {
-        let id = format!("mem/{}/{stream}/{threading}", geometry.key());
-        MemoryScenario {
-            id,
+    pub fn new(
+        primitive: Primitive,
+        geometry: Geometry,
+        stream: StreamKind,
+        context: ContextFill,
+        threading: Threading,
+        calls: u32,
+    ) -> Self {
+        let mut s = MemoryScenario {
+            id: String::new(),
             primitive,
             geometry,
             stream,
+            context,
             threading,
             calls,
-        }
+        };
+        s.id = s.derived_id();
+        s
+    }
+
+    /// The scenario's axis values, named as [`AXES`] names them.
+    pub fn axes(&self) -> [(&'static str, String); 5] {
+        [
+            (AXES[0], self.primitive.to_string()),
+            (AXES[1], self.geometry.key()),
+            (AXES[2], self.stream.to_string()),
+            (AXES[3], self.context.to_string()),
+            (AXES[4], self.threading.to_string()),
+        ]
+    }
+
+    /// `mem/PRIMITIVE/GEOMETRY/STREAM/CONTEXT/THREADING`: derived from the axes.
+    pub fn derived_id(&self) -> String {
+        id_of("mem", &self.axes())
     }
 }
 
@@ -319,22 +512,57 @@ pub struct ThroughputScenario {
     pub primitive: Primitive,
     pub geometry: Geometry,
     pub stream: StreamKind,
+    #[serde(default)]
+    pub context: ContextFill,
 }
 
 impl ThroughputScenario {
-    pub fn new(primitive: Primitive, geometry: Geometry, stream: StreamKind) -> Self {
-        ThroughputScenario {
-            id: format!("tp/{}/{stream}", geometry.key()),
+    pub fn new(primitive: Primitive, geometry: Geometry, stream: StreamKind, context: ContextFill) -> Self {
+        let mut s = ThroughputScenario {
+            id: String::new(),
             primitive,
             geometry,
             stream,
-        }
+            context,
+        };
+        s.id = s.derived_id();
+        s
     }
+
+    /// The scenario's axis values, named as [`AXES`] names them (no threading axis).
+    pub fn axes(&self) -> [(&'static str, String); 4] {
+        [
+            (AXES[0], self.primitive.to_string()),
+            (AXES[1], self.geometry.key()),
+            (AXES[2], self.stream.to_string()),
+            (AXES[3], self.context.to_string()),
+        ]
+    }
+
+    /// `tp/PRIMITIVE/GEOMETRY/STREAM/CONTEXT`: derived from the axes.
+    pub fn derived_id(&self) -> String {
+        id_of("tp", &self.axes())
+    }
+}
+
+fn id_of(kind: &str, axes: &[(&'static str, String)]) -> String {
+    let mut id = kind.to_owned();
+    for (_, v) in axes {
+        id.push('/');
+        id.push_str(v);
+    }
+    id
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const P: Primitive = Primitive::CONVERT_8U32F_C1R;
+
+    fn prim(name: &str) -> Primitive {
+        Primitive::from_name(name).unwrap()
+    }
 
     #[test]
     fn threading_round_trips_through_its_name() {
@@ -346,6 +574,9 @@ mod tests {
         ] {
             assert_eq!(t.to_string().parse::<Threading>().unwrap(), t);
         }
+        for c in ContextFill::ALL {
+            assert_eq!(c.as_str().parse::<ContextFill>().unwrap(), c);
+        }
     }
 
     #[test]
@@ -354,43 +585,101 @@ mod tests {
         assert!(err.contains("pool:N"), "{err}");
         let err = "blockin".parse::<StreamKind>().unwrap_err().to_string();
         assert!(err.contains("non_blocking"), "{err}");
+        let err = "zero".parse::<ContextFill>().unwrap_err().to_string();
+        assert!(err.contains("npp_get_stream_context"), "{err}");
     }
 
     #[test]
     fn stride_smaller_than_row_is_rejected() {
-        let p = Primitive::Convert8u32fC1;
-        let g = Geometry::new(p, 31, 31, 30);
-        let err = g.validate(p).unwrap_err().to_string();
+        let g = Geometry::new(P, 31, 31, 30);
+        let err = g.validate(P).unwrap_err().to_string();
         assert!(
             err.contains("src_stride 30 is smaller than a source row (31 bytes"),
             "{err}"
         );
         let g = Geometry {
             dst_stride: 120,
-            ..Geometry::new(p, 31, 31, 32)
+            ..Geometry::new(P, 31, 31, 32)
         };
-        let err = g.validate(p).unwrap_err().to_string();
+        let err = g.validate(P).unwrap_err().to_string();
         assert!(err.contains("dst_stride 120"), "{err}");
     }
 
     #[test]
-    fn zero_size_is_rejected() {
-        let p = Primitive::Convert8u32fC1;
-        let err = Geometry::new(p, 0, 4, 16).validate(p).unwrap_err().to_string();
-        assert!(err.contains("width is 0"), "{err}");
+    fn strides_must_hold_whole_samples() {
+        let p = prim("Copy_32f_C1R");
+        let err = Geometry::new(p, 7, 2, 30).validate(p).unwrap_err().to_string();
+        assert!(err.contains("not a whole number of 4-byte samples"), "{err}");
     }
 
     #[test]
-    fn padded_roi_rounds_width_up_inside_the_stride() {
-        let p = Primitive::Convert8u32fC1;
-        let g = Geometry::new(p, 31, 31, 32);
-        let padded = g.padded_roi().unwrap();
+    fn zero_size_is_rejected() {
+        let err = Geometry::new(P, 0, 4, 16).validate(P).unwrap_err().to_string();
+        assert!(err.contains("width is 0"), "{err}");
+        let half = prim("Resize_8u_C1R");
+        let err = Geometry::new(half, 1, 4, 16).validate(half).unwrap_err().to_string();
+        assert!(err.contains("destination would be 0x2"), "{err}");
+    }
+
+    #[test]
+    fn destination_stride_keeps_the_padding_in_pixels() {
+        // The ids of runs made before the primitive axis: 31 px in 32 bytes → 128 bytes of floats.
+        assert_eq!(Geometry::new(P, 31, 31, 32).dst_stride, 128);
+        assert_eq!(Geometry::new(P, 1918, 1080, 1928).dst_stride, 7712);
+        // A transpose's destination rows are the source's columns.
+        let t = prim("Transpose_8u_C1R");
+        assert_eq!(Geometry::new(t, 31, 40, 32).dst_stride, 41);
+        // Set has no source: the one stride is the destination's.
+        let set = prim("Set_8u_C1R");
+        assert_eq!(Geometry::new(set, 31, 4, 32).dst_stride, 32);
+    }
+
+    #[test]
+    fn aligned_strides_fit_every_pixel_format() {
+        let rgb = prim("Copy_8u_C3R");
+        let g = Geometry::aligned(rgb, 255, 4, 128, 16);
+        assert_eq!((g.src_stride, g.dst_stride), (768 + 16, 768 + 16));
+        assert!(g.validate(rgb).is_ok());
+        let f = prim("Convert_8u32f_C1R");
+        let g = Geometry::aligned(f, 255, 4, 128, 4);
+        assert_eq!((g.src_stride, g.dst_stride), (260, 1028));
+    }
+
+    #[test]
+    fn padded_roi_rounds_width_bytes_up_inside_the_stride() {
+        let g = Geometry::new(P, 31, 31, 32);
+        let padded = g.padded_roi(P).unwrap();
         assert_eq!(
             (padded.width, padded.src_stride, padded.padded_from),
             (32, 32, Some(31))
         );
-        assert!(Geometry::new(p, 32, 32, 32).padded_roi().is_none());
+        assert!(Geometry::new(P, 32, 32, 32).padded_roi(P).is_none());
         // No room in the stride: 1919 rounds to 1920 > 1919.
-        assert!(Geometry::new(p, 1919, 4, 1919).padded_roi().is_none());
+        assert!(Geometry::new(P, 1919, 4, 1919).padded_roi(P).is_none());
+        // 32-bit floats: 4 pixels make 16 bytes.
+        let f = prim("Copy_32f_C1R");
+        let g = Geometry::aligned(f, 31, 4, 128, 0);
+        assert_eq!(g.padded_roi(f).unwrap().width, 32);
+        assert!(Geometry::aligned(f, 32, 4, 128, 0).padded_roi(f).is_none());
+    }
+
+    #[test]
+    fn ids_come_from_every_axis() {
+        let g = Geometry::new(P, 31, 31, 32);
+        let m = MemoryScenario::new(
+            P,
+            g,
+            StreamKind::Blocking,
+            ContextFill::Zeroed,
+            Threading::ThreadPerCall,
+            8,
+        );
+        assert_eq!(
+            m.id,
+            "mem/Convert_8u32f_C1R/31x31-s32-d128/blocking/zeroed/thread_per_call"
+        );
+        let t = ThroughputScenario::new(P, g, StreamKind::NonBlocking, ContextFill::FromStream);
+        assert_eq!(t.id, "tp/Convert_8u32f_C1R/31x31-s32-d128/non_blocking/from_stream");
+        assert_eq!(m.axes().map(|(n, _)| n), AXES);
     }
 }

@@ -27,8 +27,8 @@ proptest! {
         if let Ok(text) = String::from_utf8(bytes) {
             if let Ok(m) = Matrix::from_toml(&text, Path::new("fuzz.toml")) {
                 // Whatever parses is valid: every geometry holds its rows.
-                for g in m.geometries() {
-                    prop_assert!(g.validate(m.primitive).is_ok());
+                for (p, g) in m.buffers() {
+                    prop_assert!(g.validate(p).is_ok());
                 }
             }
         }
@@ -61,4 +61,23 @@ proptest! {
 #[test]
 fn the_committed_run_parses() {
     RunFile::parse(&committed_run(), Path::new("run.json")).unwrap();
+}
+
+#[test]
+fn a_run_of_schema_version_1_is_migrated() {
+    let run = RunFile::parse(&committed_run(), Path::new("run.json")).unwrap();
+    assert_eq!(run.schema_version, nppbench_model::SCHEMA_VERSION);
+    assert_eq!(
+        run.matrix.primitives,
+        vec![nppbench_model::Primitive::CONVERT_8U32F_C1R]
+    );
+    // Ids derived from every axis, as this version writes them.
+    let leak = run
+        .memory
+        .iter()
+        .find(|m| m.scenario.id == "mem/Convert_8u32f_C1R/31x31-s32-d128/blocking/from_stream/thread_per_call")
+        .expect("the public report's leaking case, under its new id");
+    assert_eq!(leak.scenario.id, leak.scenario.derived_id());
+    assert!(run.matrix.memory.iter().all(|s| s.id == s.derived_id()));
+    assert!(run.throughput.iter().all(|t| t.pass == 1 && t.gpu.is_none()));
 }

@@ -8,28 +8,25 @@ pub enum NppError {
     /// `nppiConvert_8u32f_C1R_Ctx: NPP_STEP_ERROR (-14) (src_stride 30 < width 31)`
     #[error("{function}: {status_name} ({status}) ({details})")]
     Status {
-        function: &'static str,
+        function: String,
         status: NppStatus,
         status_name: &'static str,
         details: String,
     },
-    #[error("{function}: not exported by this NPP; the primitive is not measured with it")]
-    Missing { function: &'static str },
+    /// This NPP lacks the function or the library that exports it: 'not measured', not a fault.
+    #[error("{function}: {reason}")]
+    Unavailable { function: String, reason: String },
     #[error("{function}: {details}")]
-    BadArgument { function: &'static str, details: String },
+    BadArgument { function: String, details: String },
 }
 
 /// Checks a status: errors (negative) become `Err`, warnings (positive) pass.
-pub(crate) fn check(
-    function: &'static str,
-    status: NppStatus,
-    details: impl FnOnce() -> String,
-) -> Result<(), NppError> {
+pub(crate) fn check(function: &str, status: NppStatus, details: impl FnOnce() -> String) -> Result<(), NppError> {
     if status >= 0 {
         return Ok(());
     }
     Err(NppError::Status {
-        function,
+        function: function.to_owned(),
         status,
         status_name: status_name(status),
         details: details(),

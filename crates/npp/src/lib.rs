@@ -1,37 +1,102 @@
-//! NPP, loaded at run time: `libnppc` and `libnppidei` of NPP 12.x or 13.x, bound by hand.
+//! NPP, loaded at run time: `libnppc` and, on demand, each library a primitive needs (`nppial`,
+//! `nppicc`, `nppidei`, `nppif`, `nppig`, `nppist`, `nppitc`), of NPP 12.x or 13.x, bound by hand.
 //!
-//! Three layers, as in cudarc: [`sys`] holds the C types and a table of function pointers filled
-//! by the loader; `call` turns each `NppStatus` into a `Result`, and `primitive`'s table makes
-//! each call through its pointer; the safe types here sit on top. `unsafe` lives in `load` (opening
-//! the libraries, looking up symbols) and in the calls of `primitive`'s table, never here.
+//! Three layers, as in cudarc: [`sys`] holds the C types and the function-pointer type of every
+//! argument list the catalogue knows; `load` opens the libraries and looks symbols up, and
+//! `launch` calls a catalogue row's function through its symbol with the signature its row
+//! declares; `call` turns each `NppStatus` into a `Result`; the safe types here sit on top.
+//! `unsafe` lives in `load` and `launch` only.
 //!
 //! NPP links its own CUDA runtime statically, so the driver is all else a version needs.
 
 mod call;
+mod check;
+mod launch;
 mod load;
-mod primitive;
 pub mod sys;
 
 pub use call::{NppError, is_out_of_memory, status_name};
+pub use check::{DST_FILL, compare, expected_output, source_buffers};
 pub use load::{LoadError, NppSearch, Version};
-pub use primitive::{DST_FILL, StreamContext, max_abs_error, reference_output, source_pattern};
+pub use nppbench_catalog::Library;
 
+use std::ffi::c_int;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-use nppbench_gpu::DeviceBuffer;
-use nppbench_model::{Geometry, Primitive};
+use nppbench_gpu::{DeviceBuffer, DeviceProps, Stream};
+use nppbench_model::{ContextFill, ContextRecord, Geometry, Primitive};
 
-/// A loaded NPP: the libraries, kept open for as long as the function pointers are used.
+use crate::call::check;
+use crate::launch::Launch;
+use crate::load::Libraries;
+use crate::sys::{NppStreamContext, NppiSize, RawFn};
+
+/// `cudaStreamNonBlocking`, as `nStreamFlags` declares a non-blocking stream.
+const NON_BLOCKING: u32 = 1;
+
+/// A loaded NPP: its libraries, kept open for as long as the function pointers are used.
 pub struct Npp {
-    fns: sys::Functions,
-    libraries: Vec<(PathBuf, libloading::Library)>,
+    libs: Libraries,
     version: Version,
+    /// Each primitive's function, looked up when first used (or why it is unavailable).
+    functions: Vec<OnceLock<Result<RawFn, String>>>,
+}
+
+/// `NppStreamContext` for one stream on one device, filled one of the ways real code fills it.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamContext {
+    raw: NppStreamContext,
+    record: ContextRecord,
+}
+
+// SAFETY: the context holds a stream handle and device numbers; CUDA stream handles may be used
+// from any host thread, and the numbers are plain data.
+unsafe impl Send for StreamContext {}
+// SAFETY: as above; the context is never mutated after creation.
+unsafe impl Sync for StreamContext {}
+
+impl StreamContext {
+    /// What this context declares, beside what its stream really is.
+    pub fn record(&self) -> ContextRecord {
+        self.record
+    }
+}
+
+/// The device properties NVIDIA documents for the context, flags from the stream.
+fn from_stream(stream: &Stream, props: &DeviceProps) -> NppStreamContext {
+    NppStreamContext {
+        h_stream: stream.raw().cast(),
+        n_cuda_device_id: props.ordinal as c_int,
+        n_multi_processor_count: props.sm_count,
+        n_max_threads_per_multi_processor: props.max_threads_per_sm,
+        n_max_threads_per_block: props.max_threads_per_block,
+        n_shared_mem_per_block: props.shared_mem_per_block,
+        n_cuda_dev_attr_compute_capability_major: props.compute_capability.0,
+        n_cuda_dev_attr_compute_capability_minor: props.compute_capability.1,
+        n_stream_flags: stream.flags(),
+        n_reserved0: 0,
+    }
 }
 
 impl Npp {
-    /// Loads NPP from the first place in `search` that holds both libraries.
+    /// Loads NPP's core library from the first place in `search` that holds it; the others are
+    /// opened from the same place when a primitive first needs them.
     pub fn load(search: &NppSearch) -> Result<Npp, LoadError> {
-        load::load(search)
+        let (libs, get_lib_version) = Libraries::load(search)?;
+        // SAFETY: nppGetLibVersion takes nothing and returns a pointer to a static struct (or NULL).
+        let v = unsafe { get_lib_version().as_ref() }.ok_or_else(|| LoadError {
+            tried: vec![("libnppc".into(), "nppGetLibVersion returned NULL".into())],
+        })?;
+        Ok(Npp {
+            libs,
+            version: Version {
+                major: v.major,
+                minor: v.minor,
+                build: v.build,
+            },
+            functions: Primitive::all().map(|_| OnceLock::new()).collect(),
+        })
     }
 
     /// [`nppGetLibVersion`](https://docs.nvidia.com/cuda/npp/index.html).
@@ -39,30 +104,177 @@ impl Npp {
         self.version
     }
 
-    /// The file each library was opened from, `libnppc` first.
+    /// The file each library was opened from so far, `libnppc` first.
     pub fn library_paths(&self) -> Vec<PathBuf> {
-        self.libraries.iter().map(|(p, _)| p.clone()).collect()
+        self.libs.paths()
     }
 
-    /// Whether this NPP exports the function `primitive` calls; a missing one is 'not measured'.
-    pub fn supports(&self, primitive: Primitive) -> bool {
-        primitive::is_available(&self.fns, primitive)
+    /// Opens every library the catalogue uses; returns those this NPP lacks, with why.
+    pub fn load_all(&self) -> Vec<(Library, String)> {
+        Library::ALL
+            .into_iter()
+            .filter_map(|lib| self.libs.get(lib).err().map(|why| (lib, why)))
+            .collect()
     }
 
-    /// Runs `primitive` over `geometry`'s ROI, from `src` into `dst`, queued on the stream of `ctx`
-    /// (for [`Primitive::Convert8u32fC1`],
-    /// [`nppiConvert_8u32f_C1R_Ctx`](https://docs.nvidia.com/cuda/archive/11.0_GA/npp/nppi__data__exchange__and__initialization_8h_source.html)).
+    fn function(&self, p: Primitive) -> Result<RawFn, String> {
+        let row = p.row();
+        self.functions[p.index()]
+            .get_or_init(|| self.libs.symbol(row.library, &row.symbol()))
+            .clone()
+    }
+
+    /// Whether this NPP exports the function `p` calls; the reason when not (the primitive is
+    /// then 'not measured').
+    pub fn available(&self, p: Primitive) -> Result<(), String> {
+        self.function(p).map(drop)
+    }
+
+    /// The stream context for calls on `stream`, filled as `fill` says (see
+    /// [`ContextFill`]). `NppGetStreamContext` sets NPP's stream (`nppSetStream`) and reads it
+    /// back (`nppGetStreamContext`), as legacy code does, on the calling thread.
+    pub fn context(&self, fill: ContextFill, stream: &Stream, props: &DeviceProps) -> Result<StreamContext, NppError> {
+        let mut raw = from_stream(stream, props);
+        match fill {
+            ContextFill::FromStream => {}
+            ContextFill::Zeroed => {
+                raw = NppStreamContext {
+                    h_stream: stream.raw().cast(),
+                    ..NppStreamContext::zeroed()
+                }
+            }
+            ContextFill::DeclaredBlocking => raw.n_stream_flags = 0,
+            ContextFill::DeclaredNonBlocking => raw.n_stream_flags = NON_BLOCKING,
+            ContextFill::NppGetStreamContext => {
+                let unavailable = |reason: String| NppError::Unavailable {
+                    function: "nppGetStreamContext".into(),
+                    reason,
+                };
+                let set = self.libs.symbol(Library::Nppc, "nppSetStream").map_err(unavailable)?;
+                let get = self
+                    .libs
+                    .symbol(Library::Nppc, "nppGetStreamContext")
+                    .map_err(unavailable)?;
+                let (status, ctx) = launch::legacy_context(set, get, stream.raw().cast());
+                check("nppSetStream/nppGetStreamContext", status, String::new)?;
+                raw = ctx;
+            }
+        }
+        Ok(StreamContext {
+            raw,
+            record: ContextRecord {
+                declared_flags: raw.n_stream_flags,
+                stream_flags: stream.query_flags().unwrap_or(stream.flags()),
+                declared_device: raw.n_cuda_device_id,
+                declared_sm_count: raw.n_multi_processor_count,
+            },
+        })
+    }
+
+    /// The scratch buffer a reduction needs for `g`, from NPP's own `…GetBufferHostSize`
+    /// function; 0 for every other primitive.
+    pub fn scratch_bytes(&self, p: Primitive, g: &Geometry, ctx: &StreamContext) -> Result<u64, NppError> {
+        let row = p.row();
+        let (nppbench_catalog::Args::Reduce { buffer_size } | nppbench_catalog::Args::Reduce2 { buffer_size }) =
+            row.args
+        else {
+            return Ok(0);
+        };
+        let f = self
+            .libs
+            .symbol(row.library, buffer_size)
+            .map_err(|reason| NppError::Unavailable {
+                function: buffer_size.to_owned(),
+                reason,
+            })?;
+        let (status, size) = launch::buffer_size(f, roi(g), ctx.raw);
+        check(buffer_size, status, || format!("width {} height {}", g.width, g.height))?;
+        Ok(size)
+    }
+
+    /// Runs `p` over `g`'s ROI from `sources` into `dst`, queued on the stream of `ctx` (the
+    /// function is named by [`Primitive::npp_name`] and documented at the row's
+    /// [`docs`](nppbench_catalog::Row::docs)).
     ///
-    /// The buffers must hold `stride × height` bytes each; this is checked, so a wrong geometry is
-    /// an error rather than an out-of-bounds access.
+    /// The buffers must hold the geometry (sources `src_stride × height` bytes, the destination
+    /// [`Geometry::dst_bytes`], a reduction's scratch [`Npp::scratch_bytes`]); this is checked,
+    /// so a wrong geometry is an error rather than an out-of-bounds access.
     pub fn run(
         &self,
-        primitive: Primitive,
-        geometry: &Geometry,
-        src: &DeviceBuffer,
+        p: Primitive,
+        g: &Geometry,
+        sources: &[&DeviceBuffer],
         dst: &mut DeviceBuffer,
+        scratch: Option<&DeviceBuffer>,
         ctx: &StreamContext,
     ) -> Result<(), NppError> {
-        primitive::run(&self.fns, primitive, geometry, src, dst, ctx)
+        let row = p.row();
+        let function = row.symbol();
+        let bad = |details: String| NppError::BadArgument {
+            function: function.clone(),
+            details,
+        };
+        g.validate(p).map_err(|e| bad(e.to_string()))?;
+        if sources.len() != usize::from(row.sources) {
+            return Err(bad(format!(
+                "{} source buffers given, {} needed",
+                sources.len(),
+                row.sources
+            )));
+        }
+        if let Some(s) = sources.iter().find(|s| s.len() < g.src_bytes()) {
+            return Err(bad(format!(
+                "source buffer of {} bytes < src_stride × height = {}",
+                s.len(),
+                g.src_bytes()
+            )));
+        }
+        if dst.len() < g.dst_bytes(p) {
+            return Err(bad(format!(
+                "destination buffer of {} bytes < the {} its geometry needs",
+                dst.len(),
+                g.dst_bytes(p)
+            )));
+        }
+        let scratch_needed = matches!(
+            row.args,
+            nppbench_catalog::Args::Reduce { .. } | nppbench_catalog::Args::Reduce2 { .. }
+        );
+        if scratch_needed && scratch.is_none() {
+            return Err(bad("a reduction needs its scratch buffer".into()));
+        }
+        let f = self.function(p).map_err(|reason| NppError::Unavailable {
+            function: function.clone(),
+            reason,
+        })?;
+        let (dw, dh) = g.dst_size(p);
+        // validate() bounded every field by i32::MAX.
+        let launch = Launch {
+            sources: [0, 1].map(|i| sources.get(i).map_or(0, |b| b.device_ptr())),
+            src_step: g.src_stride as c_int,
+            dst: dst.device_ptr(),
+            dst_step: g.dst_stride as c_int,
+            roi: roi(g),
+            dst_size: NppiSize {
+                width: dw as c_int,
+                height: dh as c_int,
+            },
+            scratch: scratch.map_or(0, DeviceBuffer::device_ptr),
+            ctx: ctx.raw,
+        };
+        let status = launch::call(row, f, &launch);
+        check(&function, status, || {
+            format!(
+                "width {} height {} src_stride {} dst_stride {}",
+                g.width, g.height, g.src_stride, g.dst_stride
+            )
+        })
+    }
+}
+
+fn roi(g: &Geometry) -> NppiSize {
+    NppiSize {
+        width: g.width as c_int,
+        height: g.height as c_int,
     }
 }

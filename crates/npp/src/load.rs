@@ -1,11 +1,14 @@
-//! Finding and opening `libnppc` then `libnppidei`, by full path, without ever panicking.
+//! Finding and opening NPP by full path, without ever panicking: `libnppc` first (which says
+//! where and which major version NPP is), then each other library on demand from the same place.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use libloading::Library;
+use nppbench_catalog::Library as NppLibrary;
 
-use crate::{Npp, sys};
+use crate::sys;
 
 /// The NPP major versions nppbench knows, newest first.
 const MAJORS: [&str; 2] = ["13", "12"];
@@ -24,7 +27,7 @@ enum Place {
 }
 
 impl NppSearch {
-    /// The search order: `explicit` (`--npp DIR`); else `NPPBENCH_NPP_DIR`; else `CUDA_HOME` and
+    /// The search order: `explicit` (`--npp`); else `NPPBENCH_NPP_DIR`; else `CUDA_HOME` and
     /// `CUDA_PATH` (`lib64`), `/usr/local/cuda/lib64`, then the system loader.
     pub fn new(explicit: Option<&Path>) -> NppSearch {
         NppSearch::with_env(explicit, |k| std::env::var_os(k).map(PathBuf::from))
@@ -96,77 +99,35 @@ impl fmt::Display for Version {
 /// No usable NPP was found: every place tried, and why each failed.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "cannot load NPP (libnppc then libnppidei, version 12 or 13); tried:\n{}\npoint --npp at a folder that holds libnppc.so.N and libnppidei.so.N, or set NPPBENCH_NPP_DIR",
+    "cannot load NPP (libnppc, version 12 or 13); tried:\n{}\npoint --npp at a folder that holds libnppc.so.N and the other NPP libraries, or set NPPBENCH_NPP_DIR",
     .tried.iter().map(|(what, why)| format!("  {what}: {why}")).collect::<Vec<_>>().join("\n")
 )]
 pub struct LoadError {
     pub tried: Vec<(String, String)>,
 }
 
-pub(crate) fn load(search: &NppSearch) -> Result<Npp, LoadError> {
-    let mut tried = Vec::new();
-    for place in &search.places {
-        for major in MAJORS.iter().map(|m| Some(*m)).chain([None]) {
-            let (nppc, nppidei) = match place {
-                Place::Dir { dir, .. } => (dir.join(soname("nppc", major)), dir.join(soname("nppidei", major))),
-                Place::SystemLoader => (
-                    PathBuf::from(soname("nppc", major)),
-                    PathBuf::from(soname("nppidei", major)),
-                ),
-            };
-            if matches!(place, Place::Dir { .. }) && !nppc.exists() {
-                tried.push((nppc.display().to_string(), "no such file".to_owned()));
-                continue;
-            }
-            match open_pair(&nppc, &nppidei) {
-                Ok(npp) => return Ok(npp),
-                Err(why) => tried.push((format!("{} in {place}", nppc.display()), why)),
-            }
-        }
-    }
-    Err(LoadError { tried })
+/// The NPP libraries of one version in one place: `libnppc` open, the others opened when first
+/// asked for and kept open (or the reason they could not be).
+pub(crate) struct Libraries {
+    /// The folder `libnppc` was found in; `None` for the system loader.
+    dir: Option<PathBuf>,
+    /// The major version in the file names (`13` in `libnppc.so.13`); `None` for `libnppc.so`.
+    major: Option<&'static str>,
+    nppc: (PathBuf, Library),
+    others: [OnceLock<Result<(PathBuf, Library), String>>; NppLibrary::ALL.len()],
 }
 
 fn soname(lib: &str, major: Option<&str>) -> String {
     match major {
-        Some(m) => format!("libnpp{}.so.{m}", lib.trim_start_matches("npp")),
+        Some(m) => format!("lib{lib}.so.{m}"),
         None => format!("lib{lib}.so"),
     }
 }
 
 fn open(path: &Path) -> Result<Library, String> {
-    // SAFETY: opening NPP runs its initialisers, which only set up its static CUDA runtime.
+    // SAFETY: opening an NPP library runs its initialisers, which only set up its static CUDA
+    // runtime.
     unsafe { Library::new(path) }.map_err(|e| e.to_string())
-}
-
-fn open_pair(nppc_path: &Path, nppidei_path: &Path) -> Result<Npp, String> {
-    let nppc = open(nppc_path)?;
-    // SAFETY: the symbol has the signature nppdefs.h declares for nppGetLibVersion.
-    let get_lib_version: sys::GetLibVersion = unsafe { nppc.get::<sys::GetLibVersion>(b"nppGetLibVersion\0") }
-        .map(|s| *s)
-        .map_err(|_| "opened, but it exports no nppGetLibVersion: not an NPP core library".to_owned())?;
-    let nppidei = open(nppidei_path).map_err(|e| format!("libnppc opened, but {}: {e}", nppidei_path.display()))?;
-    // SAFETY: the symbol has the signature nppi_data_exchange_and_initialization.h declares.
-    let convert_8u32f_c1r_ctx = unsafe { nppidei.get::<sys::Convert8u32fC1RCtx>(b"nppiConvert_8u32f_C1R_Ctx\0") }
-        .ok()
-        .map(|s| *s);
-    let fns = sys::Functions {
-        get_lib_version,
-        convert_8u32f_c1r_ctx,
-    };
-    // SAFETY: nppGetLibVersion takes nothing and returns a pointer to a static struct (or NULL).
-    let v = unsafe { (fns.get_lib_version)().as_ref() }.ok_or("nppGetLibVersion returned NULL")?;
-    let version = Version {
-        major: v.major,
-        minor: v.minor,
-        build: v.build,
-    };
-    let libraries = vec![(resolved(nppc_path), nppc), (resolved(nppidei_path), nppidei)];
-    Ok(Npp {
-        fns,
-        libraries,
-        version,
-    })
 }
 
 /// The file a library was really mapped from: a bare soname resolved through /proc/self/maps.
@@ -192,6 +153,103 @@ fn resolved(opened: &Path) -> PathBuf {
         .unwrap_or_else(|| opened.to_owned())
 }
 
+impl Libraries {
+    /// Opens `libnppc` from the first place in `search` that holds it.
+    pub(crate) fn load(search: &NppSearch) -> Result<(Libraries, sys::GetLibVersion), LoadError> {
+        let mut tried = Vec::new();
+        for place in &search.places {
+            for major in MAJORS.iter().copied().map(Some).chain([None]) {
+                let (dir, path) = match place {
+                    Place::Dir { dir, .. } => (Some(dir.clone()), dir.join(soname("nppc", major))),
+                    Place::SystemLoader => (None, PathBuf::from(soname("nppc", major))),
+                };
+                if dir.is_some() && !path.exists() {
+                    tried.push((path.display().to_string(), "no such file".to_owned()));
+                    continue;
+                }
+                let lib = match open(&path) {
+                    Ok(lib) => lib,
+                    Err(why) => {
+                        tried.push((format!("{} in {place}", path.display()), why));
+                        continue;
+                    }
+                };
+                // SAFETY: the symbol has the signature nppdefs.h declares for nppGetLibVersion.
+                let Ok(get_lib_version) = (unsafe { lib.get::<sys::GetLibVersion>(b"nppGetLibVersion\0") }).map(|s| *s)
+                else {
+                    tried.push((
+                        format!("{} in {place}", path.display()),
+                        "opened, but it exports no nppGetLibVersion: not an NPP core library".to_owned(),
+                    ));
+                    continue;
+                };
+                let libraries = Libraries {
+                    dir,
+                    major,
+                    nppc: (resolved(&path), lib),
+                    others: std::array::from_fn(|_| OnceLock::new()),
+                };
+                return Ok((libraries, get_lib_version));
+            }
+        }
+        Err(LoadError { tried })
+    }
+
+    /// `libnppc`.
+    pub(crate) fn core(&self) -> &Library {
+        &self.nppc.1
+    }
+
+    /// The library `lib`, opened now if it was not yet, from where `libnppc` was found.
+    pub(crate) fn get(&self, lib: NppLibrary) -> Result<&Library, String> {
+        if lib == NppLibrary::Nppc {
+            return Ok(self.core());
+        }
+        let index = NppLibrary::ALL
+            .iter()
+            .position(|l| *l == lib)
+            .expect("every library is in ALL");
+        self.others[index]
+            .get_or_init(|| {
+                let file = soname(lib.name(), self.major);
+                let path = match &self.dir {
+                    Some(dir) => dir.join(&file),
+                    None => PathBuf::from(&file),
+                };
+                if self.dir.is_some() && !path.exists() {
+                    return Err(format!("{} is missing beside {}", file, self.nppc.0.display()));
+                }
+                open(&path).map(|l| (resolved(&path), l))
+            })
+            .as_ref()
+            .map(|(_, l)| l)
+            .map_err(Clone::clone)
+    }
+
+    /// A function of `lib` by name, or why there is none.
+    pub(crate) fn symbol(&self, lib: NppLibrary, name: &str) -> Result<sys::RawFn, String> {
+        let library = self.get(lib)?;
+        let mut c_name = name.as_bytes().to_vec();
+        c_name.push(0);
+        // SAFETY: the symbol is only looked up here; the caller gives it its declared signature
+        // before calling it.
+        unsafe { library.get::<sys::RawFn>(c_name.as_slice()) }
+            .map(|s| *s)
+            .map_err(|_| format!("lib{lib}, version {}, does not export it", self.major.unwrap_or("?")))
+    }
+
+    /// The files opened so far, `libnppc` first.
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        let mut out = vec![self.nppc.0.clone()];
+        out.extend(
+            self.others
+                .iter()
+                .filter_map(|o| o.get().and_then(|r| r.as_ref().ok()).map(|(p, _)| p.clone())),
+        );
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,7 +273,9 @@ mod tests {
     #[test]
     fn missing_folder_lists_every_path_tried_without_panicking() {
         let dir = std::env::temp_dir().join("nppbench-no-such-npp");
-        let err = load(&NppSearch::new(Some(&dir))).err().expect("no NPP there");
+        let err = Libraries::load(&NppSearch::new(Some(&dir)))
+            .err()
+            .expect("no NPP there");
         let msg = err.to_string();
         assert!(msg.contains("libnppc.so.13: no such file"), "{msg}");
         assert!(msg.contains("libnppc.so.12: no such file"), "{msg}");
@@ -227,7 +287,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("nppbench-wrong-npp-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("libnppc.so.13"), b"not an ELF file").unwrap();
-        let err = load(&NppSearch::new(Some(&dir))).err().expect("not NPP");
+        let err = Libraries::load(&NppSearch::new(Some(&dir))).err().expect("not NPP");
         let msg = err.to_string();
         assert!(msg.contains("libnppc.so.13 in"), "{msg}");
         std::fs::remove_dir_all(&dir).unwrap();

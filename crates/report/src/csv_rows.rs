@@ -52,6 +52,7 @@ fn status(o: &nppbench_model::Outcome) -> String {
         nppbench_model::Outcome::Ok => "ok".into(),
         nppbench_model::Outcome::Failed { .. } => "failed".into(),
         nppbench_model::Outcome::StoppedAtBudget { .. } => "stopped_at_budget".into(),
+        nppbench_model::Outcome::NotMeasured { .. } => "not_measured".into(),
     }
 }
 

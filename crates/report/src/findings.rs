@@ -66,10 +66,10 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
     let mut never = Vec::new();
     if !leaking.is_empty() {
         let all = |f: &dyn Fn(&MemoryAnalysis<'_>) -> bool| leaking.iter().all(|m| f(m));
-        if all(&|m| !m.record.scenario.geometry.width_aligned()) {
+        if all(&|m| !m.record.scenario.geometry.width_aligned(m.record.scenario.primitive)) {
             shared.push("a width that is not a multiple of 16".to_owned());
         }
-        if all(&|m| m.record.scenario.geometry.width_aligned()) {
+        if all(&|m| m.record.scenario.geometry.width_aligned(m.record.scenario.primitive)) {
             shared.push("a width that is a multiple of 16".to_owned());
         }
         if all(&|m| m.record.scenario.geometry.src_stride_aligned()) {

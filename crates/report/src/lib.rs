@@ -12,7 +12,7 @@ pub mod compare;
 pub mod compare_view;
 mod csv_rows;
 pub mod findings;
-pub mod stats;
+pub use nppbench_stats as stats;
 pub mod thresholds;
 pub mod view;
 

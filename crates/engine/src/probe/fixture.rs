@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{DeviceBuffer, Gpu, Stream};
-use nppbench_model::{Correctness, FailureKind, Geometry, Primitive};
+use nppbench_model::{ContextFill, Correctness, FailureKind, Geometry, Primitive};
 use nppbench_npp::{DST_FILL, Npp, NppSearch, StreamContext};
 
 use crate::error::ProbeError;
@@ -15,78 +15,116 @@ use crate::error::ProbeError;
 pub(crate) struct Setup {
     pub(crate) gpu: Gpu,
     pub(crate) npp: Npp,
-    pub(crate) src: DeviceBuffer,
+    sources: Vec<DeviceBuffer>,
     /// Shared by the calling threads, which call one at a time.
     dst: Mutex<DeviceBuffer>,
+    /// A reduction's scratch buffer, sized by NPP.
+    scratch: Option<DeviceBuffer>,
     expected: Vec<u8>,
     pub(crate) primitive: Primitive,
     pub(crate) geometry: Geometry,
+    pub(crate) context: ContextFill,
 }
 
 impl Setup {
+    /// Loads NPP, checks that it has `primitive` (else 'not measured'), and makes the buffers
+    /// and the expected output. `stream` sizes a reduction's scratch buffer.
     pub(crate) fn new(
         gpu: Gpu,
         npp_dir: Option<&Path>,
         primitive: Primitive,
         g: &Geometry,
+        context: ContextFill,
+        stream: &Stream,
     ) -> Result<Setup, ProbeError> {
         // Before anything sizes a buffer or a reference image from it.
         g.validate(primitive)?;
         let npp = Npp::load(&NppSearch::new(npp_dir))?;
-        if !npp.supports(primitive) {
-            return Err(ProbeError::new(
-                FailureKind::Load,
-                format!(
-                    "{} is not exported by NPP {}: not measured",
-                    primitive.npp_name(),
-                    npp.version()
-                ),
-            ));
+        npp.available(primitive).map_err(|why| {
+            ProbeError::unavailable(format!(
+                "{} is not measured with NPP {}: {why}",
+                primitive.npp_name(),
+                npp.version()
+            ))
+        })?;
+        let patterns = nppbench_npp::source_buffers(primitive, g);
+        let mut sources = Vec::new();
+        for pattern in &patterns {
+            let mut buffer = DeviceBuffer::alloc(&gpu, g.src_bytes())?;
+            buffer.upload(pattern)?;
+            sources.push(buffer);
         }
-        let pattern = nppbench_npp::source_pattern(g);
-        let mut src = DeviceBuffer::alloc(&gpu, g.src_bytes())?;
-        src.upload(&pattern)?;
-        let dst = DeviceBuffer::alloc(&gpu, g.dst_bytes())?;
-        let expected = nppbench_npp::reference_output(primitive, g, &pattern);
+        let dst = DeviceBuffer::alloc(&gpu, g.dst_bytes(primitive))?;
+        let ctx = npp.context(ContextFill::FromStream, stream, gpu.props())?;
+        let scratch = match npp.scratch_bytes(primitive, g, &ctx)? {
+            0 => None,
+            bytes => Some(DeviceBuffer::alloc(&gpu, bytes)?),
+        };
+        let expected = nppbench_npp::expected_output(primitive, g, &patterns);
         Ok(Setup {
             gpu,
             npp,
-            src,
+            sources,
             dst: Mutex::new(dst),
+            scratch,
             expected,
             primitive,
             geometry: *g,
+            context,
         })
+    }
+
+    /// The first source buffer (the reference kernel reads it).
+    pub(crate) fn source(&self) -> &DeviceBuffer {
+        &self.sources[0]
     }
 
     pub(crate) fn lock_dst(&self) -> MutexGuard<'_, DeviceBuffer> {
         self.dst.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// One call on `stream` from the calling thread: launch and synchronise. Returns the host
-    /// latency of both.
-    pub(crate) fn call(&self, stream: &Stream) -> Result<Duration, ProbeError> {
+    /// The stream context for calls on `stream` from the calling thread, filled as the scenario
+    /// says.
+    pub(crate) fn context(&self, stream: &Stream) -> Result<StreamContext, ProbeError> {
         self.gpu.bind_to_thread()?;
-        let ctx = StreamContext::new(stream, self.gpu.props());
+        Ok(self.npp.context(self.context, stream, self.gpu.props())?)
+    }
+
+    /// Queues one call into `dst` with `ctx` (no synchronisation).
+    pub(crate) fn launch(&self, dst: &mut DeviceBuffer, ctx: &StreamContext) -> Result<(), ProbeError> {
+        let sources: Vec<&DeviceBuffer> = self.sources.iter().collect();
+        Ok(self.npp.run(
+            self.primitive,
+            &self.geometry,
+            &sources,
+            dst,
+            self.scratch.as_ref(),
+            ctx,
+        )?)
+    }
+
+    /// One call on `stream` from the calling thread, its context filled there: launch and
+    /// synchronise. Returns the host latency of both, and the context used.
+    pub(crate) fn call(&self, stream: &Stream) -> Result<(Duration, StreamContext), ProbeError> {
+        let ctx = self.context(stream)?;
         let mut dst = self.lock_dst();
         let t = Instant::now();
-        self.npp
-            .run(self.primitive, &self.geometry, &self.src, &mut dst, &ctx)?;
+        self.launch(&mut dst, &ctx)?;
         stream.synchronize()?;
-        Ok(t.elapsed())
+        Ok((t.elapsed(), ctx))
     }
 
     /// Clears the destination, runs one call on `stream` and checks the output.
-    pub(crate) fn checked_call(&self, stream: &Stream) -> Result<(Duration, Correctness), ProbeError> {
+    pub(crate) fn checked_call(&self, stream: &Stream) -> Result<(Duration, StreamContext, Correctness), ProbeError> {
         self.lock_dst().fill(DST_FILL)?;
-        let latency = self.call(stream)?;
-        Ok((latency, self.check()?))
+        let (latency, ctx) = self.call(stream)?;
+        Ok((latency, ctx, self.check()?))
     }
 
     /// Compares the destination with the CPU reference.
     pub(crate) fn check(&self) -> Result<Correctness, ProbeError> {
         let actual = self.lock_dst().download()?;
-        nppbench_npp::max_abs_error(self.primitive, &self.geometry, &self.expected, &actual)
+        nppbench_npp::compare(self.primitive, &self.geometry, &self.expected, &actual)
             .map_err(|e| ProbeError::new(FailureKind::Mismatch, e))
     }
 }

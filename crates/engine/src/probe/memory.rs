@@ -8,11 +8,14 @@ use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
 use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
+use nppbench_stats::settle;
 
-use super::faults;
 use super::fixture::Setup;
-use super::threads;
+use super::{faults, processes, threads};
 use crate::error::ProbeError;
+
+/// MiB, for the settle rule's series.
+const MIB: f64 = 1024.0 * 1024.0;
 
 /// Reads both memory probes.
 struct Probes<'a> {
@@ -21,6 +24,11 @@ struct Probes<'a> {
 }
 
 impl Probes<'_> {
+    /// The figure a leak is judged on: this process's (NVML), else the device's.
+    fn judged(reading: &MemoryReading) -> u64 {
+        reading.process_used_bytes.unwrap_or(reading.device_used_bytes)
+    }
+
     fn read(&self) -> Result<MemoryReading, ProbeError> {
         Ok(MemoryReading {
             device_used_bytes: self.gpu.used_bytes()?,
@@ -41,6 +49,10 @@ struct Recorder<'a> {
     streams: StreamCounts,
     /// Streams nppbench's own-stream threads have made so far.
     own_streams: &'a AtomicU32,
+    /// The judged memory (see [`Probes::judged`]) after the first call, MiB.
+    first_mib: Option<f64>,
+    /// The judged growth over the first call, MiB, one value per call: what the settle rule reads.
+    growth_mib: Vec<f64>,
 }
 
 impl Recorder<'_> {
@@ -54,6 +66,9 @@ impl Recorder<'_> {
         s.latency_us.push(latency.as_secs_f64() * 1e6);
         s.device_used_bytes.push(reading.device_used_bytes);
         s.process_used_bytes.push(reading.process_used_bytes);
+        let mib = Probes::judged(&reading) as f64 / MIB;
+        let first = *self.first_mib.get_or_insert(mib);
+        self.growth_mib.push(mib - first);
         if let Ok(tracker) = &self.tracker {
             let events = tracker.events();
             let created = events.iter().filter(|e| e.created).count() as u32;
@@ -70,6 +85,18 @@ impl Recorder<'_> {
                 .saturating_sub(self.baseline.device_used_bytes),
         };
         Ok(growth > self.budget_bytes)
+    }
+
+    /// Whether the scenario's class is settled after the calls so far (see `nppbench_stats::settle`).
+    fn settled(&self, s: &MemoryScenario, min_calls: u32) -> bool {
+        let created = (!self.streams.created.is_empty()).then_some(self.streams.created.as_slice());
+        settle::settled(settle::Progress {
+            growth_mib: &self.growth_mib,
+            streams_created: created,
+            thread_bound: s.threading.thread_bound(),
+            min_calls,
+        })
+        .is_some()
     }
 
     /// The stream counts at the end, or why there are none.
@@ -96,33 +123,40 @@ impl Recorder<'_> {
     }
 }
 
+/// What a memory probe is asked: the scenario, on which GPU, and its guards.
+pub(crate) struct Ask<'a> {
+    pub(crate) npp_dir: Option<&'a Path>,
+    pub(crate) device: u32,
+    pub(crate) scenario: &'a MemoryScenario,
+    pub(crate) budget_mib: u64,
+    pub(crate) min_calls: u32,
+    pub(crate) parent_pid: u32,
+}
+
 /// Runs a memory scenario; returns its result and whether it stopped at the budget.
-pub(crate) fn run(
-    npp_dir: Option<&Path>,
-    s: &MemoryScenario,
-    budget_mib: u64,
-) -> Result<(MemoryResult, bool), ProbeError> {
+pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
+    let s = ask.scenario;
     let entered = Instant::now();
-    let gpu = Gpu::open(0)?;
+    let gpu = Gpu::open(ask.device as usize)?;
     faults::inject(&s.id, &gpu)?;
     let own_streams = AtomicU32::new(0);
+    let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok();
+    let before = processes::census(nvml.as_ref(), &gpu.props().uuid, ask.parent_pid);
     let mut rec = Recorder {
-        probes: Probes {
-            gpu: &gpu,
-            nvml: ProcessMemoryProbe::new(&gpu.props().uuid).ok(),
-        },
+        probes: Probes { gpu: &gpu, nvml },
         baseline: MemoryReading {
             device_used_bytes: 0,
             process_used_bytes: None,
         },
-        budget_bytes: budget_mib.saturating_mul(1 << 20),
+        budget_bytes: ask.budget_mib.saturating_mul(1 << 20),
         started: Instant::now(),
         series: MemorySeries::default(),
         tracker: Err("not started".to_owned()),
         streams: StreamCounts::default(),
         own_streams: &own_streams,
+        first_mib: None,
+        growth_mib: Vec::new(),
     };
-    let setup = Setup::new(gpu.clone(), npp_dir, s.primitive, &s.geometry)?;
     // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
     let kind = if s.threading.owns_stream() {
         StreamKind::NonBlocking
@@ -130,6 +164,7 @@ pub(crate) fn run(
         s.stream
     };
     let shared = Stream::new(&gpu, kind)?;
+    let setup = Setup::new(gpu.clone(), ask.npp_dir, s.primitive, &s.geometry, s.context, &shared)?;
     // Streams are counted from here: what NPP creates from the warm-up call on.
     rec.tracker = StreamTracker::start().map_err(|e| e.to_string());
     rec.baseline = rec.probes.read()?;
@@ -137,8 +172,9 @@ pub(crate) fn run(
     rec.started = Instant::now();
 
     // The warm-up call, on this thread, checked.
-    let (latency, _) = setup.checked_call(&shared)?;
+    let (latency, ctx, _) = setup.checked_call(&shared)?;
     let mut stopped = rec.record(1, latency)?;
+    let mut settled_after = None;
     if !stopped {
         threads::drive(
             &setup,
@@ -148,12 +184,19 @@ pub(crate) fn run(
             &own_streams,
             |threads_spawned, latency| {
                 stopped = rec.record(threads_spawned, latency)?;
+                if !stopped && rec.settled(s, ask.min_calls) {
+                    settled_after = Some(rec.series.len() as u32);
+                    return Ok(true);
+                }
                 Ok(stopped)
             },
         )?;
     }
     let correctness = setup.check()?;
     let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
+    let after = processes::census(rec.probes.nvml.as_ref(), &gpu.props().uuid, ask.parent_pid);
+    let mut other_processes = before.others;
+    processes::merge(&mut other_processes, after.others);
     let (streams, streams_not_measured) = rec.finish_streams();
     Ok((
         MemoryResult {
@@ -164,6 +207,10 @@ pub(crate) fn run(
             correctness,
             streams,
             streams_not_measured,
+            settled_after,
+            context: Some(ctx.record()),
+            concurrent_probes: before.siblings.max(after.siblings),
+            other_processes,
         },
         stopped,
     ))

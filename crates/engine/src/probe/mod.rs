@@ -8,6 +8,7 @@ mod criterion_files;
 mod faults;
 mod fixture;
 mod memory;
+mod processes;
 mod threads;
 mod throughput;
 
@@ -16,7 +17,21 @@ use std::path::Path;
 use anyhow::Context;
 use nppbench_model::Outcome;
 
-use crate::protocol::{EnvironmentReply, MemoryReply, Request};
+use crate::protocol::{MemoryReply, Request};
+
+pub(crate) use throughput::DELAY_HOOK;
+
+/// Other processes on a GPU (NVML's list less this process, its parent and the parent's other
+/// children).
+pub(crate) fn other_processes(
+    nvml: Option<&nppbench_gpu::ProcessMemoryProbe>,
+    uuid: &str,
+    parent_pid: u32,
+) -> Vec<nppbench_model::GpuProcess> {
+    processes::census(nvml, uuid, parent_pid).others
+}
+
+pub(crate) use processes::merge as merge_processes;
 
 /// Runs the probe described by the JSON file `request` and writes its answer to `response`.
 pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
@@ -27,19 +42,27 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
     let write =
         |json: String| std::fs::write(response, json).with_context(|| format!("writing {}", response.display()));
     match request {
-        Request::Environment { npp_dir } => {
-            let reply = match crate::env::capture(npp_dir.as_deref()) {
-                Ok(env) => EnvironmentReply::Ok(Box::new(env)),
-                Err(e) => EnvironmentReply::Err(e),
-            };
+        Request::Environment { npp_dir, devices } => {
+            let reply = crate::env::capture(npp_dir.as_deref(), &devices);
             write(serde_json::to_string(&reply)?)
         }
         Request::Memory {
             npp_dir,
+            device,
             scenario,
             memory_budget_mib,
+            min_calls,
+            parent_pid,
         } => {
-            let reply = match memory::run(npp_dir.as_deref(), &scenario, memory_budget_mib) {
+            let ask = memory::Ask {
+                npp_dir: npp_dir.as_deref(),
+                device,
+                scenario: &scenario,
+                budget_mib: memory_budget_mib,
+                min_calls,
+                parent_pid,
+            };
+            let reply = match memory::run(&ask) {
                 Ok((result, stopped)) => MemoryReply {
                     outcome: if stopped {
                         Outcome::StoppedAtBudget {
@@ -59,9 +82,23 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
         }
         Request::Throughput {
             npp_dir,
+            device,
+            pass,
             scenarios,
             settings,
             criterion_dir,
-        } => throughput::run(npp_dir.as_deref(), &scenarios, &settings, &criterion_dir, response),
+            parent_pid,
+        } => throughput::run(
+            &throughput::Ask {
+                npp_dir: npp_dir.as_deref(),
+                device,
+                pass,
+                scenarios: &scenarios,
+                settings: &settings,
+                criterion_dir: &criterion_dir,
+                parent_pid,
+            },
+            response,
+        ),
     }
 }

@@ -36,7 +36,7 @@ pub(crate) fn drive(
     match threading {
         Threading::Single => {
             for _ in 0..calls {
-                let latency = setup.call(shared)?;
+                let (latency, _) = setup.call(shared)?;
                 if after_call(1, latency)? {
                     break;
                 }
@@ -51,9 +51,9 @@ pub(crate) fn drive(
                             if own {
                                 own_streams.fetch_add(1, Ordering::SeqCst);
                                 let stream = Stream::new(&setup.gpu, StreamKind::NonBlocking)?;
-                                setup.call(&stream)
+                                setup.call(&stream).map(|(d, _)| d)
                             } else {
-                                setup.call(shared)
+                                setup.call(shared).map(|(d, _)| d)
                             }
                         })
                         .map_err(spawn_error)?;
@@ -74,7 +74,7 @@ pub(crate) fn drive(
                     std::thread::Builder::new()
                         .spawn_scoped(scope, move || {
                             for () in job_rx {
-                                if done_tx.send(setup.call(shared)).is_err() {
+                                if done_tx.send(setup.call(shared).map(|(d, _)| d)).is_err() {
                                     break;
                                 }
                             }

@@ -1,73 +1,210 @@
-//! The throughput probe: every throughput scenario in one process, timed with criterion (CUDA
-//! events around batches) and with CUPTI's kernel records, beside the reference kernel.
+//! The throughput probe: every throughput scenario of one pass on one GPU, in one process. Each
+//! is timed with criterion (CUDA events around batches), then with CUPTI's kernel records (the
+//! kernels of each call summed: warm, back to back, and cold, the L2 cache flushed before every
+//! call), and one call at a time for its host latency; beside it, the device's clocks, power and
+//! throttling, and the reference kernel.
 
 use std::io::Write;
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use criterion::Criterion;
-use nppbench_gpu::{DeviceBuffer, Gpu, KernelRecorder, ReferenceConvert, Stream};
+use nppbench_gpu::{
+    DelayKernel, DeviceBuffer, DeviceReading, Gpu, KernelRecord, KernelRecorder, ProcessMemoryProbe, ReferenceConvert,
+    Stream,
+};
 use nppbench_model::{
-    FailureKind, KernelRecords, KernelTiming, Outcome, Primitive, ReferenceResult, Settings, ThroughputRecord,
-    ThroughputResult, ThroughputScenario,
+    CallTiming, DeviceSample, DeviceState, FailureKind, GpuProcess, HostLatency, KernelRecords, KernelStat,
+    KernelTiming, Outcome, Primitive, ReferenceResult, Settings, ThroughputRecord, ThroughputResult,
+    ThroughputScenario,
 };
 use nppbench_npp::{DST_FILL, StreamContext};
+use nppbench_stats::{median, median_interval, quantile};
 
-use super::criterion_files;
-use super::faults;
 use super::fixture::Setup;
+use super::{criterion_files, faults, processes};
 use crate::error::ProbeError;
-use crate::measurement::{CudaEventTime, TimingErrors};
+use crate::measurement::{CudaEventTime, DeviceReadings, TimingErrors};
 
-/// Calls in the batch whose kernels CUPTI records.
-const RECORDED_LAUNCHES: u32 = 200;
+/// Calls in the batch whose kernels CUPTI records, warm.
+const RECORDED_CALLS: u32 = 200;
+/// Calls timed cold, each after an L2 flush.
+const COLD_CALLS: u32 = 50;
+/// Calls timed one at a time for the host latency.
+const LATENCY_CALLS: u32 = 50;
+/// The longest the probe works the GPU waiting for its clocks to settle, first and later.
+const WARM_UP_FIRST: Duration = Duration::from_millis(1500);
+const WARM_UP_NEXT: Duration = Duration::from_millis(150);
 
-/// Runs `launch` [`RECORDED_LAUNCHES`] times back to back on `stream` with CUPTI's kernel
-/// records on, and summarises the kernels' own durations.
-fn record_kernels(
+/// The test hook for calibration: `NPPBENCH_DELAY_CYCLES=N` queues N SM clock cycles of GPU
+/// work after every timed call, a known slowdown for `compare` to find. run.json says so.
+pub(crate) const DELAY_HOOK: &str = "NPPBENCH_DELAY_CYCLES";
+
+fn delay_cycles() -> Option<u64> {
+    std::env::var(DELAY_HOOK).ok()?.parse().ok().filter(|c| *c > 0)
+}
+
+/// What a throughput probe is asked.
+pub(crate) struct Ask<'a> {
+    pub(crate) npp_dir: Option<&'a Path>,
+    pub(crate) device: u32,
+    pub(crate) pass: u32,
+    pub(crate) scenarios: &'a [ThroughputScenario],
+    pub(crate) settings: &'a Settings,
+    pub(crate) criterion_dir: &'a Path,
+    pub(crate) parent_pid: u32,
+}
+
+/// What every scenario of the probe shares: the device, its NVML, the extra kernels.
+struct Bench {
+    gpu: Gpu,
+    nvml: Option<Rc<ProcessMemoryProbe>>,
+    reference: Result<ReferenceConvert, String>,
+    delay: Option<(DelayKernel, u64)>,
+    /// Pushes the L2 cache out between cold calls: twice its size.
+    flush: Option<DeviceBuffer>,
+    warmed_once: bool,
+}
+
+/// One call as the timing makes it: NPP into the destination, then the test hook's delay.
+fn timed_call(
+    setup: &Setup,
+    bench: &Bench,
+    dst: &mut DeviceBuffer,
+    ctx: &StreamContext,
     stream: &Stream,
-    mut launch: impl FnMut() -> Result<(), ProbeError>,
-) -> Result<KernelRecords, ProbeError> {
-    let recorder = KernelRecorder::start()?;
+) -> Result<(), ProbeError> {
+    setup.launch(dst, ctx)?;
+    if let Some((kernel, cycles)) = &bench.delay {
+        kernel.launch(*cycles, stream)?;
+    }
+    Ok(())
+}
+
+/// Groups kernel records by launch order: `per_call` kernels a call, each call's durations
+/// summed. `None` when the records do not repeat that pattern.
+fn per_call_times(records: &[KernelRecord], per_call: usize, calls: usize) -> Option<Vec<f64>> {
+    if per_call == 0 || records.len() != per_call * calls {
+        return None;
+    }
+    let names: Vec<&str> = records[..per_call].iter().map(|r| r.name.as_str()).collect();
+    records
+        .chunks(per_call)
+        .map(|call| {
+            call.iter()
+                .zip(&names)
+                .all(|(r, n)| r.name == *n)
+                .then(|| call.iter().map(|r| r.duration_ns() as f64).sum())
+        })
+        .collect()
+}
+
+/// Summarises per-call times and the kernels of a call.
+fn call_timing(times: &mut [f64], records: &[KernelRecord], per_call: usize) -> CallTiming {
+    times.sort_by(f64::total_cmp);
+    let median_ns = median(times).unwrap_or(f64::NAN);
+    let (lower_ns, upper_ns) = median_interval(times, 0.95).unwrap_or((median_ns, median_ns));
+    let kernels = (0..per_call)
+        .map(|k| {
+            let durations: Vec<f64> = records
+                .iter()
+                .skip(k)
+                .step_by(per_call)
+                .map(|r| r.duration_ns() as f64)
+                .collect();
+            KernelStat {
+                name: records[k].name.clone(),
+                median_ns: median(&durations).unwrap_or(f64::NAN),
+            }
+        })
+        .collect();
+    CallTiming {
+        calls: times.len() as u32,
+        kernels_per_call: per_call as u32,
+        median_ns,
+        lower_ns,
+        upper_ns,
+        min_ns: times.first().copied().unwrap_or(f64::NAN),
+        max_ns: times.last().copied().unwrap_or(f64::NAN),
+        kernels,
+    }
+}
+
+/// The kernels of one call: how many, so that a batch's records can be grouped by call.
+fn kernels_per_call(
+    recorder: &KernelRecorder,
+    stream: &Stream,
+    mut one: impl FnMut() -> Result<(), ProbeError>,
+) -> Result<usize, ProbeError> {
     recorder.take(stream)?;
-    for _ in 0..RECORDED_LAUNCHES {
+    one()?;
+    Ok(recorder.take(stream)?.len())
+}
+
+/// Times `calls` calls with CUPTI, each preceded by `before` (an L2 flush for a cold figure):
+/// the kernels of each call summed. The aggregate of single kernels comes too, for the figures
+/// runs recorded before per-call grouping.
+fn record_calls(
+    stream: &Stream,
+    calls: u32,
+    mut before: impl FnMut() -> Result<(), ProbeError>,
+    mut launch: impl FnMut() -> Result<(), ProbeError>,
+) -> Result<(CallTiming, KernelRecords), ProbeError> {
+    let recorder = KernelRecorder::start()?;
+    let per_call = kernels_per_call(&recorder, stream, &mut launch)?;
+    for _ in 0..calls {
+        before()?;
         launch()?;
     }
-    let mut ns: Vec<f64> = recorder.take(stream)?.into_iter().map(|d| d as f64).collect();
-    if ns.is_empty() {
+    let records = recorder.take(stream)?;
+    if records.is_empty() {
         return Err(ProbeError::new(FailureKind::Gpu, "CUPTI delivered no kernel records"));
     }
-    ns.sort_by(f64::total_cmp);
-    let mid = ns.len() / 2;
-    let median_ns = if ns.len() % 2 == 0 {
-        (ns[mid - 1] + ns[mid]) / 2.0
-    } else {
-        ns[mid]
+    let mut single: Vec<f64> = records.iter().map(|r| r.duration_ns() as f64).collect();
+    single.sort_by(f64::total_cmp);
+    let aggregate = KernelRecords {
+        launches: calls,
+        kernels: records.len() as u32,
+        median_ns: median(&single).unwrap_or(f64::NAN),
+        min_ns: single[0],
+        max_ns: single[single.len() - 1],
+        per_call_ns: single.iter().sum::<f64>() / f64::from(calls),
     };
-    Ok(KernelRecords {
-        launches: RECORDED_LAUNCHES,
-        kernels: ns.len() as u32,
-        median_ns,
-        min_ns: ns[0],
-        max_ns: ns[ns.len() - 1],
-        per_call_ns: ns.iter().sum::<f64>() / f64::from(RECORDED_LAUNCHES),
-    })
+    let mut times = per_call_times(&records, per_call, calls as usize).ok_or_else(|| {
+        ProbeError::new(
+            FailureKind::Other,
+            format!(
+                "{} kernel records for {calls} calls of {per_call} kernels each: the calls do not repeat one pattern",
+                records.len()
+            ),
+        )
+    })?;
+    Ok((call_timing(&mut times, &records, per_call), aggregate))
 }
 
 /// The criterion run of one scenario: configured from the matrix settings, writing under `dir`,
-/// with the CUDA-event measurement's errors kept aside.
+/// with the CUDA-event measurement's errors and device readings kept aside.
 struct Timer<'a> {
     criterion: Criterion<CudaEventTime>,
     errors: TimingErrors,
+    readings: Option<DeviceReadings>,
     dir: &'a Path,
 }
 
 impl<'a> Timer<'a> {
-    fn new(gpu: &Gpu, stream: &Arc<Stream>, settings: &Settings, dir: &'a Path) -> Timer<'a> {
-        let measurement = CudaEventTime::new(gpu, stream.clone());
+    fn new(bench: &Bench, stream: &Arc<Stream>, settings: &Settings, dir: &'a Path) -> Timer<'a> {
+        let measurement = CudaEventTime::new(&bench.gpu, stream.clone());
         let errors = measurement.errors();
+        let (measurement, readings) = match &bench.nvml {
+            Some(nvml) => {
+                let (m, r) = measurement.with_device_state(nvml.clone());
+                (m, Some(r))
+            }
+            None => (measurement, None),
+        };
         let criterion = Criterion::default()
             .with_measurement(measurement)
             .output_directory(dir)
@@ -77,19 +214,22 @@ impl<'a> Timer<'a> {
             .nresamples(settings.resamples)
             .without_plots()
             .with_output_color(false);
-        Timer { criterion, errors, dir }
+        Timer {
+            criterion,
+            errors,
+            readings,
+            dir,
+        }
     }
 
-    /// Times `launch` (one call into the destination) with criterion as `name` — CUDA events
-    /// around batches — then records its kernels with CUPTI. A launch or timing error fails the
-    /// whole; a failed recording is returned for the caller to report as 'not measured'.
-    fn time_launches(
+    /// Times `launch` (one call into the destination) with criterion as `name`: CUDA events
+    /// around batches. A launch or timing error fails the whole.
+    fn time(
         &mut self,
         setup: &Setup,
-        stream: &Stream,
         name: &str,
         mut launch: impl FnMut(&mut DeviceBuffer) -> Result<(), ProbeError>,
-    ) -> Result<(KernelTiming, Result<KernelRecords, ProbeError>), ProbeError> {
+    ) -> Result<KernelTiming, ProbeError> {
         let mut dst = setup.lock_dst();
         let mut launch_error = None;
         self.criterion.bench_function(name, |b| {
@@ -105,62 +245,174 @@ impl<'a> Timer<'a> {
         if let Some(e) = self.errors.take() {
             return Err(ProbeError::from(e).context("timing with CUDA events failed"));
         }
-        let records = record_kernels(stream, || launch(&mut dst));
-        Ok((criterion_files::read(self.dir, name)?, records))
+        criterion_files::read(self.dir, name)
     }
 }
 
-fn one(
-    gpu: &Gpu,
-    reference: Result<&ReferenceConvert, &String>,
-    npp_dir: Option<&Path>,
-    s: &ThroughputScenario,
-    index: usize,
-    settings: &Settings,
-    criterion_dir: &Path,
-) -> Result<ThroughputResult, ProbeError> {
-    faults::inject(&s.id, gpu)?;
-    let setup = Setup::new(gpu.clone(), npp_dir, s.primitive, &s.geometry)?;
-    let stream = Arc::new(Stream::new(gpu, s.stream)?);
-    let (_, correctness) = setup.checked_call(&stream)?;
-    let ctx = StreamContext::new(&stream, gpu.props());
-    let name = format!("scenario-{index}");
-    let mut timer = Timer::new(gpu, &stream, settings, criterion_dir);
-    let (kernel, records) = timer.time_launches(&setup, &stream, &name, |dst| {
-        Ok(setup.npp.run(s.primitive, &s.geometry, &setup.src, dst, &ctx)?)
-    })?;
-    // The timed calls must still have produced the right output.
-    setup.check()?;
-    let (kernel_records, kernel_records_not_measured) = match records {
-        Ok(r) => (Some(r), None),
-        Err(why) => (None, Some(why.message)),
-    };
-    let (reference, reference_not_measured) = match reference {
-        Err(why) => (None, Some(why.clone())),
-        Ok(_) if s.primitive != Primitive::Convert8u32fC1 => {
-            (None, Some("no reference kernel for this primitive".to_owned()))
+/// Works the GPU with `launch` until its SM clock settles (three readings in a row within 1%),
+/// or `limit` passes. Returns how long it took and whether the clocks settled.
+fn warm_up(
+    nvml: Option<&ProcessMemoryProbe>,
+    stream: &Stream,
+    limit: Duration,
+    mut launch: impl FnMut() -> Result<(), ProbeError>,
+) -> Result<(f64, bool), ProbeError> {
+    let t = Instant::now();
+    let Some(nvml) = nvml else {
+        // No clocks to read: work for the whole limit's tenth.
+        while t.elapsed() < limit / 10 {
+            launch()?;
+            stream.synchronize()?;
         }
-        Ok(reference_kernel) => {
-            match time_reference(
-                reference_kernel,
-                &setup,
-                &stream,
-                &mut timer,
-                &format!("{name}-reference"),
-            ) {
-                Ok(r) => (Some(r), None),
-                Err(why) => (None, Some(why.message)),
+        return Ok((t.elapsed().as_secs_f64() * 1e3, false));
+    };
+    let mut last: Vec<u32> = Vec::new();
+    while t.elapsed() < limit {
+        let batch = Instant::now();
+        while batch.elapsed() < Duration::from_millis(5) {
+            launch()?;
+        }
+        stream.synchronize()?;
+        if let Ok(r) = nvml.reading() {
+            last.push(r.sm_mhz);
+            if last.len() >= 3 {
+                let tail = &last[last.len() - 3..];
+                let (lo, hi) = (
+                    tail.iter().min().copied().unwrap_or(0),
+                    tail.iter().max().copied().unwrap_or(0),
+                );
+                if lo > 0 && f64::from(hi - lo) <= 0.01 * f64::from(hi) {
+                    return Ok((t.elapsed().as_secs_f64() * 1e3, true));
+                }
+            }
+        }
+    }
+    Ok((t.elapsed().as_secs_f64() * 1e3, false))
+}
+
+fn device_state(warmup: (f64, bool), readings: Vec<DeviceReading>, samples: usize) -> DeviceState {
+    // Criterion's warm-up batches come first; its samples are the last readings.
+    let samples: Vec<DeviceSample> = readings[readings.len().saturating_sub(samples)..]
+        .iter()
+        .map(|r| DeviceSample {
+            sm_mhz: r.sm_mhz,
+            memory_mhz: r.memory_mhz,
+            power_mw: r.power_mw,
+            temperature_c: r.temperature_c,
+            throttle_reasons: r.throttle_reasons,
+        })
+        .collect();
+    let throttled = readings[readings.len().saturating_sub(samples.len())..]
+        .iter()
+        .filter(|r| r.throttled())
+        .count() as u32;
+    DeviceState {
+        warmup_ms: warmup.0,
+        settled: warmup.1,
+        samples,
+        throttled_samples: throttled,
+    }
+}
+
+fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -> Result<ThroughputResult, ProbeError> {
+    let gpu = bench.gpu.clone();
+    faults::inject(&s.id, &gpu)?;
+    let stream = Arc::new(Stream::new(&gpu, s.stream)?);
+    let setup = Setup::new(gpu.clone(), ask.npp_dir, s.primitive, &s.geometry, s.context, &stream)?;
+    let (_, ctx, correctness) = setup.checked_call(&stream)?;
+    let limit = if bench.warmed_once { WARM_UP_NEXT } else { WARM_UP_FIRST };
+    let warmup = {
+        let mut dst = setup.lock_dst();
+        warm_up(bench.nvml.as_deref(), &stream, limit, || {
+            timed_call(&setup, bench, &mut dst, &ctx, &stream)
+        })?
+    };
+    bench.warmed_once = true;
+    let name = format!("scenario-{index}");
+    let mut timer = Timer::new(bench, &stream, ask.settings, ask.criterion_dir);
+    let kernel = timer.time(&setup, &name, |dst| timed_call(&setup, bench, dst, &ctx, &stream))?;
+    let device = timer
+        .readings
+        .as_ref()
+        .map(|r| device_state(warmup, r.take(), ask.settings.samples));
+    // Kernel records: warm (back to back), then cold (the L2 flushed before each call).
+    let (warm, kernel_records, kernel_records_not_measured) = {
+        let mut dst = setup.lock_dst();
+        match record_calls(
+            &stream,
+            RECORDED_CALLS,
+            || Ok(()),
+            || timed_call(&setup, bench, &mut dst, &ctx, &stream),
+        ) {
+            Ok((timing, aggregate)) => (Some(timing), Some(aggregate), None),
+            Err(e) => (None, None, Some(e.message)),
+        }
+    };
+    let (cold, cold_not_measured) = if !ask.settings.cold {
+        (None, Some("not asked for (settings.cold = false)".to_owned()))
+    } else {
+        let mut dst = setup.lock_dst();
+        match bench.flush.as_mut() {
+            None => (None, Some("no buffer to flush the L2 cache with".to_owned())),
+            Some(flush) => {
+                let flush_stream = &stream;
+                let cold = record_calls(
+                    &stream,
+                    COLD_CALLS,
+                    || Ok(flush.fill_async(0x5A, flush_stream)?),
+                    || setup.launch(&mut dst, &ctx),
+                );
+                match cold {
+                    Ok((timing, _)) => (Some(timing), None),
+                    Err(e) => (None, Some(e.message)),
+                }
             }
         }
     };
+    // Host latency: one call at a time, launch plus synchronisation.
+    let host_latency = {
+        let mut dst = setup.lock_dst();
+        let mut us = Vec::new();
+        for _ in 0..LATENCY_CALLS {
+            let t = Instant::now();
+            setup.launch(&mut dst, &ctx)?;
+            stream.synchronize()?;
+            us.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        us.sort_by(f64::total_cmp);
+        median(&us).map(|m| HostLatency {
+            calls: LATENCY_CALLS,
+            median_us: m,
+            p90_us: quantile(&us, 0.9).unwrap_or(m),
+        })
+    };
+    // The timed calls must still have produced the right output.
+    setup.check()?;
+    let (reference, reference_not_measured) = match &bench.reference {
+        _ if s.primitive != Primitive::CONVERT_8U32F_C1R => {
+            (None, Some("no reference kernel for this primitive".to_owned()))
+        }
+        Err(why) => (None, Some(why.clone())),
+        Ok(kernel) => match time_reference(kernel, &setup, &stream, &mut timer, &format!("{name}-reference")) {
+            Ok(r) => (Some(r), None),
+            Err(why) => (None, Some(why.message)),
+        },
+    };
     Ok(ThroughputResult {
-        bytes_per_call: s.geometry.pixels() * s.primitive.bytes_moved_per_pixel(),
+        bytes_per_call: s.primitive.row().bytes_moved(s.geometry.width, s.geometry.height),
         kernel,
         correctness,
         kernel_records,
         kernel_records_not_measured,
         reference,
         reference_not_measured,
+        per_call: warm,
+        cold,
+        cold_not_measured,
+        host_latency,
+        device,
+        context: Some(ctx.record()),
+        other_processes: Vec::new(),
     })
 }
 
@@ -176,45 +428,79 @@ fn time_reference(
     let correctness = {
         let mut dst = setup.lock_dst();
         dst.fill(DST_FILL)?;
-        kernel.launch(g, &setup.src, &mut dst, stream)?;
+        kernel.launch(g, setup.source(), &mut dst, stream)?;
         stream.synchronize()?;
         drop(dst);
         setup.check().map_err(|e| e.context("the reference kernel is wrong"))?
     };
-    let (timing, records) =
-        timer.time_launches(
-            setup,
+    let timing = timer.time(setup, name, |dst| Ok(kernel.launch(g, setup.source(), dst, stream)?))?;
+    let records = {
+        let mut dst = setup.lock_dst();
+        record_calls(
             stream,
-            name,
-            |dst| Ok(kernel.launch(g, &setup.src, dst, stream)?),
-        )?;
+            RECORDED_CALLS,
+            || Ok(()),
+            || Ok(kernel.launch(g, setup.source(), &mut dst, stream)?),
+        )
+    };
     Ok(ReferenceResult {
         path: ReferenceConvert::path(g).to_owned(),
         kernel: timing,
         correctness,
-        kernel_records: records.ok(),
+        kernel_records: records.ok().map(|(_, aggregate)| aggregate),
     })
 }
 
 /// Runs every scenario in order, one JSON line of [`ThroughputRecord`] each, flushed as it
 /// finishes so that a crash loses only the scenario running.
-pub(crate) fn run(
-    npp_dir: Option<&Path>,
-    scenarios: &[ThroughputScenario],
-    settings: &Settings,
-    criterion_dir: &Path,
-    response: &Path,
-) -> anyhow::Result<()> {
+pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<()> {
     let mut out = std::fs::File::create(response).with_context(|| format!("creating {}", response.display()))?;
-    let gpu = Gpu::open(0).map_err(ProbeError::from);
-    let reference = match &gpu {
-        Ok(gpu) => ReferenceConvert::compile(gpu).map_err(|e| e.to_string()),
-        Err(e) => Err(e.message.clone()),
-    };
-    for (index, s) in scenarios.iter().enumerate() {
-        let result = match &gpu {
-            Ok(gpu) => one(gpu, reference.as_ref(), npp_dir, s, index, settings, criterion_dir),
-            Err(e) => Err(e.clone()),
+    let gpu = Gpu::open(ask.device as usize).map_err(ProbeError::from);
+    let mut bench = gpu.as_ref().ok().map(|gpu| {
+        let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok().map(Rc::new);
+        let needs_reference = ask
+            .scenarios
+            .iter()
+            .any(|s| s.primitive == Primitive::CONVERT_8U32F_C1R);
+        let reference = if needs_reference {
+            ReferenceConvert::compile(gpu).map_err(|e| e.to_string())
+        } else {
+            Err("no scenario needs it".to_owned())
+        };
+        let delay = delay_cycles().and_then(|c| DelayKernel::compile(gpu).ok().map(|k| (k, c)));
+        let flush_bytes = (2 * gpu.props().l2_cache_bytes).max(64 << 20);
+        let flush = ask
+            .settings
+            .cold
+            .then(|| DeviceBuffer::alloc(gpu, flush_bytes).ok())
+            .flatten();
+        Bench {
+            gpu: gpu.clone(),
+            nvml,
+            reference,
+            delay,
+            flush,
+            warmed_once: false,
+        }
+    });
+    let uuid = gpu.as_ref().ok().map(|g| g.props().uuid.clone());
+    for (index, s) in ask.scenarios.iter().enumerate() {
+        let census =
+            |bench: &Bench| processes::census(bench.nvml.as_deref(), &bench.gpu.props().uuid, ask.parent_pid).others;
+        let result = match (&gpu, bench.as_mut()) {
+            (Ok(_), Some(bench)) => {
+                let before: Vec<GpuProcess> = census(bench);
+                one(bench, ask, s, index).map(|mut r| {
+                    r.other_processes = before;
+                    processes::merge(&mut r.other_processes, census(bench));
+                    r
+                })
+            }
+            _ => Err(gpu
+                .as_ref()
+                .err()
+                .cloned()
+                .unwrap_or_else(|| ProbeError::new(FailureKind::Gpu, "the GPU could not be opened"))),
         };
         let (outcome, result) = match result {
             Ok(r) => (Outcome::Ok, Some(r)),
@@ -224,6 +510,8 @@ pub(crate) fn run(
             scenario: s.clone(),
             outcome,
             result,
+            pass: ask.pass,
+            gpu: uuid.clone(),
         };
         writeln!(out, "{}", serde_json::to_string(&record)?)?;
         out.flush()?;

@@ -3,14 +3,14 @@
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nppbench_model::FailureKind;
 
-use super::{RunError, RunOptions, io_error};
+use super::{RunError, io_error};
 use crate::PROBE_SUBCOMMAND;
 use crate::error::ProbeError;
 use crate::protocol::Request;
@@ -25,14 +25,15 @@ pub(super) enum Exit {
 
 /// A child probe: its files in the work folder.
 pub(super) struct Child<'a> {
-    pub(super) opts: &'a RunOptions,
+    pub(super) work_dir: PathBuf,
+    pub(super) probe_exe: &'a Path,
     pub(super) stop: &'a AtomicBool,
     pub(super) name: String,
 }
 
 impl Child<'_> {
     fn path(&self, ext: &str) -> PathBuf {
-        self.opts.work_dir().join(format!("{}.{ext}", self.name))
+        self.work_dir.join(format!("{}.{ext}", self.name))
     }
 
     /// Writes the request, starts the probe and waits for it. The deadline is `timeout` from
@@ -47,7 +48,7 @@ impl Child<'_> {
         let stdout = std::fs::File::create(&log).map_err(io_error("creating probe log", &log))?;
         let err = self.path("stderr");
         let stderr = std::fs::File::create(&err).map_err(io_error("creating probe log", &err))?;
-        let mut child = Command::new(&self.opts.probe_exe)
+        let mut child = Command::new(self.probe_exe)
             .arg(PROBE_SUBCOMMAND)
             .arg("--request")
             .arg(&req)
@@ -59,13 +60,13 @@ impl Child<'_> {
             // Its own process group: a Ctrl-C reaches nppbench, which decides what to stop.
             .process_group(0)
             .spawn()
-            .map_err(io_error("starting probe", &self.opts.probe_exe))?;
+            .map_err(io_error("starting probe", self.probe_exe))?;
         let mut deadline = Instant::now() + timeout;
         let mut seen_len = 0;
         loop {
             if let Some(status) = child
                 .try_wait()
-                .map_err(io_error("waiting for probe", &self.opts.probe_exe))?
+                .map_err(io_error("waiting for probe", self.probe_exe))?
             {
                 return Ok(Exit::Status(status));
             }

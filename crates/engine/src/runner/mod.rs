@@ -1,53 +1,75 @@
-//! The parent side: runs every scenario of a matrix in child probes, keeps whatever they
-//! finish, and assembles the run.
+//! The parent side: runs every scenario of a matrix in child probes, for each NPP version asked
+//! for, keeps whatever they finish, and assembles one run per version.
+//!
+//! Phases, in order: the environment (one probe per version: GPUs, driver, NPP, copy ceilings);
+//! throughput (`settings.repeat` passes, each a fresh probe per GPU, the versions interleaved
+//! pass by pass so that drift hits all alike); memory (one fresh probe per scenario, `jobs` at
+//! once, spread over the GPUs).
 
 mod child;
 mod journal;
+mod memory_phase;
+mod throughput_phase;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use nppbench_model::{
-    Environment, Matrix, MemoryRecord, MemoryScenario, Outcome, RunFile, SCHEMA_VERSION, ThroughputRecord,
-    ThroughputScenario,
+    Environment, Matrix, MemoryRecord, Outcome, PhaseTime, RunFile, SCHEMA_VERSION, ThroughputRecord,
 };
 
-use self::child::{Child, Exit};
+use self::child::Child;
 use self::journal::{Journal, JournalEntry, Resumed};
-use crate::protocol::{EnvironmentReply, MemoryReply, Request};
+use crate::protocol::{Devices, EnvironmentReply, Request};
 
 /// What `nppbench run` was asked to do.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub matrix: Matrix,
-    /// `--npp DIR`; `None` searches the default places.
-    pub npp_dir: Option<PathBuf>,
+    /// The NPP versions to measure, one run each: `--npp DIR` (repeatable); `[None]` searches
+    /// the default places.
+    pub npp_dirs: Vec<Option<PathBuf>>,
+    /// The GPUs to measure on.
+    pub devices: Devices,
+    /// Memory probes at once (`--jobs`); `None` chooses from the machine.
+    pub jobs: Option<u32>,
     /// The binary that runs child probes (`nppbench` itself).
     pub probe_exe: PathBuf,
-    /// Where run.json and the journal are written; the probes' files go in a folder inside it.
+    /// Where run.json and the journal are written (for several versions, `runs/N/` inside).
     pub out_dir: PathBuf,
     /// The command line, recorded in run.json.
     pub command: Vec<String>,
-    /// Continue the interrupted run whose journal is in `out_dir`, skipping what it finished.
+    /// Continue the interrupted run whose journals are in `out_dir`, skipping what it finished.
     pub resume: bool,
 }
 
 impl RunOptions {
-    /// The probes' request, answer and log files.
-    pub fn work_dir(&self) -> PathBuf {
-        self.out_dir.join(".nppbench-work")
+    /// Where version `i`'s run.json and journal go: `out_dir` for one version, `out_dir/runs/N`
+    /// for several.
+    pub fn run_dir(&self, i: usize) -> PathBuf {
+        if self.npp_dirs.len() <= 1 {
+            self.out_dir.clone()
+        } else {
+            self.out_dir.join("runs").join((i + 1).to_string())
+        }
     }
 
-    /// Every finished scenario, appended as it finishes: what `--resume` continues from.
-    pub fn journal_path(&self) -> PathBuf {
-        self.out_dir.join("run.journal.jsonl")
+    /// The probes' request, answer and log files of version `i`.
+    pub fn work_dir(&self, i: usize) -> PathBuf {
+        self.run_dir(i).join(".nppbench-work")
+    }
+
+    /// Every finished scenario of version `i`, appended as it finishes: what `--resume`
+    /// continues from.
+    pub fn journal_path(&self, i: usize) -> PathBuf {
+        self.run_dir(i).join("run.journal.jsonl")
     }
 }
 
 /// Told about each scenario as it finishes.
-pub trait Progress {
+pub trait Progress: Sync {
     fn begin(&self, total: usize);
     fn done(&self, id: &str, outcome: &Outcome);
     fn note(&self, message: &str);
@@ -59,7 +81,7 @@ pub enum RunError {
     /// The GPU, driver or NPP cannot be used: nothing was measured.
     #[error("{0}")]
     Environment(String),
-    /// The matrix asks for something this GPU cannot do: nothing was measured.
+    /// The matrix or the options ask for something this machine cannot do: nothing was measured.
     #[error("{0}")]
     Input(String),
     #[error("{what} {path}: {source}")]
@@ -76,231 +98,224 @@ fn io_error(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> R
     move |source| RunError::Io { what, path, source }
 }
 
-/// One run in progress: what it was asked, where it reports, and what it has finished.
-struct Session<'a> {
-    opts: &'a RunOptions,
-    progress: &'a dyn Progress,
-    stop: &'a AtomicBool,
+/// One NPP version's run in progress: its environment, its journal, and what it has finished.
+struct Version {
+    index: usize,
+    npp_dir: Option<PathBuf>,
+    started_at: String,
+    environment: Environment,
     journal: Journal,
     memory: Vec<MemoryRecord>,
     throughput: Vec<ThroughputRecord>,
 }
 
-impl Session<'_> {
-    fn child(&self, name: String) -> Child<'_> {
-        Child {
-            opts: self.opts,
-            stop: self.stop,
-            name,
-        }
-    }
-
-    fn interrupted(&self, exit: &Exit) -> bool {
-        matches!(exit, Exit::Interrupted) || self.stop.load(Ordering::SeqCst)
-    }
-
-    fn finish_memory(&mut self, record: MemoryRecord) -> Result<(), RunError> {
-        self.progress.done(&record.scenario.id, &record.outcome);
+impl Version {
+    fn finish_memory(&mut self, progress: &dyn Progress, record: MemoryRecord) -> Result<(), RunError> {
+        progress.done(&record.scenario.id, &record.outcome);
         self.journal.append(&JournalEntry::Memory(Box::new(record.clone())))?;
         self.memory.push(record);
         Ok(())
     }
 
-    fn finish_throughput(&mut self, record: ThroughputRecord) -> Result<(), RunError> {
-        self.progress.done(&record.scenario.id, &record.outcome);
+    fn finish_throughput(&mut self, progress: &dyn Progress, record: ThroughputRecord) -> Result<(), RunError> {
+        progress.done(&record.scenario.id, &record.outcome);
         self.journal
             .append(&JournalEntry::Throughput(Box::new(record.clone())))?;
         self.throughput.push(record);
         Ok(())
     }
 
-    /// Runs memory scenarios, each in a fresh child. Returns whether the run was interrupted.
-    fn run_memory(&mut self, matrix: &Matrix, todo: &[&MemoryScenario]) -> Result<bool, RunError> {
-        let settings = &matrix.settings;
-        for (i, scenario) in todo.iter().enumerate() {
-            let child = self.child(format!("memory-{i}"));
-            let request = Request::Memory {
-                npp_dir: self.opts.npp_dir.clone(),
-                scenario: (*scenario).clone(),
-                memory_budget_mib: settings.memory_budget_mib,
-            };
-            let exit = child.run(&request, Duration::from_secs(settings.scenario_timeout_s))?;
-            if self.interrupted(&exit) {
-                return Ok(true);
+    /// The GPUs of this version's environment, as ordinals and UUIDs.
+    fn gpus(&self) -> Vec<(u32, String)> {
+        self.environment
+            .all_gpus()
+            .iter()
+            .map(|g| (g.gpu.ordinal, g.gpu.uuid.clone()))
+            .collect()
+    }
+}
+
+/// Test hooks set in this process's environment, as run.json records them.
+fn test_hooks() -> Vec<String> {
+    [crate::probe::DELAY_HOOK, "NPPBENCH_FAULT"]
+        .into_iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| format!("{k}={v}")))
+        .collect()
+}
+
+/// Runs the whole matrix for every version (or, with `resume`, what an interrupted run left).
+/// Scenario faults are recorded in the result; only a fault that leaves nothing to measure (no
+/// GPU, no NPP, a matrix or `--jobs` too large for the device) is an error. When `stop` is set,
+/// the probes running are killed and the finished scenarios are returned with `interrupted` set.
+pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Result<Vec<RunFile>, RunError> {
+    let clock = Instant::now();
+    let mut phases = Vec::new();
+    let mut versions = Vec::new();
+    let mut matrix = opts.matrix.clone();
+    let t = Instant::now();
+    for (index, npp_dir) in opts.npp_dirs.iter().enumerate() {
+        let work_dir = opts.work_dir(index);
+        std::fs::create_dir_all(&work_dir).map_err(io_error("creating work folder", &work_dir))?;
+        let journal_path = opts.journal_path(index);
+        let resumed = if opts.resume {
+            let r = journal::read(&journal_path)?;
+            progress.note(&format!(
+                "resuming matrix {:?}: {} memory and {} throughput records already done",
+                r.matrix.name,
+                r.memory.len(),
+                r.throughput.len()
+            ));
+            matrix = r.matrix.clone();
+            r
+        } else {
+            progress.note(&format!(
+                "probing the GPUs, driver and NPP{}",
+                npp_dir
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(" in {}", d.display()))
+            ));
+            let environment = environment(opts, index, npp_dir.clone(), stop)?;
+            check_fits(&opts.matrix, &environment)?;
+            Resumed {
+                started_at: jiff::Timestamp::now().to_string(),
+                environment,
+                matrix: opts.matrix.clone(),
+                memory: Vec::new(),
+                throughput: Vec::new(),
             }
-            let reply = child
-                .answer()
-                .and_then(|a| serde_json::from_str::<MemoryReply>(&a).ok())
-                .unwrap_or_else(|| MemoryReply {
-                    outcome: child.failure(&exit).outcome(),
-                    result: None,
-                });
-            self.finish_memory(MemoryRecord {
-                scenario: (*scenario).clone(),
-                outcome: reply.outcome,
-                result: reply.result,
+        };
+        let mut journal = Journal::open(journal_path, opts.resume)?;
+        if !opts.resume {
+            journal.append(&JournalEntry::Header {
+                started_at: resumed.started_at.clone(),
+                command: opts.command.clone(),
+                environment: Box::new(resumed.environment.clone()),
+                matrix: Box::new(resumed.matrix.clone()),
             })?;
         }
-        Ok(false)
+        versions.push(Version {
+            index,
+            npp_dir: npp_dir.clone(),
+            started_at: resumed.started_at,
+            environment: resumed.environment,
+            journal,
+            memory: resumed.memory,
+            throughput: resumed.throughput,
+        });
     }
+    phases.push(PhaseTime {
+        phase: "environment".into(),
+        wall_s: t.elapsed().as_secs_f64(),
+    });
+    let jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment)?;
+    progress.note(&format!("memory scenarios: {} at once ({})", jobs.jobs, jobs.reason));
 
-    /// Runs the throughput scenarios in one child, restarting past any scenario that kills it.
-    /// Returns whether the run was interrupted.
-    fn run_throughput(&mut self, matrix: &Matrix, todo: &[ThroughputScenario]) -> Result<bool, RunError> {
-        let settings = &matrix.settings;
-        let criterion_dir = self.opts.work_dir().join("criterion");
-        let mut remaining = todo;
-        let mut attempt = 0;
-        while !remaining.is_empty() {
-            let child = self.child(format!("throughput-{attempt}"));
-            attempt += 1;
-            let _ = std::fs::remove_dir_all(&criterion_dir);
-            let request = Request::Throughput {
-                npp_dir: self.opts.npp_dir.clone(),
-                scenarios: remaining.to_vec(),
-                settings: settings.clone(),
-                criterion_dir: criterion_dir.clone(),
-            };
-            let exit = child.run(&request, Duration::from_secs(settings.scenario_timeout_s))?;
-            let answers: Vec<ThroughputRecord> = child
-                .answer()
-                .unwrap_or_default()
-                .lines()
-                .map_while(|l| serde_json::from_str(l).ok())
-                .collect();
-            let failure = (!self.interrupted(&exit)).then(|| child.failure(&exit));
-            for record in answers.into_iter().take(remaining.len()) {
-                self.finish_throughput(record)?;
-                remaining = &remaining[1..];
-            }
-            let Some(failure) = failure else {
-                return Ok(true);
-            };
-            if let Some(next) = remaining.first() {
-                self.finish_throughput(ThroughputRecord {
-                    scenario: next.clone(),
-                    outcome: failure.outcome(),
-                    result: None,
-                })?;
-                remaining = &remaining[1..];
+    let passes = matrix.settings.repeat.max(1);
+    let total: usize = versions
+        .iter()
+        .map(|v| {
+            let gpus = v.gpus().len();
+            let tp = matrix.throughput.len() * gpus * passes as usize;
+            let done_tp = v.throughput.len();
+            let done_mem: BTreeSet<&str> = v.memory.iter().map(|r| r.scenario.id.as_str()).collect();
+            tp.saturating_sub(done_tp)
+                + matrix
+                    .memory
+                    .iter()
+                    .filter(|s| !done_mem.contains(s.id.as_str()))
+                    .count()
+        })
+        .sum();
+    progress.begin(total);
+
+    let t = Instant::now();
+    let mut interrupted = false;
+    'passes: for pass in 1..=passes {
+        for v in &mut versions {
+            if throughput_phase::run_pass(opts, &matrix, v, pass, progress, stop)? {
+                interrupted = true;
+                break 'passes;
             }
         }
-        Ok(false)
     }
-}
-
-/// Runs the whole matrix (or, with `resume`, what an interrupted run left). Scenario faults are
-/// recorded in the result; only a fault that leaves nothing to measure (no GPU, no NPP, a matrix
-/// too large for the device) is an error. When `stop` is set, the probe running is killed and
-/// the finished scenarios are returned with `interrupted` set.
-pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Result<RunFile, RunError> {
-    let work_dir = opts.work_dir();
-    std::fs::create_dir_all(&work_dir).map_err(io_error("creating work folder", &work_dir))?;
-    let clock = Instant::now();
-    let journal_path = opts.journal_path();
-
-    let resumed = if opts.resume {
-        let r = journal::read(&journal_path)?;
-        progress.note(&format!(
-            "resuming matrix {:?}: {} memory and {} throughput scenarios already done",
-            r.matrix.name,
-            r.memory.len(),
-            r.throughput.len()
-        ));
-        r
-    } else {
-        progress.note("probing the GPU, driver and NPP");
-        let environment = environment(opts, stop)?;
-        check_fits(&opts.matrix, &environment)?;
-        Resumed {
-            started_at: jiff::Timestamp::now().to_string(),
-            environment,
-            matrix: opts.matrix.clone(),
-            memory: Vec::new(),
-            throughput: Vec::new(),
+    phases.push(PhaseTime {
+        phase: "throughput".into(),
+        wall_s: t.elapsed().as_secs_f64(),
+    });
+    let t = Instant::now();
+    if !interrupted {
+        for v in &mut versions {
+            if memory_phase::run(opts, &matrix, v, jobs.jobs, progress, stop)? {
+                interrupted = true;
+                break;
+            }
         }
-    };
-    let Resumed {
-        started_at,
-        environment,
-        matrix,
-        memory,
-        throughput,
-    } = resumed;
-    let mut journal = Journal::open(journal_path, opts.resume)?;
-    if !opts.resume {
-        journal.append(&JournalEntry::Header {
-            started_at: started_at.clone(),
-            command: opts.command.clone(),
-            environment: Box::new(environment.clone()),
-            matrix: Box::new(matrix.clone()),
-        })?;
     }
-
-    let done_tp: BTreeSet<&str> = throughput.iter().map(|r| r.scenario.id.as_str()).collect();
-    let todo_tp: Vec<ThroughputScenario> = matrix
-        .throughput
-        .iter()
-        .filter(|s| !done_tp.contains(s.id.as_str()))
-        .cloned()
-        .collect();
-    let done_mem: BTreeSet<&str> = memory.iter().map(|r| r.scenario.id.as_str()).collect();
-    let todo_mem: Vec<&MemoryScenario> = matrix
-        .memory
-        .iter()
-        .filter(|s| !done_mem.contains(s.id.as_str()))
-        .collect();
-    progress.begin(todo_tp.len() + todo_mem.len());
-
-    let mut session = Session {
-        opts,
-        progress,
-        stop,
-        journal,
-        memory,
-        throughput,
-    };
-    let interrupted = session.run_throughput(&matrix, &todo_tp)? || session.run_memory(&matrix, &todo_mem)?;
+    phases.push(PhaseTime {
+        phase: "memory".into(),
+        wall_s: t.elapsed().as_secs_f64(),
+    });
     progress.finish();
-    let Session {
-        mut memory,
-        mut throughput,
-        ..
-    } = session;
-    // Report scenarios in matrix order, whatever order a resumed run finished them in.
-    let order = |ids: &[&str], id: &str| ids.iter().position(|x| *x == id).unwrap_or(usize::MAX);
-    let memory_ids: Vec<&str> = matrix.memory.iter().map(|s| s.id.as_str()).collect();
-    memory.sort_by_key(|r| order(&memory_ids, &r.scenario.id));
-    let throughput_ids: Vec<&str> = matrix.throughput.iter().map(|s| s.id.as_str()).collect();
-    throughput.sort_by_key(|r| order(&throughput_ids, &r.scenario.id));
-    Ok(RunFile {
-        schema_version: SCHEMA_VERSION,
-        tool: crate::tool_info(),
-        command: opts.command.clone(),
-        started_at,
-        finished_at: jiff::Timestamp::now().to_string(),
-        wall_s: clock.elapsed().as_secs_f64(),
-        interrupted,
-        environment,
-        matrix,
-        memory,
-        throughput,
-    })
+
+    let wall_s = clock.elapsed().as_secs_f64();
+    let hooks = test_hooks();
+    Ok(versions
+        .into_iter()
+        .map(|v| {
+            let Version {
+                started_at,
+                environment,
+                mut memory,
+                mut throughput,
+                ..
+            } = v;
+            // Report scenarios in matrix order (passes in order), whatever order they finished in.
+            let order = |ids: &[&str], id: &str| ids.iter().position(|x| *x == id).unwrap_or(usize::MAX);
+            let memory_ids: Vec<&str> = matrix.memory.iter().map(|s| s.id.as_str()).collect();
+            memory.sort_by_key(|r| order(&memory_ids, &r.scenario.id));
+            let throughput_ids: Vec<&str> = matrix.throughput.iter().map(|s| s.id.as_str()).collect();
+            throughput.sort_by_key(|r| (r.pass, order(&throughput_ids, &r.scenario.id), r.gpu.clone()));
+            RunFile {
+                schema_version: SCHEMA_VERSION,
+                tool: crate::tool_info(),
+                command: opts.command.clone(),
+                started_at,
+                finished_at: jiff::Timestamp::now().to_string(),
+                wall_s,
+                interrupted,
+                environment,
+                matrix: matrix.clone(),
+                memory,
+                throughput,
+                phases: phases.clone(),
+                jobs: Some(jobs.clone()),
+                test_hooks: hooks.clone(),
+            }
+        })
+        .collect())
 }
 
-fn environment(opts: &RunOptions, stop: &AtomicBool) -> Result<Environment, RunError> {
+fn environment(
+    opts: &RunOptions,
+    index: usize,
+    npp_dir: Option<PathBuf>,
+    stop: &AtomicBool,
+) -> Result<Environment, RunError> {
     let child = Child {
-        opts,
+        work_dir: opts.work_dir(index),
+        probe_exe: &opts.probe_exe,
         stop,
         name: "environment".to_owned(),
     };
     let request = Request::Environment {
-        npp_dir: opts.npp_dir.clone(),
+        npp_dir,
+        devices: opts.devices.clone(),
     };
     let exit = child.run(&request, Duration::from_secs(120))?;
     match child.answer().map(|a| serde_json::from_str::<EnvironmentReply>(&a)) {
         Some(Ok(EnvironmentReply::Ok(env))) => Ok(*env),
         Some(Ok(EnvironmentReply::Err(e))) => Err(RunError::Environment(e)),
+        Some(Ok(EnvironmentReply::BadDevices(e))) => Err(RunError::Input(e)),
         _ => Err(RunError::Environment(format!(
             "the environment probe failed: {}",
             child.failure(&exit)
@@ -308,19 +323,23 @@ fn environment(opts: &RunOptions, stop: &AtomicBool) -> Result<Environment, RunE
     }
 }
 
-/// Rejects, before any scenario runs, a matrix whose buffers cannot fit in the device's free memory.
+/// Rejects, before any scenario runs, a matrix whose buffers cannot fit in a device's free
+/// memory.
 fn check_fits(matrix: &Matrix, env: &Environment) -> Result<(), RunError> {
-    let free = env.gpu.memory_free_bytes_at_start;
-    for g in matrix.geometries() {
-        let need = g.src_bytes().saturating_add(g.dst_bytes());
-        if need > free / 2 {
-            return Err(RunError::Input(format!(
-                "geometry {} needs {} MiB of device memory for its two buffers, more than half of the {} MiB free on {}; use a smaller geometry",
-                g.label(),
-                need >> 20,
-                free >> 20,
-                env.gpu.name
-            )));
+    for gpu in env.all_gpus() {
+        let free = gpu.gpu.memory_free_bytes_at_start;
+        for (p, g) in matrix.buffers() {
+            let need = g.buffer_bytes(p);
+            if need > free / 2 {
+                return Err(RunError::Input(format!(
+                    "geometry {} of {p} needs {} MiB of device memory for its buffers, more than half of the {} MiB free on {} (GPU {}); use a smaller geometry",
+                    g.label(),
+                    need >> 20,
+                    free >> 20,
+                    gpu.gpu.name,
+                    gpu.gpu.ordinal
+                )));
+            }
         }
     }
     Ok(())
@@ -367,5 +386,18 @@ mod tests {
             "{msg}"
         );
         assert!(check_fits(&full, &environment_with_free(80 << 30)).is_ok());
+    }
+
+    #[test]
+    fn more_jobs_than_memory_allows_is_bad_input() {
+        let quick = Preset::Quick.matrix().unwrap();
+        let env = environment_with_free(8 << 30);
+        let err = memory_phase::jobs(Some(64), &quick, &env).unwrap_err();
+        assert!(matches!(err, RunError::Input(_)));
+        let msg = err.to_string();
+        assert!(msg.contains("--jobs 64") && msg.contains("at most"), "{msg}");
+        let chosen = memory_phase::jobs(None, &quick, &env).unwrap();
+        assert!(chosen.jobs >= 1 && !chosen.reason.is_empty(), "{chosen:?}");
+        assert_eq!(memory_phase::jobs(Some(1), &quick, &env).unwrap().jobs, 1);
     }
 }

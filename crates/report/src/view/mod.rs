@@ -7,7 +7,7 @@ mod prose;
 mod run;
 mod side_by_side;
 
-use nppbench_model::{Geometry, Outcome, RunFile};
+use nppbench_model::{Geometry, Outcome, Primitive, RunFile};
 use serde::Serialize;
 
 use crate::stats::LeakClass;
@@ -35,8 +35,8 @@ pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "—".to_owned(), |v| fmt(v, digits))
 }
 
-pub(crate) fn alignment(g: &Geometry) -> String {
-    let w = if g.width_aligned() { "aligned" } else { "unaligned" };
+pub(crate) fn alignment(p: Primitive, g: &Geometry) -> String {
+    let w = if g.width_aligned(p) { "aligned" } else { "unaligned" };
     let s = if g.src_stride_aligned() { "aligned" } else { "unaligned" };
     let pad = if g.padded_from.is_some() { ", padded ROI" } else { "" };
     format!("width {w}, stride {s}{pad}")
@@ -47,6 +47,7 @@ pub(crate) fn status(o: &Outcome) -> String {
         Outcome::Ok => "ok".to_owned(),
         Outcome::Failed { .. } => "failed".to_owned(),
         Outcome::StoppedAtBudget { budget_mib } => format!("stopped at {budget_mib} MiB budget"),
+        Outcome::NotMeasured { .. } => "not measured".to_owned(),
     }
 }
 

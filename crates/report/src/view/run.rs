@@ -112,7 +112,7 @@ fn memory_row(m: &MemoryAnalysis<'_>) -> MemoryRow {
     MemoryRow {
         id: s.id.clone(),
         geometry: s.geometry.label(),
-        alignment: alignment(&s.geometry),
+        alignment: alignment(s.primitive, &s.geometry),
         stream: s.stream.to_string(),
         threading: s.threading.to_string(),
         status: status(&m.record.outcome),
@@ -215,7 +215,11 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
     let leak_geometries = selection::leak_geometries(a);
     // Memory timelines, two at most: the grid shows every geometry; these show the shape.
     for (i, g) in leak_geometries.iter().enumerate().take(2) {
-        let title = format!("Memory growth, {} ({})", g.label(), alignment(g));
+        let title = format!(
+            "Memory growth, {} ({})",
+            g.label(),
+            alignment(a.run.matrix.primitives[0], g)
+        );
         charts.push(ChartView {
             id: format!("{anchor}-memory-{i}"),
             caption: "Solid lines: a new host thread for every call, one line per stream kind. Dashed: the fixes measured for this geometry on the blocking stream (a single thread, pools, each thread with its own non-blocking stream, the padded ROI).".into(),
@@ -352,7 +356,7 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
                 ThroughputRow {
                     id: s.id.clone(),
                     geometry: s.geometry.label(),
-                    alignment: alignment(&s.geometry),
+                    alignment: alignment(s.primitive, &s.geometry),
                     stream: s.stream.to_string(),
                     status: status(&t.record.outcome),
                     median_us: opt(t.median_us, 2),

@@ -1,5 +1,12 @@
-//! The statistics a report rests on: least-squares fits with confidence intervals, the leak
-//! classification rule, and robust summaries of timing samples.
+//! The statistics nppbench judges by, shared by the probes (which stop a memory scenario once its
+//! class is settled) and the pages: least-squares fits with confidence intervals, the leak
+//! classification rule and its sequential form, intervals of medians, and the tests `compare`
+//! rests on.
+
+#![forbid(unsafe_code)]
+
+pub mod settle;
+pub mod tests_of_passes;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -102,6 +109,44 @@ pub fn classify(mib: &[f64]) -> LeakClass {
     }
 }
 
+/// A distribution-free interval of the median of `sorted` (ascending): the order statistics
+/// whose binomial ranks bracket the middle at `confidence` (0.95: a 95% interval). With too few
+/// values for that confidence, the whole range.
+pub fn median_interval(sorted: &[f64], confidence: f64) -> Option<(f64, f64)> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    // The largest k with P(Binomial(n, ½) < k) ≤ (1 − confidence) / 2: the interval is
+    // [x_(k), x_(n−k+1)] in 1-based ranks.
+    let tail = (1.0 - confidence) / 2.0;
+    let mut cdf = 0.0;
+    let mut k = 0usize;
+    let mut term = 0.5f64.powi(n as i32);
+    for i in 0..n {
+        // term = C(n, i) / 2^n
+        if cdf + term > tail {
+            break;
+        }
+        cdf += term;
+        k = i + 1;
+        term *= (n - i) as f64 / (i + 1) as f64;
+    }
+    if k == 0 {
+        return Some((sorted[0], sorted[n - 1]));
+    }
+    Some((sorted[k - 1], sorted[n - k]))
+}
+
+/// The value at quantile `q` (0..=1) of `sorted` (ascending), nearest rank.
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    Some(sorted[i])
+}
+
 /// The median of a sample (the mean of the middle two for an even count).
 pub fn median(values: &[f64]) -> Option<f64> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
@@ -181,6 +226,32 @@ mod tests {
         // Generated: flat memory with one 8 MiB blip in the second half that goes away.
         let blip: Vec<f64> = (0..48).map(|i| if i == 30 { 8.0 } else { 0.0 }).collect();
         assert_ne!(classify(&blip), LeakClass::Leak);
+    }
+
+    #[test]
+    fn median_interval_matches_the_binomial_table() {
+        // Generated: 1..=20. For n = 20 at 95% the interval is the 6th to the 15th value.
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(median_interval(&v, 0.95), Some((6.0, 15.0)));
+        // n = 5: P(X ≤ 0) = 1/32 > 0.025, so the whole range.
+        let v: Vec<f64> = (1..=5).map(f64::from).collect();
+        assert_eq!(median_interval(&v, 0.95), Some((1.0, 5.0)));
+        assert_eq!(median_interval(&[], 0.95), None);
+        // n = 200: about ±1.96·√200/2 ≈ 14 ranks around the middle.
+        let v: Vec<f64> = (1..=200).map(f64::from).collect();
+        let (lo, hi) = median_interval(&v, 0.95).unwrap();
+        assert!(
+            (85.0..=88.0).contains(&lo) && (113.0..=116.0).contains(&hi),
+            "{lo} {hi}"
+        );
+    }
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.9), Some(9.0));
+        assert_eq!(quantile(&v, 0.5), Some(5.0));
+        assert_eq!(quantile(&v, 1.0), Some(10.0));
     }
 
     #[test]

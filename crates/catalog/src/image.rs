@@ -1,0 +1,115 @@
+//! Images as the CPU references see them (every sample an `f64`), and the bytes on the device:
+//! source patterns, and samples encoded and decoded in the device's byte order.
+
+use crate::{Format, Sample};
+
+/// A packed image of `channels`-sample pixels, row-major, samples as `f64` (every NPP sample type
+/// is exact in it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    pub width: usize,
+    pub height: usize,
+    pub channels: usize,
+    pub data: Vec<f64>,
+}
+
+impl Image {
+    pub fn new(width: usize, height: usize, channels: usize) -> Image {
+        Image {
+            width,
+            height,
+            channels,
+            data: vec![0.0; width * height * channels],
+        }
+    }
+
+    pub fn at(&self, x: usize, y: usize, c: usize) -> f64 {
+        self.data[(y * self.width + x) * self.channels + c]
+    }
+
+    /// The sample at `(x, y)` with coordinates outside the image clamped to its edge (NPP's
+    /// replicate border).
+    pub fn clamped(&self, x: i64, y: i64, c: usize) -> f64 {
+        let x = x.clamp(0, self.width as i64 - 1) as usize;
+        let y = y.clamp(0, self.height as i64 - 1) as usize;
+        self.at(x, y, c)
+    }
+
+    pub fn set(&mut self, x: usize, y: usize, c: usize, v: f64) {
+        self.data[(y * self.width + x) * self.channels + c] = v;
+    }
+
+    /// Sets every sample from `f(x, y, c)`.
+    pub fn fill(&mut self, mut f: impl FnMut(usize, usize, usize) -> f64) {
+        for y in 0..self.height {
+            for x in 0..self.width {
+                for c in 0..self.channels {
+                    self.set(x, y, c, f(x, y, c));
+                }
+            }
+        }
+    }
+
+    /// Reads the `width × height` pixels at the start of a buffer whose rows are `stride` bytes.
+    pub fn from_bytes(bytes: &[u8], format: Format, width: usize, height: usize, stride: usize) -> Image {
+        let channels = usize::from(format.channels);
+        let size = format.sample.bytes() as usize;
+        let mut img = Image::new(width, height, channels);
+        for y in 0..height {
+            for x in 0..width {
+                for c in 0..channels {
+                    let at = y * stride + (x * channels + c) * size;
+                    img.set(x, y, c, decode(format.sample, &bytes[at..at + size]));
+                }
+            }
+        }
+        img
+    }
+}
+
+/// One sample's bytes (the device's byte order: little-endian, as the host's).
+pub fn encode(sample: Sample, v: f64, out: &mut [u8]) {
+    match sample {
+        Sample::U8 => out[0] = v as u8,
+        Sample::U16 => out[..2].copy_from_slice(&(v as u16).to_le_bytes()),
+        Sample::S16 => out[..2].copy_from_slice(&(v as i16).to_le_bytes()),
+        Sample::F32 => out[..4].copy_from_slice(&(v as f32).to_le_bytes()),
+        Sample::F64 => out[..8].copy_from_slice(&v.to_le_bytes()),
+    }
+}
+
+/// The value of one sample's bytes.
+pub fn decode(sample: Sample, b: &[u8]) -> f64 {
+    match sample {
+        Sample::U8 => f64::from(b[0]),
+        Sample::U16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
+        Sample::S16 => f64::from(i16::from_le_bytes([b[0], b[1]])),
+        Sample::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Sample::F64 => f64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
+    }
+}
+
+/// The `i`th value of source `seed`'s pattern: every 8-bit value occurs in any 256 consecutive
+/// samples and neighbours differ; 16-bit samples spread over their whole range; floats are
+/// quarter steps in [-32, 32), so ties of rounding and negative values both occur.
+fn pattern_value(sample: Sample, seed: usize, i: usize) -> f64 {
+    // Odd multipliers: every residue occurs.
+    let m = [151usize, 97, 211][seed % 3];
+    match sample {
+        Sample::U8 => ((i * m + 17) % 256) as f64,
+        Sample::U16 => ((i * m * 257 + 17) % 65536) as f64,
+        Sample::S16 => ((i * m * 257 + 17) % 65536) as f64 - 32768.0,
+        Sample::F32 | Sample::F64 => ((i * m + 17) % 256) as f64 / 4.0 - 32.0,
+    }
+}
+
+/// A source buffer of `bytes` bytes filled with source `seed`'s pattern, sample by sample:
+/// the padding between rows holds pattern too, so a padded ROI reads defined data.
+pub fn source_pattern(sample: Sample, bytes: usize, seed: usize) -> Vec<u8> {
+    let size = sample.bytes() as usize;
+    let mut out = vec![0u8; bytes];
+    for (i, chunk) in out.chunks_exact_mut(size).enumerate() {
+        encode(sample, pattern_value(sample, seed, i), chunk);
+    }
+    out
+}

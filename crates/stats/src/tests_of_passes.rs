@@ -1,0 +1,150 @@
+//! The throughput test `compare` uses: on the medians of independent passes (each pass a fresh
+//! process), so that the variance between runs is in it. Samples from one process are not
+//! independent of that process's state (clocks, placement, caches), and a test on them finds
+//! "changes" between two runs of the same thing.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Passes needed on each side before a change is judged at all.
+pub const MIN_PASSES: usize = 3;
+
+/// A throughput verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    Same,
+    /// Fewer than [`MIN_PASSES`] passes on a side: no test is made.
+    NotEnoughPasses,
+}
+
+/// One metric of one scenario, base against candidate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PassTest {
+    /// The median over passes of each side's per-pass value (a time: smaller is faster).
+    pub base: f64,
+    pub candidate: f64,
+    /// `base / candidate − 1`, percent: positive is faster.
+    pub change_pct: f64,
+    /// Welch's t-test on the logarithms of the pass values; `None` with too few passes.
+    pub p_value: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// Welch's two-sided t-test: the p-value of "the means are equal". 1 with fewer than two values
+/// on a side.
+pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
+    let stats = |x: &[f64]| {
+        let n = x.len() as f64;
+        let m = x.iter().sum::<f64>() / n;
+        let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
+        (n, m, v)
+    };
+    if a.len() < 2 || b.len() < 2 {
+        return 1.0;
+    }
+    let ((na, ma, va), (nb, mb, vb)) = (stats(a), stats(b));
+    let se2 = va / na + vb / nb;
+    if se2 <= 0.0 {
+        return if ma == mb { 1.0 } else { 0.0 };
+    }
+    let t = (ma - mb) / se2.sqrt();
+    let df = se2.powi(2) / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    StudentsT::new(0.0, 1.0, df).map_or(1.0, |d| 2.0 * (1.0 - d.cdf(t.abs())))
+}
+
+/// Compares per-pass values (times) of a base and a candidate: a change counts when Welch's test
+/// on their logarithms gives `p < alpha` and it exceeds `noise_pct`.
+pub fn compare_passes(base: &[f64], candidate: &[f64], alpha: f64, noise_pct: f64) -> PassTest {
+    let (b, c) = (
+        crate::median(base).unwrap_or(f64::NAN),
+        crate::median(candidate).unwrap_or(f64::NAN),
+    );
+    let change_pct = (b / c - 1.0) * 100.0;
+    if base.len() < MIN_PASSES || candidate.len() < MIN_PASSES {
+        return PassTest {
+            base: b,
+            candidate: c,
+            change_pct,
+            p_value: None,
+            verdict: Verdict::NotEnoughPasses,
+        };
+    }
+    let log = |x: &[f64]| x.iter().map(|v| v.ln()).collect::<Vec<_>>();
+    let p = welch_p(&log(base), &log(candidate));
+    let verdict = if p < alpha && change_pct.abs() > noise_pct {
+        if change_pct > 0.0 {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        }
+    } else {
+        Verdict::Same
+    };
+    PassTest {
+        base: b,
+        candidate: c,
+        change_pct,
+        p_value: Some(p),
+        verdict,
+    }
+}
+
+/// The spread between passes of one side: the coefficient of variation of its pass values,
+/// percent (how much a run moves on its own).
+pub fn pass_cv_pct(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let m = values.iter().sum::<f64>() / n;
+    let sd = (values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    Some(100.0 * sd / m)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Generated pass values, labelled as such: the arithmetic of the test, not a measurement.
+    use super::*;
+
+    #[test]
+    fn welch_tells_shifted_samples_apart() {
+        let a: Vec<f64> = (0..20).map(|i| 100.0 + (i % 5) as f64).collect();
+        let same: Vec<f64> = (0..20).map(|i| 100.0 + ((i + 2) % 5) as f64).collect();
+        let slower: Vec<f64> = a.iter().map(|v| v * 1.2).collect();
+        assert!(welch_p(&a, &same) > 0.5);
+        assert!(welch_p(&a, &slower) < 1e-6);
+        assert_eq!(welch_p(&[1.0], &[2.0]), 1.0);
+    }
+
+    #[test]
+    fn too_few_passes_are_not_judged() {
+        let t = compare_passes(&[100.0, 101.0], &[130.0, 131.0], 0.01, 1.0);
+        assert_eq!(t.verdict, Verdict::NotEnoughPasses);
+        assert!(t.p_value.is_none());
+        assert!(t.change_pct < -20.0, "the size of the change is still given");
+    }
+
+    #[test]
+    fn a_consistent_shift_is_found_and_noise_is_not() {
+        // Generated: five passes each; the candidate 3% slower with ±0.2% between passes.
+        let base = [100.0, 100.2, 99.8, 100.1, 99.9];
+        let slower: Vec<f64> = base.iter().map(|v| v * 1.03).collect();
+        let t = compare_passes(&base, &slower, 0.01, 1.0);
+        assert_eq!(t.verdict, Verdict::Slower, "{t:?}");
+        assert!((t.change_pct + 2.9).abs() < 0.1, "{}", t.change_pct);
+        // Generated: the same thing measured again, passes moving by ±2%: no change.
+        let again = [101.5, 98.2, 100.9, 99.0, 102.0];
+        assert_eq!(compare_passes(&base, &again, 0.01, 1.0).verdict, Verdict::Same);
+        // A significant change smaller than the noise band is no change.
+        let tiny: Vec<f64> = base.iter().map(|v| v * 1.005).collect();
+        assert_eq!(compare_passes(&base, &tiny, 0.01, 1.0).verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn spread_between_passes() {
+        assert!((pass_cv_pct(&[99.0, 101.0]).unwrap() - 1.414).abs() < 0.01);
+        assert!(pass_cv_pct(&[1.0]).is_none());
+    }
+}
