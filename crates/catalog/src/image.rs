@@ -39,15 +39,18 @@ impl Image {
         self.data[(y * self.width + x) * self.channels + c] = v;
     }
 
-    /// Sets every sample from `f(x, y, c)`.
-    pub fn fill(&mut self, mut f: impl FnMut(usize, usize, usize) -> f64) {
-        for y in 0..self.height {
-            for x in 0..self.width {
-                for c in 0..self.channels {
-                    self.set(x, y, c, f(x, y, c));
+    /// Sets every sample from `f(x, y, c)`, rows shared out among the machine's cores (an 8K
+    /// frame's reference takes seconds on one).
+    pub fn fill(&mut self, f: impl Fn(usize, usize, usize) -> f64 + Sync) {
+        let (width, channels) = (self.width, self.channels);
+        let row_len = width * channels;
+        par_rows(&mut self.data, row_len, |y, row| {
+            for x in 0..width {
+                for c in 0..channels {
+                    row[x * channels + c] = f(x, y, c);
                 }
             }
-        }
+        });
     }
 
     /// Reads the `width × height` pixels at the start of a buffer whose rows are `stride` bytes.
@@ -55,16 +58,41 @@ impl Image {
         let channels = usize::from(format.channels);
         let size = format.sample.bytes() as usize;
         let mut img = Image::new(width, height, channels);
-        for y in 0..height {
-            for x in 0..width {
-                for c in 0..channels {
-                    let at = y * stride + (x * channels + c) * size;
-                    img.set(x, y, c, decode(format.sample, &bytes[at..at + size]));
-                }
+        par_rows(&mut img.data, width * channels, |y, row| {
+            let line = &bytes[y * stride..];
+            for (i, v) in row.iter_mut().enumerate() {
+                *v = decode(format.sample, &line[i * size..(i + 1) * size]);
             }
-        }
+        });
         img
     }
+}
+
+/// Calls `f(row index, row)` for every `row_len`-long row of `data`, the rows shared out among
+/// the machine's cores in contiguous bands.
+pub fn par_rows<T: Send>(data: &mut [T], row_len: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    if row_len == 0 || data.is_empty() {
+        return;
+    }
+    let rows = data.len() / row_len;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(rows).max(1);
+    if threads == 1 || rows * row_len < 1 << 16 {
+        for (y, row) in data.chunks_mut(row_len).enumerate() {
+            f(y, row);
+        }
+        return;
+    }
+    let band = rows.div_ceil(threads);
+    std::thread::scope(|scope| {
+        for (b, chunk) in data.chunks_mut(band * row_len).enumerate() {
+            let f = &f;
+            scope.spawn(move || {
+                for (i, row) in chunk.chunks_mut(row_len).enumerate() {
+                    f(b * band + i, row);
+                }
+            });
+        }
+    });
 }
 
 /// One sample's bytes (the device's byte order: little-endian, as the host's).

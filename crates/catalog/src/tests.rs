@@ -176,7 +176,11 @@ fn references_on_hand_checked_images() {
     );
     let ramp = image(&[&[0.0; 3], &[10.0; 3], &[20.0; 3], &[30.0; 3]]);
     let sobel = run("FilterSobelHorizBorder_8u16s_C1R", &[ramp], 3, 4);
-    assert_eq!(sobel.at(1, 1, 0), -80.0, "interior rows: (row above − row below) × 4");
+    assert_eq!(sobel.at(1, 1, 0), 80.0, "interior rows: (row below − row above) × 4");
+    // Gauss: NPP's sigma of 1.0 for a 3×3 mask; on a ramp across rows the middle row keeps its
+    // value (the kernel is symmetric).
+    let ramp = image(&[&[0.0; 3], &[10.0; 3], &[20.0; 3]]);
+    assert!((run("FilterGaussBorder_32f_C1R", &[ramp], 3, 3).at(1, 1, 0) - 10.0).abs() < 1e-5);
     // Super-sampling to half size: the mean of each 2×2 block.
     let quad = image(&[
         &[0.0, 4.0, 8.0, 8.0],
@@ -191,6 +195,16 @@ fn references_on_hand_checked_images() {
         run("Convert_32f8u_C1R", &[floats], 4, 1).data,
         vec![0.0, 2.0, 4.0, 255.0]
     );
+}
+
+#[test]
+fn the_gauss_kernel_is_npps() {
+    // Generated check of the coefficients: sigma 1 sampled at -1, 0, 1 and normalised.
+    let k = super::rows::gauss_kernel_for_tests(3);
+    let e = (-0.5f64).exp();
+    let one = [e / (1.0 + 2.0 * e), 1.0 / (1.0 + 2.0 * e), e / (1.0 + 2.0 * e)];
+    assert!((k[4] - one[1] * one[1]).abs() < 1e-12 && (k[0] - one[0] * one[0]).abs() < 1e-12);
+    assert!((k.iter().sum::<f64>() - 1.0).abs() < 1e-12);
 }
 
 #[test]

@@ -206,7 +206,11 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             print!("{}", preset.toml());
             Ok(())
         }
-        Cmd::Probe { request, answer } => nppbench_engine::run_probe(&request, &answer),
+        Cmd::Probe { request, answer } => {
+            nppbench_engine::run_probe(&request, &answer)?;
+            // The answer is on disk: leave without tearing the CUDA context down.
+            nppbench_engine::end_probe()
+        }
     }
 }
 

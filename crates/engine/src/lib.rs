@@ -30,5 +30,11 @@ pub fn load_npp(dir: Option<&std::path::Path>) -> Result<nppbench_npp::Npp, nppb
     nppbench_npp::Npp::load(&nppbench_npp::NppSearch::new(dir))
 }
 
+/// Ends a probe process once its answer is written, without tearing CUDA down (see
+/// [`nppbench_gpu::exit_now`]).
+pub fn end_probe() -> ! {
+    nppbench_gpu::exit_now(0)
+}
+
 /// The hidden subcommand of the `nppbench` binary that runs one child probe.
 pub const PROBE_SUBCOMMAND: &str = "probe";

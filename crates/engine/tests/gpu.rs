@@ -217,7 +217,7 @@ fn every_catalogue_primitive_matches_its_cpu_reference() {
         // An unaligned width with padding on both sides, and an aligned one: checked sample by
         // sample, padding included.
         for g in [
-            Geometry::aligned(p, 67, 19, 16, 8),
+            Geometry::aligned(p, 67, 19, 16, 16),
             Geometry::aligned(p, 64, 16, 128, 0),
         ] {
             let s = MemoryScenario::new(

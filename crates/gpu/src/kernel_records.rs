@@ -27,6 +27,8 @@ pub struct KernelRecord {
     /// The GPU's timestamps of its start and end, ns.
     pub start: u64,
     pub end: u64,
+    /// CUPTI's correlation id of the launch: launches in the order the host made them.
+    pub correlation: u32,
 }
 
 impl KernelRecord {
@@ -69,23 +71,29 @@ unsafe extern "C" fn buffer_completed(
     let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
     // SAFETY: `buffer` holds `valid` bytes of records CUPTI wrote; records of the concurrent-kernel
     // kind start with the layout of CUpti_ActivityKernel4 (every later version keeps that prefix,
-    // `start`, `end` and `name` included); `name` is NULL or a NUL-terminated string CUPTI keeps.
+    // `start`, `end`, `name` and `correlationId` included); `name` is NULL or a NUL-terminated string CUPTI keeps.
     // The buffer came from `buffer_requested`'s allocation.
     unsafe {
         while result::activity::get_next_record(buffer, valid, &mut record).is_ok() {
             if (*record).kind == KIND {
                 let k = record as *const sys::CUpti_ActivityKernel4;
-                let (start, end, name) = (
+                let (start, end, name, correlation) = (
                     std::ptr::addr_of!((*k).start).read_unaligned(),
                     std::ptr::addr_of!((*k).end).read_unaligned(),
                     std::ptr::addr_of!((*k).name).read_unaligned(),
+                    std::ptr::addr_of!((*k).correlationId).read_unaligned(),
                 );
                 let name = if name.is_null() {
                     String::new()
                 } else {
                     std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
                 };
-                out.push(KernelRecord { name, start, end });
+                out.push(KernelRecord {
+                    name,
+                    start,
+                    end,
+                    correlation,
+                });
             }
         }
         std::alloc::dealloc(buffer, layout());
@@ -128,13 +136,14 @@ impl KernelRecorder {
     }
 
     /// Waits for `stream`, flushes CUPTI's buffers and returns the kernels recorded since the
-    /// last call, in the order they started.
+    /// last call, in the order the host launched them (by correlation id: kernels a library
+    /// puts on streams of its own may start in another order).
     pub fn take(&self, stream: &Stream) -> Result<Vec<KernelRecord>, GpuError> {
         stream.synchronize()?;
         result::activity::flush_all(FLUSH_FORCED)
             .map_err(|e| GpuError::Cupti(format!("cuptiActivityFlushAll: {e:?}")))?;
         let mut records = std::mem::take(&mut *RECORDS.lock().unwrap_or_else(|p| p.into_inner()));
-        records.sort_by_key(|r| r.start);
+        records.sort_by_key(|r| r.correlation);
         Ok(records)
     }
 }

@@ -167,6 +167,8 @@ struct GeometrySpec {
     pad_roi: bool,
     primitive: Option<OneOrMany>,
     streams: Option<Vec<Spanned<String>>>,
+    /// The stream kinds timed for throughput, when fewer than `streams`.
+    throughput_streams: Option<Vec<Spanned<String>>>,
     context: Option<Vec<Spanned<String>>>,
     threading: Option<Vec<Spanned<String>>>,
     #[serde(default = "yes")]
@@ -192,6 +194,9 @@ pub struct MatrixSpec {
     #[serde(default)]
     settings: SettingsSpec,
     streams: Vec<Spanned<String>>,
+    /// The stream kinds timed for throughput; default `streams`. A geometry's `streams` or
+    /// `throughput_streams` overrides it.
+    throughput_streams: Option<Vec<Spanned<String>>>,
     /// How the stream context is filled; default `from_stream`.
     context: Option<Vec<Spanned<String>>>,
     threading: Vec<Spanned<String>>,
@@ -209,6 +214,10 @@ pub struct Matrix {
     pub settings: Settings,
     pub memory: Vec<MemoryScenario>,
     pub throughput: Vec<ThroughputScenario>,
+    /// Geometries a matrix of several primitives gives that some primitive cannot take (a stride
+    /// that is not whole pixels, say): not measured, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// Turns a byte span of the source into `path:line:column`.
@@ -302,6 +311,8 @@ impl Matrix {
         };
         let settings = expand_settings(&loc, &spec.settings)?;
         let streams: Vec<StreamKind> = loc.list(&spec.streams)?;
+        let throughput_streams: Option<Vec<StreamKind>> =
+            spec.throughput_streams.as_deref().map(|l| loc.list(l)).transpose()?;
         let contexts: Vec<ContextFill> = match &spec.context {
             Some(list) => loc.list(list)?,
             None => vec![ContextFill::FromStream],
@@ -317,6 +328,7 @@ impl Matrix {
         let mut memory = Vec::new();
         let mut throughput = Vec::new();
         let mut used: Vec<Primitive> = Vec::new();
+        let mut skipped = Vec::new();
         for g in &spec.geometries {
             let max = i64::from(i32::MAX);
             let width = loc.int("width", &g.width, 1, max)?;
@@ -358,6 +370,11 @@ impl Matrix {
                 .streams
                 .as_deref()
                 .map_or_else(|| Ok(streams.clone()), |l| loc.list(l))?;
+            let g_tp_streams: Vec<StreamKind> = match (&g.throughput_streams, &g.streams, &throughput_streams) {
+                (Some(l), _, _) => loc.list(l)?,
+                (None, Some(_), _) | (None, None, None) => g_streams.clone(),
+                (None, None, Some(t)) => t.clone(),
+            };
             let g_contexts = g
                 .context
                 .as_deref()
@@ -378,9 +395,15 @@ impl Matrix {
                     Strides::Aligned { align, extra } => Geometry::aligned(primitive, width, height, align, extra),
                 };
                 geometry.padded_from = None;
-                geometry
-                    .validate(primitive)
-                    .map_err(|e| ModelError::invalid(loc.at(g.width.span()), e.to_string()))?;
+                if let Err(e) = geometry.validate(primitive) {
+                    // With several primitives a geometry may suit some only: the others skip it,
+                    // and say so.
+                    if g_primitives.len() > 1 {
+                        skipped.push(format!("{}: {e}", loc.at(g.width.span())));
+                        continue;
+                    }
+                    return Err(ModelError::invalid(loc.at(g.width.span()), e.to_string()));
+                }
                 if !used.contains(&primitive) {
                     used.push(primitive);
                 }
@@ -390,7 +413,7 @@ impl Matrix {
                 }
                 for geometry in geometries {
                     if g.throughput {
-                        for &stream in &g_streams {
+                        for &stream in &g_tp_streams {
                             for &context in &g_contexts {
                                 throughput.push(ThroughputScenario::new(primitive, geometry, stream, context));
                             }
@@ -429,6 +452,7 @@ impl Matrix {
             settings,
             memory,
             throughput,
+            skipped,
         };
         matrix.dedup(path)?;
         Ok(matrix)
@@ -595,6 +619,15 @@ stride_extra = 16
     }
 
     #[test]
+    fn throughput_streams_narrow_what_is_timed() {
+        let text = SMALL.replace("threading = [", "throughput_streams = [\"non_blocking\"]\nthreading = [");
+        let m = parse(&text).unwrap();
+        assert_eq!(m.throughput.len(), 2, "31 and its padded 32, on the non-blocking stream only");
+        assert!(m.throughput.iter().all(|s| s.stream == StreamKind::NonBlocking));
+        assert_eq!(m.memory.len(), 6, "memory keeps both stream kinds");
+    }
+
+    #[test]
     fn overlapping_tables_run_each_scenario_once() {
         let text = format!("{SMALL}\n[[geometry]]\nwidth = 31\nheight = 31\nsrc_stride = 32\n");
         assert_eq!(parse(&text).unwrap().memory.len(), 6);
@@ -689,7 +722,15 @@ stride_extra = 16
                     modulus / 2
                 );
             }
-            for modulus in [8u32, 16, 32, 64, 128] {
+            // Strides on both sides of every modulus a stride of this format can miss (four
+            // channels take whole pixels only).
+            let row = p.row();
+            let unit = if row.src.channels == 4 || row.dst.channels == 4 {
+                row.src.bytes_per_pixel().max(row.dst.bytes_per_pixel()) as u32
+            } else {
+                1
+            };
+            for modulus in [8u32, 16, 32, 64, 128].into_iter().filter(|m| *m > unit) {
                 assert!(
                     mem.iter().any(|s| s.geometry.src_stride % modulus == 0),
                     "{p} stride {modulus}"

@@ -335,6 +335,9 @@ pub struct MemoryResult {
     /// From the probe's start to its baseline reading: driver, NPP, NVML and CUPTI set-up.
     #[serde(default)]
     pub startup_ms: f64,
+    /// `startup_ms` step by step (`gpu`, `nvml`, `npp`, `cupti`, `baseline`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub startup: Vec<PhaseTime>,
     pub correctness: Correctness,
     /// Streams created and destroyed during the calls, counted with CUPTI; `None` where CUPTI
     /// could not be loaded (see `streams_not_measured`).
@@ -396,6 +399,9 @@ pub struct ThroughputRecord {
     /// The UUID of the GPU it ran on; `None` in runs made before runs could use several.
     #[serde(default)]
     pub gpu: Option<String>,
+    /// The scenario's wall time in its probe (set-up, timing, checks), milliseconds.
+    #[serde(default)]
+    pub wall_ms: Option<f64>,
 }
 
 fn first_pass() -> u32 {

@@ -347,16 +347,7 @@ impl Geometry {
                     ),
                 ));
             }
-            let sample = row.src.sample.bytes();
-            if u64::from(self.src_stride) % sample != 0 {
-                return Err(ModelError::invalid(
-                    ctx(),
-                    format!(
-                        "src_stride {} is not a whole number of {}-byte samples",
-                        self.src_stride, sample
-                    ),
-                ));
-            }
+            whole_units("src_stride", self.src_stride, row.src).map_err(|m| ModelError::invalid(ctx(), m))?;
         }
         if row.dst_is_image() {
             let dst_row = u64::from(dst_w) * primitive.dst_bytes_per_pixel();
@@ -370,19 +361,24 @@ impl Geometry {
                     ),
                 ));
             }
-            let sample = row.dst.sample.bytes();
-            if u64::from(self.dst_stride) % sample != 0 {
-                return Err(ModelError::invalid(
-                    ctx(),
-                    format!(
-                        "dst_stride {} is not a whole number of {}-byte samples",
-                        self.dst_stride, sample
-                    ),
-                ));
-            }
+            whole_units("dst_stride", self.dst_stride, row.dst).map_err(|m| ModelError::invalid(ctx(), m))?;
         }
         Ok(())
     }
+}
+
+/// A stride must hold whole samples; a four-channel image's, whole pixels (NPP answers other
+/// strides with NPP_NOT_EVEN_STEP_ERROR, as measured with NPP 13.0).
+fn whole_units(name: &str, stride: u32, format: crate::catalog::Format) -> Result<(), String> {
+    let (unit, what) = if format.channels == 4 {
+        (format.bytes_per_pixel(), "pixels (NPP takes no other stride for four-channel images)")
+    } else {
+        (format.sample.bytes(), "samples")
+    };
+    if u64::from(stride) % unit != 0 {
+        return Err(format!("{name} {stride} is not a whole number of {unit}-byte {what}"));
+    }
+    Ok(())
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -610,6 +606,11 @@ mod tests {
         let p = prim("Copy_32f_C1R");
         let err = Geometry::new(p, 7, 2, 30).validate(p).unwrap_err().to_string();
         assert!(err.contains("not a whole number of 4-byte samples"), "{err}");
+        // Four channels: whole pixels.
+        let c4 = prim("Copy_16u_C4R");
+        let err = Geometry::aligned(c4, 255, 4, 128, 4).validate(c4).unwrap_err().to_string();
+        assert!(err.contains("whole number of 8-byte pixels"), "{err}");
+        assert!(Geometry::aligned(c4, 255, 4, 128, 16).validate(c4).is_ok());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What a call must produce, from the catalogue's CPU reference, and the check of what it did
 //! produce: every ROI sample within the row's tolerance, every other byte untouched.
 
-use nppbench_catalog::image::{decode, encode, source_pattern};
+use nppbench_catalog::image::{decode, encode, par_rows, source_pattern};
 use nppbench_catalog::{Image, Primitive};
 use nppbench_model::{Correctness, Geometry};
 
@@ -37,22 +37,25 @@ pub fn expected_output(p: Primitive, g: &Geometry, sources: &[Vec<u8>]) -> Vec<u
     (row.reference)(row, &images, &mut dst);
     let mut out = vec![DST_FILL; g.dst_bytes(p) as usize];
     let size = row.dst.sample.bytes() as usize;
-    for (i, v) in dst.data.iter().enumerate() {
-        let at = sample_offset(p, g, i);
-        encode(row.dst.sample, *v, &mut out[at..at + size]);
+    if !row.dst_is_image() {
+        for (i, v) in dst.data.iter().enumerate() {
+            encode(row.dst.sample, *v, &mut out[8 * i..8 * i + size]);
+        }
+        return out;
     }
+    let per_row = dw as usize * channels;
+    par_rows(&mut out, g.dst_stride as usize, |y, line| {
+        for (i, v) in dst.data[y * per_row..(y + 1) * per_row].iter().enumerate() {
+            encode(row.dst.sample, *v, &mut line[i * size..(i + 1) * size]);
+        }
+    });
     out
 }
 
-/// Where the destination's `i`th sample (row-major, channels interleaved) lives in its buffer.
-fn sample_offset(p: Primitive, g: &Geometry, i: usize) -> usize {
-    let row = p.row();
-    let size = row.dst.sample.bytes() as usize;
-    if !row.dst_is_image() {
-        return 8 * i;
-    }
-    let per_row = g.dst_size(p).0 as usize * usize::from(row.dst.channels);
-    (i / per_row) * g.dst_stride as usize + (i % per_row) * size
+/// The first difference found, by row order.
+struct Difference {
+    at: usize,
+    message: String,
 }
 
 /// Compares a destination buffer with the expected one: each sample within the row's tolerance,
@@ -60,10 +63,10 @@ fn sample_offset(p: Primitive, g: &Geometry, i: usize) -> usize {
 /// first difference is.
 pub fn compare(p: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> Result<Correctness, String> {
     let row = p.row();
+    let name = p.npp_name();
     if expected.len() != actual.len() {
         return Err(format!(
-            "{}: the destination is {} bytes, {} expected",
-            p.npp_name(),
+            "{name}: the destination is {} bytes, {} expected",
             actual.len(),
             expected.len()
         ));
@@ -71,59 +74,71 @@ pub fn compare(p: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> Re
     let size = row.dst.sample.bytes() as usize;
     let (dw, dh) = g.dst_size(p);
     let channels = usize::from(row.dst.channels);
-    let samples = if row.dst_is_image() {
-        dw as usize * dh as usize * channels
-    } else {
-        dw as usize
+    let limit = row.tolerance.limit();
+    let judge = |e: &[u8], a: &[u8]| {
+        let (e, a) = (decode(row.dst.sample, e), decode(row.dst.sample, a));
+        (row.tolerance.error(e, a), e, a)
     };
-    let mut written = vec![false; expected.len()];
-    let mut worst: f64 = 0.0;
-    for i in 0..samples {
-        let at = sample_offset(p, g, i);
-        let (e, a) = (
-            decode(row.dst.sample, &expected[at..at + size]),
-            decode(row.dst.sample, &actual[at..at + size]),
-        );
-        let err = row.tolerance.error(e, a);
-        if err > row.tolerance.limit() || err.is_nan() {
-            let per_row = (dw as usize * channels).max(1);
-            let (y, x, c) = (i / per_row, (i % per_row) / channels.max(1), i % channels.max(1));
-            let what = if row.dst_is_image() {
-                format!("row {y}, pixel {x}, channel {c}")
-            } else {
-                format!("value {i}")
-            };
-            return Err(format!(
-                "{} output differs from the CPU reference at {what}: {a} where {e} is expected (error {err} > {})",
-                p.npp_name(),
-                row.tolerance.limit()
-            ));
+    if !row.dst_is_image() {
+        let mut worst: f64 = 0.0;
+        for i in 0..dw as usize {
+            let at = 8 * i;
+            let (err, e, a) = judge(&expected[at..at + size], &actual[at..at + size]);
+            if err > limit || err.is_nan() {
+                return Err(format!(
+                    "{name} output differs from the CPU reference at value {i}: {a} where {e} is expected (error {err} > {limit})"
+                ));
+            }
+            worst = worst.max(err);
         }
-        worst = worst.max(err);
-        written[at..at + size].iter_mut().for_each(|w| *w = true);
+        let values: Vec<usize> = (0..dw as usize).flat_map(|i| 8 * i..8 * i + size).collect();
+        if let Some(x) = (0..expected.len()).find(|x| !values.contains(x) && expected[*x] != actual[*x]) {
+            return Err(format!("{name} wrote outside its values: byte {x}"));
+        }
+        return Ok(Correctness {
+            pixels_checked: u64::from(dw),
+            padding_bytes_checked: (expected.len() - values.len()) as u64,
+            max_abs_error: worst,
+        });
     }
-    let mut padding = 0u64;
-    for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
-        if written[i] {
-            continue;
+    // Rows in parallel: each finds its worst error and its first difference.
+    let stride = g.dst_stride as usize;
+    let row_bytes = dw as usize * channels * size;
+    let mut per_row: Vec<(f64, Option<Difference>)> = (0..dh as usize).map(|_| (0.0, None)).collect();
+    par_rows(&mut per_row, 1, |y, slot| {
+        let (e_line, a_line) = (&expected[y * stride..(y + 1) * stride], &actual[y * stride..(y + 1) * stride]);
+        let mut worst: f64 = 0.0;
+        for i in 0..row_bytes / size {
+            let (err, e, a) = judge(&e_line[i * size..(i + 1) * size], &a_line[i * size..(i + 1) * size]);
+            if err > limit || err.is_nan() {
+                let (x, c) = (i / channels, i % channels);
+                slot[0].1 = Some(Difference {
+                    at: i,
+                    message: format!(
+                        "{name} output differs from the CPU reference at row {y}, pixel {x}, channel {c}: {a} where {e} is expected (error {err} > {limit})"
+                    ),
+                });
+                return;
+            }
+            worst = worst.max(err);
         }
-        padding += 1;
-        if e != a {
-            let (y, x) = (i / g.dst_stride.max(1) as usize, i % g.dst_stride.max(1) as usize);
-            return Err(format!(
-                "{} wrote outside its ROI: row {y}, byte {x} of the stride padding",
-                p.npp_name()
-            ));
+        if let Some(x) = (row_bytes..stride).find(|&x| e_line[x] != a_line[x]) {
+            slot[0].1 = Some(Difference {
+                at: x,
+                message: format!("{name} wrote outside its ROI: row {y}, byte {x} of the stride padding"),
+            });
+            return;
         }
+        slot[0].0 = worst;
+    });
+    if let Some(d) = per_row.iter_mut().find_map(|(_, d)| d.take()) {
+        debug_assert!(d.at < stride);
+        return Err(d.message);
     }
     Ok(Correctness {
-        pixels_checked: if row.dst_is_image() {
-            u64::from(dw) * u64::from(dh)
-        } else {
-            u64::from(dw)
-        },
-        padding_bytes_checked: padding,
-        max_abs_error: worst,
+        pixels_checked: u64::from(dw) * u64::from(dh),
+        padding_bytes_checked: ((stride - row_bytes) * dh as usize) as u64,
+        max_abs_error: per_row.iter().map(|(w, _)| *w).fold(0.0, f64::max),
     })
 }
 
@@ -166,7 +181,7 @@ mod tests {
     #[test]
     fn every_row_has_an_expected_output_that_passes_its_own_check() {
         for p in Primitive::all() {
-            let g = Geometry::aligned(p, 19, 6, 16, 4);
+            let g = Geometry::aligned(p, 19, 6, 16, 16);
             let sources = source_buffers(p, &g);
             let expected = expected_output(p, &g, &sources);
             let c = compare(p, &g, &expected, &expected).unwrap_or_else(|e| panic!("{p}: {e}"));

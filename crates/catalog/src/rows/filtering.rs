@@ -12,23 +12,25 @@ const S16_1: Format = Format::new(Sample::S16, 1);
 const F32_1: Format = Format::new(Sample::F32, 1);
 
 const BOX_3: [f64; 9] = [1.0 / 9.0; 9];
-/// NPP's 3×3 Gauss kernel.
-const GAUSS_3: [f64; 9] = [
-    1.0 / 16.0,
-    2.0 / 16.0,
-    1.0 / 16.0,
-    2.0 / 16.0,
-    4.0 / 16.0,
-    2.0 / 16.0,
-    1.0 / 16.0,
-    2.0 / 16.0,
-    1.0 / 16.0,
-];
-/// The horizontal Sobel kernel (responds to horizontal edges), as NPP documents it.
-const SOBEL_HORIZ_3: [f64; 9] = [1.0, 2.0, 1.0, 0.0, 0.0, 0.0, -1.0, -2.0, -1.0];
+/// NPP's Gauss kernel for a `size × size` mask: separable, sampled from a Gaussian of sigma
+/// `0.4 + (size / 2) × 0.6` and normalised (nppi_filtering_functions.h, FilterGaussBorder).
+pub(crate) fn gauss_kernel(size: usize) -> Vec<f64> {
+    let sigma = 0.4 + (size / 2) as f64 * 0.6;
+    let r = (size / 2) as f64;
+    let one: Vec<f64> = (0..size)
+        .map(|i| (-(i as f64 - r).powi(2) / (2.0 * sigma * sigma)).exp())
+        .collect();
+    let sum: f64 = one.iter().sum();
+    let one: Vec<f64> = one.iter().map(|v| v / sum).collect();
+    (0..size * size).map(|k| one[k / size] * one[k % size]).collect()
+}
+
+/// The horizontal Sobel kernel as NPP applies it (responds to horizontal edges; rows below minus
+/// rows above).
+const SOBEL_HORIZ_3: [f64; 9] = [-1.0, -2.0, -1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 1.0];
 
 /// The filtered value in the row's destination type: rounded and saturated for integers.
-fn filtered(row: &Row, src: &Image, x: usize, y: usize, c: usize, kernel: &[f64; 9]) -> f64 {
+fn filtered(row: &Row, src: &Image, x: usize, y: usize, c: usize, kernel: &[f64]) -> f64 {
     let v = correlate(src, x, y, c, 3, kernel);
     if row.dst.sample.is_float() {
         f32op(v)
@@ -42,7 +44,8 @@ fn box_filter(row: &Row, src: &[Image], dst: &mut Image) {
 }
 
 fn gauss(row: &Row, src: &[Image], dst: &mut Image) {
-    dst.fill(|x, y, c| filtered(row, &src[0], x, y, c, &GAUSS_3));
+    let kernel = gauss_kernel(3);
+    dst.fill(|x, y, c| filtered(row, &src[0], x, y, c, &kernel));
 }
 
 fn sobel_horiz(row: &Row, src: &[Image], dst: &mut Image) {

@@ -22,14 +22,17 @@ pub(crate) static ALL: &[&[Row]] = &[
     statistics::ROWS,
 ];
 
+#[cfg(test)]
+pub(crate) use filtering::gauss_kernel as gauss_kernel_for_tests;
+
 /// `dst = f(src, channel)`, sample by sample.
-pub(crate) fn map(src: &[Image], dst: &mut Image, f: impl Fn(f64, usize) -> f64) {
+pub(crate) fn map(src: &[Image], dst: &mut Image, f: impl Fn(f64, usize) -> f64 + Sync) {
     let s = &src[0];
     dst.fill(|x, y, c| f(s.at(x, y, c), c));
 }
 
 /// `dst = f(a, b, channel)` over two sources.
-pub(crate) fn zip(src: &[Image], dst: &mut Image, f: impl Fn(f64, f64, usize) -> f64) {
+pub(crate) fn zip(src: &[Image], dst: &mut Image, f: impl Fn(f64, f64, usize) -> f64 + Sync) {
     let (a, b) = (&src[0], &src[1]);
     dst.fill(|x, y, c| f(a.at(x, y, c), b.at(x, y, c), c));
 }

@@ -2,7 +2,7 @@
 //! reference output every call is checked against.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{DeviceBuffer, Gpu, Stream};
@@ -10,6 +10,10 @@ use nppbench_model::{ContextFill, Correctness, FailureKind, Geometry, Primitive}
 use nppbench_npp::{DST_FILL, Npp, NppSearch, StreamContext};
 
 use crate::error::ProbeError;
+
+/// Expected outputs already computed, by primitive and geometry.
+#[derive(Default)]
+pub(crate) struct ExpectedCache(std::collections::HashMap<(Primitive, Geometry), Arc<Vec<u8>>>);
 
 /// The device, NPP and buffers a scenario works on, with the reference output to check against.
 pub(crate) struct Setup {
@@ -20,7 +24,7 @@ pub(crate) struct Setup {
     dst: Mutex<DeviceBuffer>,
     /// A reduction's scratch buffer, sized by NPP.
     scratch: Option<DeviceBuffer>,
-    expected: Vec<u8>,
+    expected: Arc<Vec<u8>>,
     pub(crate) primitive: Primitive,
     pub(crate) geometry: Geometry,
     pub(crate) context: ContextFill,
@@ -36,6 +40,21 @@ impl Setup {
         g: &Geometry,
         context: ContextFill,
         stream: &Stream,
+    ) -> Result<Setup, ProbeError> {
+        Setup::with_cache(gpu, npp_dir, primitive, g, context, stream, &mut ExpectedCache::default())
+    }
+
+    /// As [`Setup::new`], taking the expected output from `cache` when an earlier scenario of
+    /// the same primitive and geometry computed it (the CPU reference of a 1080p filter takes
+    /// tens of milliseconds, and a throughput probe meets each geometry once per stream kind).
+    pub(crate) fn with_cache(
+        gpu: Gpu,
+        npp_dir: Option<&Path>,
+        primitive: Primitive,
+        g: &Geometry,
+        context: ContextFill,
+        stream: &Stream,
+        cache: &mut ExpectedCache,
     ) -> Result<Setup, ProbeError> {
         // Before anything sizes a buffer or a reference image from it.
         g.validate(primitive)?;
@@ -60,7 +79,11 @@ impl Setup {
             0 => None,
             bytes => Some(DeviceBuffer::alloc(&gpu, bytes)?),
         };
-        let expected = nppbench_npp::expected_output(primitive, g, &patterns);
+        let expected = cache
+            .0
+            .entry((primitive, *g))
+            .or_insert_with(|| Arc::new(nppbench_npp::expected_output(primitive, g, &patterns)))
+            .clone();
         Ok(Setup {
             gpu,
             npp,

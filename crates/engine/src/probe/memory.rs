@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
-use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
+use nppbench_model::{
+    MemoryReading, MemoryResult, MemoryScenario, MemorySeries, PhaseTime, StreamCounts, StreamKind,
+};
 use nppbench_stats::settle;
 
 use super::fixture::Setup;
@@ -123,6 +125,23 @@ impl Recorder<'_> {
     }
 }
 
+/// The start-up steps' wall times, as they finish.
+struct Steps(Vec<PhaseTime>, Instant);
+
+impl Steps {
+    fn new() -> Steps {
+        Steps(Vec::new(), Instant::now())
+    }
+
+    fn done(&mut self, step: &str) {
+        self.0.push(PhaseTime {
+            phase: step.to_owned(),
+            wall_s: self.1.elapsed().as_secs_f64(),
+        });
+        self.1 = Instant::now();
+    }
+}
+
 /// What a memory probe is asked: the scenario, on which GPU, and its guards.
 pub(crate) struct Ask<'a> {
     pub(crate) npp_dir: Option<&'a Path>,
@@ -137,11 +156,14 @@ pub(crate) struct Ask<'a> {
 pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
     let s = ask.scenario;
     let entered = Instant::now();
+    let mut steps = Steps::new();
     let gpu = Gpu::open(ask.device as usize)?;
+    steps.done("gpu");
     faults::inject(&s.id, &gpu)?;
     let own_streams = AtomicU32::new(0);
     let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok();
     let before = processes::census(nvml.as_ref(), &gpu.props().uuid, ask.parent_pid);
+    steps.done("nvml");
     let mut rec = Recorder {
         probes: Probes { gpu: &gpu, nvml },
         baseline: MemoryReading {
@@ -165,9 +187,12 @@ pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
     };
     let shared = Stream::new(&gpu, kind)?;
     let setup = Setup::new(gpu.clone(), ask.npp_dir, s.primitive, &s.geometry, s.context, &shared)?;
+    steps.done("npp");
     // Streams are counted from here: what NPP creates from the warm-up call on.
     rec.tracker = StreamTracker::start().map_err(|e| e.to_string());
+    steps.done("cupti");
     rec.baseline = rec.probes.read()?;
+    steps.done("baseline");
     let startup_ms = entered.elapsed().as_secs_f64() * 1e3;
     rec.started = Instant::now();
 
@@ -204,6 +229,7 @@ pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
             samples: rec.series,
             wall_ms,
             startup_ms,
+            startup: steps.0,
             correctness,
             streams,
             streams_not_measured,

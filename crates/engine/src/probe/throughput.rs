@@ -24,7 +24,7 @@ use nppbench_model::{
 use nppbench_npp::{DST_FILL, StreamContext};
 use nppbench_stats::{median, median_interval, quantile};
 
-use super::fixture::Setup;
+use super::fixture::{ExpectedCache, Setup};
 use super::{criterion_files, faults, processes};
 use crate::error::ProbeError;
 use crate::measurement::{CudaEventTime, DeviceReadings, TimingErrors};
@@ -67,6 +67,7 @@ struct Bench {
     /// Pushes the L2 cache out between cold calls: twice its size.
     flush: Option<DeviceBuffer>,
     warmed_once: bool,
+    expected: ExpectedCache,
 }
 
 /// One call as the timing makes it: NPP into the destination, then the test hook's delay.
@@ -318,8 +319,19 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
     let gpu = bench.gpu.clone();
     faults::inject(&s.id, &gpu)?;
     let stream = Arc::new(Stream::new(&gpu, s.stream)?);
-    let setup = Setup::new(gpu.clone(), ask.npp_dir, s.primitive, &s.geometry, s.context, &stream)?;
-    let (_, ctx, correctness) = setup.checked_call(&stream)?;
+    let setup = Setup::with_cache(
+        gpu.clone(),
+        ask.npp_dir,
+        s.primitive,
+        &s.geometry,
+        s.context,
+        &stream,
+        &mut bench.expected,
+    )?;
+    // One call on a cleared destination; its output is checked after the timing (the calls are
+    // deterministic, and padding must survive them all).
+    setup.lock_dst().fill(DST_FILL)?;
+    let (_, ctx) = setup.call(&stream)?;
     let limit = if bench.warmed_once { WARM_UP_NEXT } else { WARM_UP_FIRST };
     let warmup = {
         let mut dst = setup.lock_dst();
@@ -386,8 +398,8 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
             p90_us: quantile(&us, 0.9).unwrap_or(m),
         })
     };
-    // The timed calls must still have produced the right output.
-    setup.check()?;
+    // The timed calls must have produced the right output, padding untouched.
+    let correctness = setup.check()?;
     let (reference, reference_not_measured) = match &bench.reference {
         _ if s.primitive != Primitive::CONVERT_8U32F_C1R => {
             (None, Some("no reference kernel for this primitive".to_owned()))
@@ -481,12 +493,14 @@ pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<()> {
             delay,
             flush,
             warmed_once: false,
+            expected: ExpectedCache::default(),
         }
     });
     let uuid = gpu.as_ref().ok().map(|g| g.props().uuid.clone());
     for (index, s) in ask.scenarios.iter().enumerate() {
         let census =
             |bench: &Bench| processes::census(bench.nvml.as_deref(), &bench.gpu.props().uuid, ask.parent_pid).others;
+        let started = Instant::now();
         let result = match (&gpu, bench.as_mut()) {
             (Ok(_), Some(bench)) => {
                 let before: Vec<GpuProcess> = census(bench);
@@ -512,6 +526,7 @@ pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<()> {
             result,
             pass: ask.pass,
             gpu: uuid.clone(),
+            wall_ms: Some(started.elapsed().as_secs_f64() * 1e3),
         };
         writeln!(out, "{}", serde_json::to_string(&record)?)?;
         out.flush()?;

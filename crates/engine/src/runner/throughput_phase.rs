@@ -133,6 +133,7 @@ fn one_gpu(
                 result: None,
                 pass,
                 gpu: Some(uuid.to_owned()),
+                wall_ms: None,
             });
             remaining = &remaining[1..];
         }
