@@ -468,6 +468,10 @@ pub struct ThroughputResult {
     /// Other processes seen on the GPU before or after the timing.
     #[serde(default)]
     pub other_processes: Vec<GpuProcess>,
+    /// Where the scenario's time went in its probe, step by step (`setup`, `warm_up`,
+    /// `criterion`, `records`, `cold`, `latency`, `check`, `reference`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<PhaseTime>,
 }
 
 /// Kernel time per call: the kernels one call launches, grouped by launch order and summed.

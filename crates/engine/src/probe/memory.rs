@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
 use nppbench_model::{
-    MemoryReading, MemoryResult, MemoryScenario, MemorySeries, PhaseTime, StreamCounts, StreamKind,
+    MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind,
 };
 use nppbench_stats::settle;
 
 use super::fixture::Setup;
-use super::{faults, processes, threads};
+use super::{Steps, faults, processes, threads};
 use crate::error::ProbeError;
 
 /// MiB, for the settle rule's series.
@@ -122,23 +122,6 @@ impl Recorder<'_> {
         streams.creating_threads = threads.len() as u32;
         streams.never_destroyed = alive.len() as u32;
         (Some(streams), None)
-    }
-}
-
-/// The start-up steps' wall times, as they finish.
-struct Steps(Vec<PhaseTime>, Instant);
-
-impl Steps {
-    fn new() -> Steps {
-        Steps(Vec::new(), Instant::now())
-    }
-
-    fn done(&mut self, step: &str) {
-        self.0.push(PhaseTime {
-            phase: step.to_owned(),
-            wall_s: self.1.elapsed().as_secs_f64(),
-        });
-        self.1 = Instant::now();
     }
 }
 

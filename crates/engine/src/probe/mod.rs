@@ -21,6 +21,23 @@ use crate::protocol::{MemoryReply, Request};
 
 pub(crate) use throughput::DELAY_HOOK;
 
+/// Wall times of a probe's steps, each recorded as it finishes.
+pub(crate) struct Steps(Vec<nppbench_model::PhaseTime>, std::time::Instant);
+
+impl Steps {
+    pub(crate) fn new() -> Steps {
+        Steps(Vec::new(), std::time::Instant::now())
+    }
+
+    pub(crate) fn done(&mut self, step: &str) {
+        self.0.push(nppbench_model::PhaseTime {
+            phase: step.to_owned(),
+            wall_s: self.1.elapsed().as_secs_f64(),
+        });
+        self.1 = std::time::Instant::now();
+    }
+}
+
 /// Other processes on a GPU (NVML's list less this process, its parent and the parent's other
 /// children).
 pub(crate) fn other_processes(
@@ -39,8 +56,13 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
         std::fs::read_to_string(request).with_context(|| format!("reading probe request {}", request.display()))?;
     let request: Request =
         serde_json::from_str(&text).with_context(|| format!("parsing probe request {}", request.display()))?;
-    let write =
-        |json: String| std::fs::write(response, json).with_context(|| format!("writing {}", response.display()));
+    // Written whole, then renamed into place: the parent takes an answer that exists as
+    // complete, and may go on before this process has exited.
+    let write = |json: String| {
+        let tmp = response.with_extension("tmp");
+        std::fs::write(&tmp, json).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, response).with_context(|| format!("renaming {} into place", tmp.display()))
+    };
     match request {
         Request::Environment { npp_dir, devices } => {
             let reply = crate::env::capture(npp_dir.as_deref(), &devices);

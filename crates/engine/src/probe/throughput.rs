@@ -25,7 +25,7 @@ use nppbench_npp::{DST_FILL, StreamContext};
 use nppbench_stats::{median, median_interval, quantile};
 
 use super::fixture::{ExpectedCache, Setup};
-use super::{criterion_files, faults, processes};
+use super::{Steps, criterion_files, faults, processes};
 use crate::error::ProbeError;
 use crate::measurement::{CudaEventTime, DeviceReadings, TimingErrors};
 
@@ -317,6 +317,7 @@ fn device_state(warmup: (f64, bool), readings: Vec<DeviceReading>, samples: usiz
 
 fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -> Result<ThroughputResult, ProbeError> {
     let gpu = bench.gpu.clone();
+    let mut steps = Steps::new();
     faults::inject(&s.id, &gpu)?;
     let stream = Arc::new(Stream::new(&gpu, s.stream)?);
     let setup = Setup::with_cache(
@@ -332,6 +333,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
     // deterministic, and padding must survive them all).
     setup.lock_dst().fill(DST_FILL)?;
     let (_, ctx) = setup.call(&stream)?;
+    steps.done("setup");
     let limit = if bench.warmed_once { WARM_UP_NEXT } else { WARM_UP_FIRST };
     let warmup = {
         let mut dst = setup.lock_dst();
@@ -340,6 +342,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
         })?
     };
     bench.warmed_once = true;
+    steps.done("warm_up");
     let name = format!("scenario-{index}");
     let mut timer = Timer::new(bench, &stream, ask.settings, ask.criterion_dir);
     let kernel = timer.time(&setup, &name, |dst| timed_call(&setup, bench, dst, &ctx, &stream))?;
@@ -347,6 +350,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
         .readings
         .as_ref()
         .map(|r| device_state(warmup, r.take(), ask.settings.samples));
+    steps.done("criterion");
     // Kernel records: warm (back to back), then cold (the L2 flushed before each call).
     let (warm, kernel_records, kernel_records_not_measured) = {
         let mut dst = setup.lock_dst();
@@ -360,6 +364,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
             Err(e) => (None, None, Some(e.message)),
         }
     };
+    steps.done("records");
     let (cold, cold_not_measured) = if !ask.settings.cold {
         (None, Some("not asked for (settings.cold = false)".to_owned()))
     } else {
@@ -381,6 +386,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
             }
         }
     };
+    steps.done("cold");
     // Host latency: one call at a time, launch plus synchronisation.
     let host_latency = {
         let mut dst = setup.lock_dst();
@@ -398,8 +404,10 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
             p90_us: quantile(&us, 0.9).unwrap_or(m),
         })
     };
+    steps.done("latency");
     // The timed calls must have produced the right output, padding untouched.
     let correctness = setup.check()?;
+    steps.done("check");
     let (reference, reference_not_measured) = match &bench.reference {
         _ if s.primitive != Primitive::CONVERT_8U32F_C1R => {
             (None, Some("no reference kernel for this primitive".to_owned()))
@@ -410,6 +418,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
             Err(why) => (None, Some(why.message)),
         },
     };
+    steps.done("reference");
     Ok(ThroughputResult {
         bytes_per_call: s.primitive.row().bytes_moved(s.geometry.width, s.geometry.height),
         kernel,
@@ -425,6 +434,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
         device,
         context: Some(ctx.record()),
         other_processes: Vec::new(),
+        steps: steps.0,
     })
 }
 

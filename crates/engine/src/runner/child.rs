@@ -21,6 +21,8 @@ pub(super) enum Exit {
     TimedOut(Duration),
     /// The run was interrupted (Ctrl-C, SIGTERM) and the probe killed.
     Interrupted,
+    /// The answer is in place; the process may still be exiting.
+    Answered,
 }
 
 /// A child probe: its files in the work folder.
@@ -39,6 +41,27 @@ impl Child<'_> {
     /// Writes the request, starts the probe and waits for it. The deadline is `timeout` from
     /// the start, moved on whenever the answer file grows (a probe that streams answers).
     pub(super) fn run(&self, request: &Request, timeout: Duration) -> Result<Exit, RunError> {
+        self.run_until(request, timeout, false).map(|(exit, _)| exit)
+    }
+
+    /// As [`Child::run`], but returns as soon as a whole answer is in place (probes that answer
+    /// once write it whole, then rename it), with the process still exiting: tearing down its
+    /// CUDA context is the driver's work and need not hold the next probe back. The caller reaps
+    /// the process.
+    pub(super) fn run_until_answered(
+        &self,
+        request: &Request,
+        timeout: Duration,
+    ) -> Result<(Exit, Option<std::process::Child>), RunError> {
+        self.run_until(request, timeout, true)
+    }
+
+    fn run_until(
+        &self,
+        request: &Request,
+        timeout: Duration,
+        early: bool,
+    ) -> Result<(Exit, Option<std::process::Child>), RunError> {
         let req = self.path("request.json");
         let resp = self.path("answer.json");
         let json = serde_json::to_string(request).expect("requests serialise");
@@ -68,9 +91,12 @@ impl Child<'_> {
                 .try_wait()
                 .map_err(io_error("waiting for probe", self.probe_exe))?
             {
-                return Ok(Exit::Status(status));
+                return Ok((Exit::Status(status), None));
             }
             let len = std::fs::metadata(&resp).map_or(0, |m| m.len());
+            if early && len > 0 {
+                return Ok((Exit::Answered, Some(child)));
+            }
             if len != seen_len {
                 seen_len = len;
                 deadline = Instant::now() + timeout;
@@ -79,11 +105,14 @@ impl Child<'_> {
             if stop || Instant::now() >= deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Ok(if stop {
-                    Exit::Interrupted
-                } else {
-                    Exit::TimedOut(timeout)
-                });
+                return Ok((
+                    if stop {
+                        Exit::Interrupted
+                    } else {
+                        Exit::TimedOut(timeout)
+                    },
+                    None,
+                ));
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -101,6 +130,7 @@ impl Child<'_> {
                 format!("timed out after {} s and was killed", t.as_secs()),
             ),
             Exit::Interrupted => (FailureKind::Other, "interrupted".to_owned()),
+            Exit::Answered => (FailureKind::Other, "the probe answered".to_owned()),
             Exit::Status(status) => (FailureKind::Crash, describe_status(status)),
         };
         let mut tail = String::new();

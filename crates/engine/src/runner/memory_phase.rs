@@ -113,7 +113,18 @@ pub(super) fn run(
             let (device, uuid) = gpus[w % gpus.len()].clone();
             let (tx, queue, work_dir, npp_dir) = (tx.clone(), &queue, work_dir.clone(), npp_dir.clone());
             scope.spawn(move || {
+                // Probes that answered and are still exiting; reaped as they finish, and at most
+                // two left behind before this worker waits for the oldest.
+                let mut exiting: Vec<std::process::Child> = Vec::new();
+                let reap = |exiting: &mut Vec<std::process::Child>, keep: usize| {
+                    exiting.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
+                    while exiting.len() > keep {
+                        let mut oldest = exiting.remove(0);
+                        let _ = oldest.wait();
+                    }
+                };
                 loop {
+                    reap(&mut exiting, 2);
                     let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some((i, scenario)) = next else { break };
                     if stop.load(Ordering::SeqCst) {
@@ -135,8 +146,11 @@ pub(super) fn run(
                         parent_pid: std::process::id(),
                     };
                     let started = Instant::now();
-                    let exit = match child.run(&request, Duration::from_secs(settings.scenario_timeout_s)) {
-                        Ok(exit) => exit,
+                    let exit = match child.run_until_answered(&request, Duration::from_secs(settings.scenario_timeout_s)) {
+                        Ok((exit, still_exiting)) => {
+                            exiting.extend(still_exiting);
+                            exit
+                        }
                         Err(e) => {
                             let _ = tx.send(Done::Error(e));
                             break;
@@ -164,6 +178,12 @@ pub(super) fn run(
                         break;
                     }
                 }
+                if stop.load(Ordering::SeqCst) {
+                    for c in &mut exiting {
+                        let _ = c.kill();
+                    }
+                }
+                reap(&mut exiting, 0);
             });
         }
         drop(tx);
