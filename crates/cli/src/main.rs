@@ -87,6 +87,9 @@ enum Cmd {
         /// are launch-bound).
         #[arg(long, default_value_t = nppbench_report::thresholds::LAUNCH_BOUND_PIXELS)]
         gate_min_pixels: u64,
+        /// Apply the gates to runs measured on a GPU shared with other processes too.
+        #[arg(long)]
+        allow_shared_gpu: bool,
     },
     /// Print a preset's matrix file, a starting point for --matrix.
     Preset { name: String },
@@ -183,10 +186,12 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             noise_pct,
             alpha,
             gate_min_pixels,
+            allow_shared_gpu,
         } => compare(
             &runs,
             &out,
             &fail_on,
+            allow_shared_gpu,
             nppbench_report::compare::Thresholds {
                 noise_pct,
                 alpha,
@@ -207,9 +212,9 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Probe { request, answer } => {
-            nppbench_engine::run_probe(&request, &answer)?;
+            let resources = nppbench_engine::run_probe(&request, &answer)?;
             // The answer is on disk: leave without tearing the CUDA context down.
-            nppbench_engine::end_probe()
+            nppbench_engine::end_probe(resources)
         }
     }
 }
@@ -231,6 +236,7 @@ fn compare(
     runs: &[PathBuf],
     out: &Path,
     fail_on: &[String],
+    allow_shared_gpu: bool,
     t: nppbench_report::compare::Thresholds,
 ) -> anyhow::Result<()> {
     use nppbench_report::compare::Gate;
@@ -245,6 +251,20 @@ fn compare(
         .iter()
         .map(|p| RunFile::read(&run_path(p)).map_err(bad_input))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    if !gates.is_empty() && !allow_shared_gpu {
+        for (path, run) in runs.iter().zip(&loaded) {
+            let shared = nppbench_report::analysis::RunAnalysis::new(run).shared_with();
+            if let Some(p) = shared.first() {
+                return Err(bad_input(format!(
+                    "{} was measured on a GPU shared with other processes (PID {} {}{}); its figures may be disturbed, so the gates are not applied: re-run it on an idle GPU, or pass --allow-shared-gpu to gate anyway",
+                    path.display(),
+                    p.pid,
+                    p.name,
+                    if shared.len() > 1 { format!(", and {} more", shared.len() - 1) } else { String::new() }
+                )));
+            }
+        }
+    }
     let r = nppbench_report::render_compare(&loaded, t, &gates)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let page = out.join("compare.html");

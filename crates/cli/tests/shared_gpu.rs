@@ -117,7 +117,8 @@ fn another_process_on_the_gpu_is_named_and_gates_refuse_it() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let summary = std::fs::read_to_string(report.join("summary.md")).unwrap();
-    assert!(summary.contains("shared"), "{summary}");
+    assert!(summary.contains("The GPU was shared with other processes"), "{summary}");
+    assert!(summary.contains(&format!("PID {loader_pid}")), "{summary}");
     let cmp = dir.path().join("cmp");
     let gated = Command::new(bin())
         .args([

@@ -21,7 +21,7 @@ mod runner;
 pub use env::{host_info, tool_info};
 pub use guard::{gpu_available, gpu_count, gpu_missing};
 pub use measurement::{CudaEventTime, DeviceReadings, TimingErrors};
-pub use probe::run_probe;
+pub use probe::{Resources, run_probe};
 pub use protocol::Devices;
 pub use runner::{Progress, RunError, RunOptions, run, write_run_json};
 
@@ -30,9 +30,10 @@ pub fn load_npp(dir: Option<&std::path::Path>) -> Result<nppbench_npp::Npp, nppb
     nppbench_npp::Npp::load(&nppbench_npp::NppSearch::new(dir))
 }
 
-/// Ends a probe process once its answer is written, without tearing CUDA down (see
-/// [`nppbench_gpu::exit_now`]).
-pub fn end_probe() -> ! {
+/// Ends a probe process once its answer is written, without tearing down the CUDA resources it
+/// still holds (see [`nppbench_gpu::exit_now`]): the kernel driver reclaims them.
+pub fn end_probe(resources: Resources) -> ! {
+    std::mem::forget(resources);
     nppbench_gpu::exit_now(0)
 }
 

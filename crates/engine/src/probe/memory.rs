@@ -13,7 +13,7 @@ use nppbench_model::{
 use nppbench_stats::settle;
 
 use super::fixture::Setup;
-use super::{Steps, faults, processes, threads};
+use super::{Resources, Steps, faults, processes, threads};
 use crate::error::ProbeError;
 
 /// MiB, for the settle rule's series.
@@ -135,8 +135,10 @@ pub(crate) struct Ask<'a> {
     pub(crate) parent_pid: u32,
 }
 
-/// Runs a memory scenario; returns its result and whether it stopped at the budget.
-pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
+/// Runs a memory scenario; returns its result, whether it stopped at the budget, and the GPU
+/// resources it used, still alive: dropping them tears the CUDA context down, which the caller
+/// does after writing the answer (or never, when the process ends there).
+pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool, Resources), ProbeError> {
     let s = ask.scenario;
     let entered = Instant::now();
     let mut steps = Steps::new();
@@ -206,10 +208,24 @@ pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
     let mut other_processes = before.others;
     processes::merge(&mut other_processes, after.others);
     let (streams, streams_not_measured) = rec.finish_streams();
+    let Recorder {
+        probes: Probes { nvml, .. },
+        baseline,
+        series,
+        tracker,
+        ..
+    } = rec;
+    let resources = Resources::new(vec![
+        Box::new(setup),
+        Box::new(shared),
+        Box::new(tracker),
+        Box::new(nvml),
+        Box::new(gpu),
+    ]);
     Ok((
         MemoryResult {
-            baseline: rec.baseline,
-            samples: rec.series,
+            baseline,
+            samples: series,
             wall_ms,
             startup_ms,
             startup: steps.0,
@@ -222,5 +238,6 @@ pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
             other_processes,
         },
         stopped,
+        resources,
     ))
 }

@@ -50,8 +50,22 @@ pub(crate) fn other_processes(
 
 pub(crate) use processes::merge as merge_processes;
 
+/// GPU resources a probe used, kept alive past its answer: dropping them tears down the CUDA
+/// context (slow, and serialised in the driver across processes), so a probe process ends
+/// without dropping them ([`crate::end_probe`]).
+pub struct Resources {
+    _held: Vec<Box<dyn std::any::Any>>,
+}
+
+impl Resources {
+    pub(crate) fn new(held: Vec<Box<dyn std::any::Any>>) -> Resources {
+        Resources { _held: held }
+    }
+}
+
 /// Runs the probe described by the JSON file `request` and writes its answer to `response`.
-pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
+/// Returns what the probe still holds (see [`Resources`]).
+pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<Resources> {
     let text =
         std::fs::read_to_string(request).with_context(|| format!("reading probe request {}", request.display()))?;
     let request: Request =
@@ -66,7 +80,8 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
     match request {
         Request::Environment { npp_dir, devices } => {
             let reply = crate::env::capture(npp_dir.as_deref(), &devices);
-            write(serde_json::to_string(&reply)?)
+            write(serde_json::to_string(&reply)?)?;
+            Ok(Resources::new(Vec::new()))
         }
         Request::Memory {
             npp_dir,
@@ -84,23 +99,30 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
                 min_calls,
                 parent_pid,
             };
-            let reply = match memory::run(&ask) {
-                Ok((result, stopped)) => MemoryReply {
-                    outcome: if stopped {
-                        Outcome::StoppedAtBudget {
-                            budget_mib: memory_budget_mib,
-                        }
-                    } else {
-                        Outcome::Ok
+            let (reply, resources) = match memory::run(&ask) {
+                Ok((result, stopped, resources)) => (
+                    MemoryReply {
+                        outcome: if stopped {
+                            Outcome::StoppedAtBudget {
+                                budget_mib: memory_budget_mib,
+                            }
+                        } else {
+                            Outcome::Ok
+                        },
+                        result: Some(result),
                     },
-                    result: Some(result),
-                },
-                Err(e) => MemoryReply {
-                    outcome: e.outcome(),
-                    result: None,
-                },
+                    resources,
+                ),
+                Err(e) => (
+                    MemoryReply {
+                        outcome: e.outcome(),
+                        result: None,
+                    },
+                    Resources::new(Vec::new()),
+                ),
             };
-            write(serde_json::to_string(&reply)?)
+            write(serde_json::to_string(&reply)?)?;
+            Ok(resources)
         }
         Request::Throughput {
             npp_dir,
@@ -111,16 +133,16 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<()> {
             criterion_dir,
             parent_pid,
         } => throughput::run(
-            &throughput::Ask {
-                npp_dir: npp_dir.as_deref(),
-                device,
-                pass,
-                scenarios: &scenarios,
-                settings: &settings,
-                criterion_dir: &criterion_dir,
-                parent_pid,
-            },
-            response,
-        ),
+                &throughput::Ask {
+                    npp_dir: npp_dir.as_deref(),
+                    device,
+                    pass,
+                    scenarios: &scenarios,
+                    settings: &settings,
+                    criterion_dir: &criterion_dir,
+                    parent_pid,
+                },
+                response,
+            ),
     }
 }

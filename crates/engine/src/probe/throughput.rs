@@ -25,7 +25,7 @@ use nppbench_npp::{DST_FILL, StreamContext};
 use nppbench_stats::{median, median_interval, quantile};
 
 use super::fixture::{ExpectedCache, Setup};
-use super::{Steps, criterion_files, faults, processes};
+use super::{Resources, Steps, criterion_files, faults, processes};
 use crate::error::ProbeError;
 use crate::measurement::{CudaEventTime, DeviceReadings, TimingErrors};
 
@@ -474,8 +474,9 @@ fn time_reference(
 }
 
 /// Runs every scenario in order, one JSON line of [`ThroughputRecord`] each, flushed as it
-/// finishes so that a crash loses only the scenario running.
-pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<()> {
+/// finishes so that a crash loses only the scenario running. Returns the GPU resources, still
+/// alive (see [`Resources`]).
+pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<Resources> {
     let mut out = std::fs::File::create(response).with_context(|| format!("creating {}", response.display()))?;
     let gpu = Gpu::open(ask.device as usize).map_err(ProbeError::from);
     let mut bench = gpu.as_ref().ok().map(|gpu| {
@@ -541,5 +542,5 @@ pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<()> {
         writeln!(out, "{}", serde_json::to_string(&record)?)?;
         out.flush()?;
     }
-    Ok(())
+    Ok(Resources::new(vec![Box::new(bench), Box::new(gpu)]))
 }

@@ -5,7 +5,7 @@ pub mod selection;
 
 use std::collections::BTreeMap;
 
-use nppbench_model::{FailureKind, MemoryRecord, Outcome, RunFile, ThroughputRecord};
+use nppbench_model::{FailureKind, GpuProcess, MemoryRecord, Outcome, RunFile, ThroughputRecord};
 
 use crate::stats::{Fit, LeakClass, classify, least_squares, median};
 
@@ -94,6 +94,30 @@ impl<'a> RunAnalysis<'a> {
                 .collect(),
             ceiling_gbps,
         }
+    }
+
+    /// Other processes seen on the GPUs while the run measured (at its start, or around any
+    /// scenario), each once; empty for a GPU nppbench had to itself.
+    pub fn shared_with(&self) -> Vec<GpuProcess> {
+        let mut out: Vec<GpuProcess> = Vec::new();
+        let env = &self.run.environment.other_processes;
+        let mem = self.run.memory.iter().filter_map(|m| m.result.as_ref()).flat_map(|r| &r.other_processes);
+        let tp = self.run.throughput.iter().filter_map(|t| t.result.as_ref()).flat_map(|r| &r.other_processes);
+        for p in env.iter().chain(mem).chain(tp) {
+            if !out.iter().any(|q| q.pid == p.pid && q.gpu_uuid == p.gpu_uuid) {
+                out.push(p.clone());
+            }
+        }
+        out
+    }
+
+    /// Throughput records taken while another process was on the GPU.
+    pub fn shared_throughput(&self) -> usize {
+        self.run
+            .throughput
+            .iter()
+            .filter(|t| t.result.as_ref().is_some_and(|r| !r.other_processes.is_empty()))
+            .count()
     }
 
     /// Failed scenarios (memory and throughput), counted by the kind of fault.

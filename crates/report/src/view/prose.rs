@@ -113,3 +113,33 @@ pub(super) fn fix_view(f: &Fix) -> FixView {
         works: f.fixed == f.compared,
     }
 }
+
+/// The warnings a run's figures come with: a GPU shared with other processes, a test hook.
+pub(super) fn warnings(a: &RunAnalysis<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let shared = a.shared_with();
+    if !shared.is_empty() {
+        let who: Vec<String> = shared
+            .iter()
+            .map(|p| {
+                let name = if p.name.is_empty() { "unnamed".to_owned() } else { p.name.clone() };
+                match p.used_bytes {
+                    Some(b) => format!("PID {} ({name}, {} MiB)", p.pid, b >> 20),
+                    None => format!("PID {} ({name})", p.pid),
+                }
+            })
+            .collect();
+        out.push(format!(
+            "The GPU was shared with other processes while nppbench measured: {}. {} of {} throughput records were taken with another process on the GPU: their figures may be off (clocks, memory bandwidth); per-process memory and leak classes are not affected. `compare` does not gate on this run unless given --allow-shared-gpu.",
+            who.join(", "),
+            a.shared_throughput(),
+            a.run.throughput.len()
+        ));
+    }
+    for hook in &a.run.test_hooks {
+        out.push(format!(
+            "This run was made with a test hook ({hook}): it measures nppbench's calibration, not NPP as it is."
+        ));
+    }
+    out
+}

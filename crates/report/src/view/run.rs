@@ -18,6 +18,8 @@ pub struct RunView {
     pub npp_version: String,
     pub heading: String,
     pub interrupted: bool,
+    /// What a reader must know before trusting the figures: a shared GPU, a test hook.
+    pub warnings: Vec<String>,
     pub verdict: VerdictView,
     pub fixes: Vec<FixView>,
     pub environment: Vec<EnvEntry>,
@@ -342,6 +344,7 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
         ),
         npp_version: a.npp_version().to_owned(),
         interrupted: run.interrupted,
+        warnings: super::prose::warnings(a),
         verdict: verdict_view(&v, a),
         fixes: findings::fixes(a).iter().map(fix_view).collect(),
         environment: environment(run),
