@@ -32,7 +32,13 @@ pub fn load_npp(dir: Option<&std::path::Path>) -> Result<nppbench_npp::Npp, nppb
 
 /// Ends a probe process once its answer is written, without tearing down the CUDA resources it
 /// still holds (see [`nppbench_gpu::exit_now`]): the kernel driver reclaims them.
+/// With `NPPBENCH_CLEAN_EXIT=1` (for a profiler that reports at exit, such as Nsight Compute) it
+/// tears everything down and exits normally instead.
 pub fn end_probe(resources: Resources) -> ! {
+    if std::env::var_os("NPPBENCH_CLEAN_EXIT").is_some_and(|v| v == "1") {
+        drop(resources);
+        std::process::exit(0);
+    }
     std::mem::forget(resources);
     nppbench_gpu::exit_now(0)
 }
