@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod change_points;
 pub mod settle;
 pub mod tests_of_passes;
 

@@ -1,0 +1,1 @@
+//! Change points in a series: where its level shifts (see `detect`).
