@@ -7,6 +7,8 @@
 
 #![forbid(unsafe_code)]
 
+mod history;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -47,6 +49,23 @@ enum Cmd {
         /// Everything after `compare`, passed on: RUN... --out DIR [--fail-on regression,leak,streams] ...
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         args: Vec<String>,
+    },
+    /// The fleet's history: `nppbench history add|report|export` (exit status 3 when a --fail-on
+    /// gate trips).
+    History(history::Args),
+    /// Render every committed report under reports/ again from its runs (after a change to the
+    /// report): each folder holding run.json or run-N-*.json, and each compare folder from the
+    /// arguments in its compare.args.
+    Rerender,
+    /// Measure the baseline a CI gate compares against: the quick preset with five throughput
+    /// passes, into .ci/baseline/ (commit its run.json; refresh it after a driver, CUDA or NPP
+    /// upgrade that was judged and accepted).
+    Baseline {
+        /// NPP to measure, as for `report`.
+        #[arg(long, value_name = "system|VERSION|DIR", default_value = "system")]
+        npp: String,
+        #[arg(long, value_name = "DIR", default_value = ".ci/baseline")]
+        out: PathBuf,
     },
     /// Other NPP versions, from their wheels on the Python package index.
     Npp {
@@ -95,6 +114,9 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Npp {
             command: NppCmd::Fetch { versions },
         } => versions.iter().try_for_each(|v| fetch(v)),
+        Cmd::History(args) => history::run(args),
+        Cmd::Rerender => rerender(),
+        Cmd::Baseline { npp, out } => baseline(&npp, &out),
         Cmd::Compare { args } => {
             let mut c = nppbench(&["compare"]);
             c.args(&args);
@@ -183,6 +205,73 @@ fn npp_dir(spec: &str) -> anyhow::Result<Option<PathBuf>> {
         "--npp {spec}: not `system`, not a fetched version (.npp/{spec}/ is missing: run `cargo xtask npp fetch {spec}`), and not a folder"
     ))
     .into())
+}
+
+/// Every committed report folder, rendered again by the nppbench built here.
+fn rerender() -> anyhow::Result<()> {
+    let bin = build_nppbench()?;
+    // The folders of reports/ and of its folders (reports/calibration/same-1-vs-2-3-4/).
+    let subdirs = |d: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect()
+    };
+    let top = subdirs(&root().join("reports"));
+    let mut dirs: Vec<PathBuf> = top.iter().flat_map(|d| subdirs(d)).chain(top.iter().cloned()).collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.strip_prefix(root()).unwrap_or(&dir).display().to_string();
+        let several = std::fs::read_dir(&dir)?.flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with("run-") && e.file_name().to_string_lossy().ends_with(".json")
+        });
+        let mut c = Command::new(&bin);
+        c.current_dir(root());
+        if dir.join("compare.args").exists() {
+            // One argument a line: the runs (paths from the repository root) and the flags.
+            let args = std::fs::read_to_string(dir.join("compare.args"))?;
+            c.arg("compare")
+                .args(args.lines().map(str::trim).filter(|l| !l.is_empty()))
+                .arg("--out")
+                .arg(&dir);
+            // A compare that trips its gates exits 3: the page is still written.
+            let status = c.status().with_context(|| format!("rendering {name}"))?;
+            if !matches!(status.code(), Some(0 | 3)) {
+                bail!("rendering {name} failed ({status})");
+            }
+            continue;
+        } else if dir.join("run.json").exists() || several {
+            c.args(["report", "--from"]).arg(&dir).arg("--out").arg(&dir);
+        } else {
+            continue;
+        }
+        check(c, &format!("rendering {name}"))?;
+    }
+    Ok(())
+}
+
+/// The CI baseline: the quick preset with five passes, on this machine's GPU.
+fn baseline(npp: &str, out: &Path) -> anyhow::Result<()> {
+    if !gpu_present() {
+        return Err(BadInput("cargo xtask baseline measures on this machine's GPU, and it has none: run it on the machine (or the kind of runner) CI gates on".into()).into());
+    }
+    let bin = build_nppbench()?;
+    let mut c = Command::new(bin);
+    c.current_dir(root())
+        .args(["run", "--preset", "quick", "--repeat", "5", "--out"])
+        .arg(out);
+    if let Some(dir) = npp_dir(npp)? {
+        c.arg("--npp").arg(dir);
+    }
+    check(c, "nppbench run (the baseline)")?;
+    println!(
+        "{}: commit it; CI compares each run against it (see README, 'A CI gate')",
+        out.join("run.json").display()
+    );
+    Ok(())
 }
 
 fn report(from: &[PathBuf], out: &Path, preset: &str, matrix: Option<&Path>, npp: &[String]) -> anyhow::Result<()> {

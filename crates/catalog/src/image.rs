@@ -75,7 +75,10 @@ pub fn par_rows<T: Send>(data: &mut [T], row_len: usize, f: impl Fn(usize, &mut 
         return;
     }
     let rows = data.len() / row_len;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(rows).max(1);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(rows)
+        .max(1);
     if threads == 1 || rows * row_len < 1 << 16 {
         for (y, row) in data.chunks_mut(row_len).enumerate() {
             f(y, row);

@@ -126,7 +126,7 @@ fn references_on_hand_checked_images() {
     let a = image(&[&[0.0, 100.0, 250.0], &[7.0, 8.0, 9.0]]);
     let b = image(&[&[10.0, 50.0, 20.0], &[7.0, 200.0, 1.0]]);
     assert_eq!(
-        run("AddC_8u_C1RSfs", &[a.clone()], 3, 2).data,
+        run("AddC_8u_C1RSfs", std::slice::from_ref(&a), 3, 2).data,
         vec![37.0, 137.0, 255.0, 44.0, 45.0, 46.0]
     );
     assert_eq!(
@@ -142,19 +142,22 @@ fn references_on_hand_checked_images() {
         vec![0.0, 255.0, 255.0, 0.0, 0.0, 255.0]
     );
     assert_eq!(
-        run("Threshold_8u_C1R", &[a.clone()], 3, 2).data,
+        run("Threshold_8u_C1R", std::slice::from_ref(&a), 3, 2).data,
         vec![0.0, 100.0, 128.0, 7.0, 8.0, 9.0]
     );
     assert_eq!(
-        run("Transpose_8u_C1R", &[a.clone()], 2, 3).data,
+        run("Transpose_8u_C1R", std::slice::from_ref(&a), 2, 3).data,
         vec![0.0, 7.0, 100.0, 8.0, 250.0, 9.0]
     );
     assert_eq!(
-        run("Mirror_8u_C1R", &[a.clone()], 3, 2).data,
+        run("Mirror_8u_C1R", std::slice::from_ref(&a), 3, 2).data,
         vec![250.0, 100.0, 0.0, 9.0, 8.0, 7.0]
     );
-    assert_eq!(run("Sum_8u_C1R", &[a.clone()], 1, 1).data, vec![374.0]);
-    assert_eq!(run("MinMax_8u_C1R", &[a.clone()], 2, 1).data, vec![0.0, 250.0]);
+    assert_eq!(run("Sum_8u_C1R", std::slice::from_ref(&a), 1, 1).data, vec![374.0]);
+    assert_eq!(
+        run("MinMax_8u_C1R", std::slice::from_ref(&a), 2, 1).data,
+        vec![0.0, 250.0]
+    );
     assert_eq!(
         run("Mul_8u_C1RSfs", &[a.clone(), b.clone()], 3, 2).data[2],
         (250.0f64 * 20.0 / 256.0).round()
@@ -163,13 +166,13 @@ fn references_on_hand_checked_images() {
     let row: &[f64] = &[9.0; 4];
     let flat = image(&[row, row, row, row]);
     assert!(
-        run("FilterGaussBorder_8u_C1R", &[flat.clone()], 4, 4)
+        run("FilterGaussBorder_8u_C1R", std::slice::from_ref(&flat), 4, 4)
             .data
             .iter()
             .all(|v| *v == 9.0)
     );
     assert!(
-        run("FilterBoxBorder_8u_C1R", &[flat.clone()], 4, 4)
+        run("FilterBoxBorder_8u_C1R", std::slice::from_ref(&flat), 4, 4)
             .data
             .iter()
             .all(|v| *v == 9.0)
@@ -210,15 +213,8 @@ fn the_gauss_kernel_is_npps() {
 #[test]
 fn colour_references_on_primaries() {
     let mut rgb = Image::new(2, 1, 3);
-    rgb.fill(|x, _, c| {
-        if x == 0 {
-            255.0
-        } else if c == 0 {
-            255.0
-        } else {
-            0.0
-        }
-    });
+    // Pixel 0 white, pixel 1 pure red.
+    rgb.fill(|x, _, c| if x == 0 || c == 0 { 255.0 } else { 0.0 });
     let gray = run("RGBToGray_8u_C3C1R", &[rgb.clone()], 2, 1);
     assert_eq!(gray.data, vec![255.0, (0.299f64 * 255.0).round()]);
     let yuv = run("RGBToYUV_8u_C3R", &[rgb.clone()], 2, 1);

@@ -2,6 +2,8 @@
 
 #![forbid(unsafe_code)]
 
+mod history;
+
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -59,38 +61,50 @@ enum Cmd {
     Primitives,
     /// Render index.html, summary.md and scenarios.csv from one run.json, or several side by side.
     Report {
-        /// A run.json to render; repeat it to put several runs (NPP versions) side by side.
+        /// A run.json (or a folder holding runs, as `compare` takes them); repeat it to put
+        /// several runs (NPP versions) side by side.
         #[arg(long, value_name = "RUN.json", required = true)]
         from: Vec<PathBuf>,
         /// The folder the report is written to.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Replace a report of other runs already in --out.
+        #[arg(long)]
+        force: bool,
     },
     /// Compare runs against the first (the base): throughput with a statistical test, leak
     /// classes, hidden streams. Writes DIR/compare.html and DIR/summary.md.
     Compare {
-        /// run.json files or report folders holding one; the first is the base.
-        #[arg(required = true, num_args = 2.., value_name = "RUN")]
+        /// run.json files or report folders: a folder holding run.json, or a report of several
+        /// runs (its run-N-*.json, or runs/N/run.json of a run with several --npp), each run in
+        /// it taken in order. The first run is the base.
+        #[arg(required = true, num_args = 1.., value_name = "RUN")]
         runs: Vec<PathBuf>,
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
         /// Exit with status 3 when any of these is found: regression, leak, streams (comma-separated).
         #[arg(long, value_delimiter = ',', value_name = "KINDS")]
         fail_on: Vec<String>,
-        /// Throughput changes smaller than this percentage are noise.
+        /// Kernel-time changes smaller than this percentage are noise (calibrated on
+        /// same-against-same runs: docs/calibration.md).
         #[arg(long, default_value_t = nppbench_report::thresholds::NOISE_PCT)]
         noise_pct: f64,
-        /// Significance level of Welch's t-test on the per-call times.
+        /// Host-latency changes smaller than this percentage are noise (images under a megapixel).
+        #[arg(long, default_value_t = nppbench_report::thresholds::LATENCY_NOISE_PCT)]
+        latency_noise_pct: f64,
+        /// Significance level of Welch's t-test on the per-pass medians.
         #[arg(long, default_value_t = nppbench_report::thresholds::ALPHA)]
         alpha: f64,
-        /// Only images of at least this many pixels can fail the regression gate (smaller ones
-        /// are launch-bound).
-        #[arg(long, default_value_t = nppbench_report::thresholds::LAUNCH_BOUND_PIXELS)]
+        /// Only images of at least this many pixels can fail the regression gate (default 0:
+        /// every size; the test on passes is calibrated at every size).
+        #[arg(long, default_value_t = 0)]
         gate_min_pixels: u64,
         /// Apply the gates to runs measured on a GPU shared with other processes too.
         #[arg(long)]
         allow_shared_gpu: bool,
     },
+    /// Every run a fleet has made, in a database: add runs, render trends and change points, export.
+    History(history::Args),
     /// Print a preset's matrix file, a starting point for --matrix.
     Preset { name: String },
     /// Load NPP (no GPU needed) and print its version and the files it was loaded from.
@@ -178,12 +192,14 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Cmd::Report { from, out } => report(&from, &out),
+        Cmd::Report { from, out, force } => report(&from, &out, force),
+        Cmd::History(args) => history::run(args),
         Cmd::Compare {
             runs,
             out,
             fail_on,
             noise_pct,
+            latency_noise_pct,
             alpha,
             gate_min_pixels,
             allow_shared_gpu,
@@ -194,12 +210,24 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             allow_shared_gpu,
             nppbench_report::compare::Thresholds {
                 noise_pct,
+                latency_noise_pct,
                 alpha,
                 gate_min_pixels,
             },
         ),
         Cmd::Npp { npp } => {
-            let lib = nppbench_engine::load_npp(npp.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+            if let Some(dir) = &npp {
+                check_npp_dir(dir)?;
+            }
+            let lib = nppbench_engine::load_npp(npp.as_deref()).map_err(|e| {
+                // A folder the user named that holds no NPP is bad input; the system search
+                // finding none is the environment's fault.
+                if npp.is_some() {
+                    bad_input(e)
+                } else {
+                    anyhow::anyhow!("{e}")
+                }
+            })?;
             println!("NPP {}", lib.version());
             for path in lib.library_paths() {
                 println!("{}", path.display());
@@ -227,9 +255,123 @@ const GATE_FAILED: u8 = 3;
 #[error("the comparison fails on --fail-on {0}; see {1}")]
 struct GateFailed(String, String);
 
-/// A run.json, or a report folder holding one.
-fn run_path(p: &Path) -> PathBuf {
-    if p.is_dir() { p.join("run.json") } else { p.to_owned() }
+/// The runs a path names: a run.json; a folder holding run.json; a report of several runs
+/// (`run-N-npp-V.json`, in N's order); a run of several `--npp` (`runs/N/run.json`). A folder
+/// holding none of these is bad input that says what the folder does hold.
+fn run_paths(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if !p.exists() {
+        return Err(bad_input(format!("{}: no such file or folder", p.display())));
+    }
+    if !p.is_dir() {
+        return Ok(vec![p.to_owned()]);
+    }
+    if p.join("run.json").is_file() {
+        return Ok(vec![p.join("run.json")]);
+    }
+    let number =
+        |name: &str, prefix: &str| -> Option<u32> { name.strip_prefix(prefix)?.split(['-', '.']).next()?.parse().ok() };
+    let entries: Vec<(String, PathBuf)> = std::fs::read_dir(p)
+        .with_context(|| format!("reading {}", p.display()))?
+        .filter_map(Result::ok)
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    let mut several: Vec<(u32, PathBuf)> = entries
+        .iter()
+        .filter(|(name, _)| name.ends_with(".json"))
+        .filter_map(|(name, path)| Some((number(name, "run-")?, path.clone())))
+        .collect();
+    if several.is_empty() {
+        several = std::fs::read_dir(p.join("runs"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("run.json"))))
+            .filter(|(_, path): &(u32, PathBuf)| path.is_file())
+            .collect();
+    }
+    several.sort();
+    if several.is_empty() {
+        let mut names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        let shown = names.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+        return Err(bad_input(format!(
+            "{}: holds no run.json, no run-N-*.json and no runs/N/run.json (it holds: {}{}); give a run.json or a report folder",
+            p.display(),
+            if shown.is_empty() { "nothing" } else { &shown },
+            if names.len() > 12 {
+                format!(", and {} more", names.len() - 12)
+            } else {
+                String::new()
+            }
+        )));
+    }
+    Ok(several.into_iter().map(|(_, path)| path).collect())
+}
+
+/// Every run the paths name, in order, with the file each came from.
+fn read_runs(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, RunFile)>> {
+    let mut out = Vec::new();
+    for p in paths {
+        for path in run_paths(p)? {
+            let run = RunFile::read(&path).map_err(bad_input)?;
+            out.push((path, run));
+        }
+    }
+    Ok(out)
+}
+
+/// `--out` must be a folder (or not exist yet).
+fn check_out_dir(out: &Path) -> anyhow::Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(bad_input(format!(
+            "--out {}: is a file; give a folder (it is created if missing)",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `--npp` must be a folder.
+fn check_npp_dir(dir: &Path) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        return Err(bad_input(format!(
+            "--npp {}: no such folder; point it at the folder that holds libnppc.so.N and the other NPP libraries",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// What identifies a run: when it started, on which GPU, with which NPP.
+fn run_identity(r: &RunFile) -> (String, String, String) {
+    (
+        r.started_at.clone(),
+        r.environment.gpu.uuid.clone(),
+        r.environment.npp.version.clone(),
+    )
+}
+
+/// A report folder that already holds other runs is not overwritten without --force.
+fn check_not_another_report(out: &Path, runs: &[RunFile], force: bool) -> anyhow::Result<()> {
+    if force || !out.is_dir() {
+        return Ok(());
+    }
+    let Ok(existing) = run_paths(out) else {
+        return Ok(());
+    };
+    let ours: Vec<_> = runs.iter().map(run_identity).collect();
+    for path in existing {
+        let Ok(other) = RunFile::read(&path) else { continue };
+        if !ours.contains(&run_identity(&other)) {
+            return Err(bad_input(format!(
+                "--out {} holds the report of another run ({}, {}); choose another folder, or pass --force to replace it",
+                out.display(),
+                other.short_label(),
+                other.started_at
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn compare(
@@ -247,20 +389,32 @@ fn compare(
     if !((0.0..100.0).contains(&t.noise_pct) && t.alpha > 0.0 && t.alpha < 1.0) {
         return Err(bad_input("--noise-pct must be in [0, 100) and --alpha in (0, 1)"));
     }
-    let loaded = runs
-        .iter()
-        .map(|p| RunFile::read(&run_path(p)).map_err(bad_input))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    check_out_dir(out)?;
+    let (paths, loaded): (Vec<PathBuf>, Vec<RunFile>) = read_runs(runs)?.into_iter().unzip();
+    if loaded.len() < 2 {
+        return Err(bad_input(format!(
+            "compare needs two runs or more; {} hold(s) only {}",
+            runs.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            paths.first().map_or_else(|| "none".into(), |p| p.display().to_string())
+        )));
+    }
     if !gates.is_empty() && !allow_shared_gpu {
-        for (path, run) in runs.iter().zip(&loaded) {
-            let shared = nppbench_report::analysis::RunAnalysis::new(run).shared_with();
+        for (path, run) in paths.iter().zip(&loaded) {
+            let shared = nppbench_report::analysis::RunAnalysis::new(run).sharing_that_touches_gates();
             if let Some(p) = shared.first() {
                 return Err(bad_input(format!(
-                    "{} was measured on a GPU shared with other processes (PID {} {}{}); its figures may be disturbed, so the gates are not applied: re-run it on an idle GPU, or pass --allow-shared-gpu to gate anyway",
+                    "{} was measured on a GPU shared with other processes (PID {} {}{}) at its start, beside its throughput or beside device-wide memory figures; those figures may be disturbed, so the gates are not applied: re-run it on an idle GPU, or pass --allow-shared-gpu to gate anyway",
                     path.display(),
                     p.pid,
                     p.name,
-                    if shared.len() > 1 { format!(", and {} more", shared.len() - 1) } else { String::new() }
+                    if shared.len() > 1 {
+                        format!(", and {} more", shared.len() - 1)
+                    } else {
+                        String::new()
+                    }
                 )));
             }
         }
@@ -279,12 +433,10 @@ fn compare(
     Ok(())
 }
 
-fn report(from: &[PathBuf], out: &Path) -> anyhow::Result<()> {
-    let from: Vec<PathBuf> = from.iter().map(|p| run_path(p)).collect();
-    let runs = from
-        .iter()
-        .map(|p| RunFile::read(p).map_err(bad_input))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+fn report(from: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<()> {
+    check_out_dir(out)?;
+    let (from, runs): (Vec<PathBuf>, Vec<RunFile>) = read_runs(from)?.into_iter().unzip();
+    check_not_another_report(out, &runs, force)?;
     let written = nppbench_report::render_to_dir(&runs, out)
         .with_context(|| format!("rendering the report into {}", out.display()))?;
     // Each run.json beside the page, under the name the page links to.
@@ -356,12 +508,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         matrix.settings.repeat = k;
     }
     for dir in &args.npp {
-        if !dir.is_dir() {
-            return Err(bad_input(format!(
-                "--npp {}: no such folder; point it at the folder that holds libnppc.so.N and the other NPP libraries",
-                dir.display()
-            )));
-        }
+        check_npp_dir(dir)?;
     }
     let devices = parse_devices(args.devices.as_deref())?;
     let npp_dirs = if args.npp.is_empty() {
@@ -370,12 +517,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         args.npp.iter().cloned().map(Some).collect()
     };
     let out = args.out;
-    if out.exists() && !out.is_dir() {
-        return Err(bad_input(format!(
-            "--out {}: is a file; give a folder for run.json",
-            out.display()
-        )));
-    }
+    check_out_dir(&out)?;
     let opts = RunOptions {
         matrix,
         npp_dirs,

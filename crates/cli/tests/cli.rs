@@ -164,18 +164,21 @@ fn a_tiny_matrix_runs_end_to_end_into_a_valid_run_json() {
     );
 }
 
+fn reports() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
+}
+
 #[test]
 fn compare_exit_status_gates_ci() {
-    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let base = reports.join("h100-npp-13.0.1/run.json");
+    let base = reports().join("h200-full-npp-13.0.1/run.json");
     let dir = tempfile::tempdir().unwrap();
-    // Altered copy of a real run: every 4K convert made 30% slower.
+    // Altered copy of a real run: every 4K convert's kernel time per call made 30% longer in
+    // every pass.
     let mut run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     for t in run["throughput"].as_array_mut().unwrap() {
-        if t["scenario"]["geometry"]["width"] == 3840 {
-            for x in t["result"]["kernel"]["sample_times_ns"].as_array_mut().unwrap() {
-                *x = serde_json::json!(x.as_f64().unwrap() * 1.3);
-            }
+        if t["scenario"]["geometry"]["width"] == 3840 && !t["result"]["per_call"].is_null() {
+            let x = &mut t["result"]["per_call"]["median_ns"];
+            *x = serde_json::json!(x.as_f64().unwrap() * 1.3);
         }
     }
     let slower = dir.path().join("slower.json");
@@ -185,7 +188,9 @@ fn compare_exit_status_gates_ci() {
     let gated = nppbench(&["compare", b, s, "--out", o, "--fail-on", "regression,leak"]);
     assert_eq!(gated.status.code(), Some(3), "{}", stderr(&gated));
     assert!(out.join("compare.html").exists() && out.join("summary.md").exists());
-    assert!(String::from_utf8_lossy(&gated.stdout).contains("fails on regression"));
+    let summary = String::from_utf8_lossy(&gated.stdout);
+    assert!(summary.starts_with("## FAIL"), "the verdict first: {summary}");
+    assert!(stderr(&gated).contains("fails on --fail-on regression"));
     let ungated = nppbench(&["compare", b, s, "--out", o]);
     assert_eq!(
         ungated.status.code(),
@@ -195,6 +200,107 @@ fn compare_exit_status_gates_ci() {
     let typo = nppbench(&["compare", b, s, "--out", o, "--fail-on", "regresion"]);
     assert_eq!(typo.status.code(), Some(2));
     assert!(stderr(&typo).contains("regression, leak, streams"));
+}
+
+#[test]
+fn compare_takes_a_report_of_several_runs_or_says_what_a_folder_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmp");
+    // A report folder of several runs (run-N-npp-V.json): each run in it, in order.
+    let several = reports().join("h100-versions");
+    let o = nppbench(&["compare", several.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(summary.contains("2 run(s) against NPP 12.2.3"), "{summary}");
+    // A folder with no run in it: the message names what it does hold.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "x").unwrap();
+    let o = nppbench(&[
+        "compare",
+        empty.to_str().unwrap(),
+        several.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("holds no run.json") && e.contains("notes.txt"), "{e}");
+    // One run alone cannot be compared.
+    let one = reports().join("h100-npp-13.0.1");
+    let o = nppbench(&["compare", one.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn out_pointing_at_a_file_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let run = reports().join("h100-npp-13.0.1/run.json");
+    for args in [
+        vec![
+            "report",
+            "--from",
+            run.to_str().unwrap(),
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        vec![
+            "compare",
+            run.to_str().unwrap(),
+            run.to_str().unwrap(),
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        vec!["run", "--preset", "quick", "--out", file.to_str().unwrap()],
+    ] {
+        let o = nppbench(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.matches("is a file").count(), 1, "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "one line: {e}");
+    }
+}
+
+#[test]
+fn report_does_not_overwrite_another_runs_folder_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let (a, b) = (
+        reports().join("h100-npp-13.0.1/run.json"),
+        reports().join("h100-npp-12.2.3.2/run.json"),
+    );
+    let report = |from: &Path, force: bool| {
+        let mut args = vec![
+            "report",
+            "--from",
+            from.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if force {
+            args.push("--force");
+        }
+        nppbench(&args)
+    };
+    assert!(report(&a, false).status.success());
+    // The same run again: re-rendered in place.
+    assert!(report(&a, false).status.success());
+    let o = report(&b, false);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("holds the report of another run") && stderr(&o).contains("--force"));
+    let o = report(&b, true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let now = RunFile::read(&out.join("run.json")).unwrap();
+    assert_eq!(now.environment.npp.version, "12.2.3");
+}
+
+#[test]
+fn npp_with_a_missing_folder_is_bad_input() {
+    let o = nppbench(&["npp", "--npp", "/no/such/npp"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--npp /no/such/npp: no such folder"));
 }
 
 #[test]

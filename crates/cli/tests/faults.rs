@@ -79,7 +79,11 @@ fn a_crashing_memory_probe_is_recorded_and_the_rest_complete() {
         return;
     }
     let c = case(MATRIX);
-    let o = run(&c, Some("crash@/31x31-s32-d128/blocking/from_stream/thread_per_call"), &[]);
+    let o = run(
+        &c,
+        Some("crash@/31x31-s32-d128/blocking/from_stream/thread_per_call"),
+        &[],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = read(&c.out);
     let crashed = r
@@ -124,7 +128,11 @@ fn a_hanging_probe_times_out_and_the_rest_complete() {
         return;
     }
     let c = case(MATRIX);
-    let o = run(&c, Some("hang@/31x31-s32-d128/non_blocking/from_stream/thread_per_call"), &[]);
+    let o = run(
+        &c,
+        Some("hang@/31x31-s32-d128/non_blocking/from_stream/thread_per_call"),
+        &[],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = read(&c.out);
     let hung = r

@@ -620,9 +620,16 @@ stride_extra = 16
 
     #[test]
     fn throughput_streams_narrow_what_is_timed() {
-        let text = SMALL.replace("threading = [", "throughput_streams = [\"non_blocking\"]\nthreading = [");
+        let text = SMALL.replace(
+            "threading = [",
+            "throughput_streams = [\"non_blocking\"]\nthreading = [",
+        );
         let m = parse(&text).unwrap();
-        assert_eq!(m.throughput.len(), 2, "31 and its padded 32, on the non-blocking stream only");
+        assert_eq!(
+            m.throughput.len(),
+            2,
+            "31 and its padded 32, on the non-blocking stream only"
+        );
         assert!(m.throughput.iter().all(|s| s.stream == StreamKind::NonBlocking));
         assert_eq!(m.memory.len(), 6, "memory keeps both stream kinds");
     }

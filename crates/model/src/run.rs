@@ -151,6 +151,27 @@ pub struct NppInfo {
     pub missing: Vec<MissingLibrary>,
 }
 
+impl NppInfo {
+    /// The version as fetched: `nppGetLibVersion`'s three numbers, with the fourth where a
+    /// library's file or folder name carries it (`libnppc.so.13.0.1.2`, `.npp/12.2.3.2/`,
+    /// `npp-13.2.0.93/`); the three alone where nothing does.
+    pub fn full_version(&self) -> String {
+        let prefix = format!("{}.", self.version);
+        for path in &self.libraries {
+            for part in path.split(['/', '-']) {
+                let part = part.trim_start_matches("libnppc.so.");
+                if let Some(build) = part.strip_prefix(&prefix)
+                    && !build.is_empty()
+                    && build.chars().all(|c| c.is_ascii_digit())
+                {
+                    return format!("{}{build}", prefix);
+                }
+            }
+        }
+        self.version.clone()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MissingLibrary {
     pub library: String,
@@ -564,6 +585,24 @@ fn migrate_v1(value: &mut serde_json::Value) {
 }
 
 impl RunFile {
+    /// A short label a reader can tell runs apart by: `NPP 13.0.1.2 · H200 · driver 580.159.04`
+    /// (and `· 2 GPUs` where the run measured several).
+    pub fn short_label(&self) -> String {
+        let e = &self.environment;
+        let gpu = e.gpu.name.trim_start_matches("NVIDIA ").to_owned();
+        let gpus = e.gpus.len();
+        let several = if gpus > 1 {
+            format!(" · {gpus} GPUs")
+        } else {
+            String::new()
+        };
+        format!(
+            "NPP {} · {gpu} · driver {}{several}",
+            e.npp.full_version(),
+            e.driver_version.as_deref().unwrap_or("unknown")
+        )
+    }
+
     /// The run.json files one folder below `dir` (`reports/*/run.json`), sorted by path.
     pub fn find_in(dir: &Path) -> Vec<std::path::PathBuf> {
         let mut runs: Vec<_> = std::fs::read_dir(dir)

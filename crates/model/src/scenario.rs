@@ -371,7 +371,10 @@ impl Geometry {
 /// strides with NPP_NOT_EVEN_STEP_ERROR, as measured with NPP 13.0).
 fn whole_units(name: &str, stride: u32, format: crate::catalog::Format) -> Result<(), String> {
     let (unit, what) = if format.channels == 4 {
-        (format.bytes_per_pixel(), "pixels (NPP takes no other stride for four-channel images)")
+        (
+            format.bytes_per_pixel(),
+            "pixels (NPP takes no other stride for four-channel images)",
+        )
     } else {
         (format.sample.bytes(), "samples")
     };
@@ -608,7 +611,10 @@ mod tests {
         assert!(err.contains("not a whole number of 4-byte samples"), "{err}");
         // Four channels: whole pixels.
         let c4 = prim("Copy_16u_C4R");
-        let err = Geometry::aligned(c4, 255, 4, 128, 4).validate(c4).unwrap_err().to_string();
+        let err = Geometry::aligned(c4, 255, 4, 128, 4)
+            .validate(c4)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("whole number of 8-byte pixels"), "{err}");
         assert!(Geometry::aligned(c4, 255, 4, 128, 16).validate(c4).is_ok());
     }

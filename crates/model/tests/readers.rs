@@ -81,3 +81,25 @@ fn a_run_of_schema_version_1_is_migrated() {
     assert!(run.matrix.memory.iter().all(|s| s.id == s.derived_id()));
     assert!(run.throughput.iter().all(|t| t.pass == 1 && t.gpu.is_none()));
 }
+
+#[test]
+fn the_version_as_fetched_comes_from_the_library_paths() {
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    for (dir, expected) in [
+        ("h100-npp-12.2.3.2", "12.2.3.2"),
+        ("h100-npp-13.2.0.93", "13.2.0.93"),
+        ("h100-npp-13.0.1", "13.0.1.2"),
+    ] {
+        let run = RunFile::read(&reports.join(dir).join("run.json")).unwrap();
+        assert_eq!(run.environment.npp.full_version(), expected, "{dir}");
+        assert!(
+            run.short_label()
+                .starts_with(&format!("NPP {expected} · H100 80GB HBM3 · driver 580")),
+            "{}",
+            run.short_label()
+        );
+    }
+    // Libraries in a folder that names no version: the three numbers NPP reports.
+    let run = RunFile::read(&reports.join("h200-atlas-npp-12.2.3/run.json")).unwrap();
+    assert_eq!(run.environment.npp.full_version(), "12.2.3");
+}

@@ -106,7 +106,10 @@ pub fn compare(p: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> Re
     let row_bytes = dw as usize * channels * size;
     let mut per_row: Vec<(f64, Option<Difference>)> = (0..dh as usize).map(|_| (0.0, None)).collect();
     par_rows(&mut per_row, 1, |y, slot| {
-        let (e_line, a_line) = (&expected[y * stride..(y + 1) * stride], &actual[y * stride..(y + 1) * stride]);
+        let (e_line, a_line) = (
+            &expected[y * stride..(y + 1) * stride],
+            &actual[y * stride..(y + 1) * stride],
+        );
         let mut worst: f64 = 0.0;
         for i in 0..row_bytes / size {
             let (err, e, a) = judge(&e_line[i * size..(i + 1) * size], &a_line[i * size..(i + 1) * size]);

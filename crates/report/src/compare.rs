@@ -1,15 +1,20 @@
-//! Run against run: per scenario, the change in throughput with a statistical test on the raw
-//! samples and a noise band, changes of leak class, and new hidden streams. Runs from different
-//! environments (GPU, driver) are compared but never silently: each comparison says what differs.
+//! Run against run: per scenario, the change in kernel time per call (and, for launch-bound
+//! images, host latency) with Welch's test on the medians of independent passes and a noise band
+//! calibrated on same-against-same runs; changes of leak class; new hidden streams. Runs from
+//! different environments (GPU, driver) are compared but never silently: each comparison says
+//! what differs. This is the one rule every page that says faster or slower uses.
 
 use std::collections::BTreeMap;
 
-use nppbench_model::{FailureKind, RunFile, ThroughputResult};
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use nppbench_model::{FailureKind, RunFile};
 
 use crate::analysis::{MemoryAnalysis, RunAnalysis};
-use crate::stats::{LeakClass, median};
-use crate::thresholds::{ALPHA, LAUNCH_BOUND_PIXELS, NOISE_PCT, STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD};
+use crate::stats::LeakClass;
+pub use crate::stats::tests_of_passes::PassTest;
+use crate::stats::tests_of_passes::compare_passes;
+use crate::thresholds::{
+    ALPHA, LATENCY_NOISE_PCT, LAUNCH_BOUND_PIXELS, NOISE_PCT, STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD,
+};
 
 /// What makes a comparison fail a CI gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,12 +44,15 @@ impl std::str::FromStr for Gate {
 /// How a comparison judges throughput.
 #[derive(Debug, Clone, Copy)]
 pub struct Thresholds {
-    /// Changes smaller than this (percent of the base) are noise, whatever the test says.
+    /// Kernel-time changes smaller than this (percent of the base) are noise, whatever the test
+    /// says.
     pub noise_pct: f64,
-    /// The significance level of Welch's t-test on the per-call times.
+    /// Host-latency changes smaller than this are noise (launch-bound images).
+    pub latency_noise_pct: f64,
+    /// The significance level of Welch's t-test on the passes.
     pub alpha: f64,
-    /// Only images of at least this many pixels can fail the regression gate: smaller ones are
-    /// launch-bound, and their time moves with the host between runs.
+    /// Only images of at least this many pixels can fail the regression gate (0: every size;
+    /// the test on passes is calibrated at every size).
     pub gate_min_pixels: u64,
 }
 
@@ -52,32 +60,45 @@ impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
             noise_pct: NOISE_PCT,
+            latency_noise_pct: LATENCY_NOISE_PCT,
             alpha: ALPHA,
-            gate_min_pixels: LAUNCH_BOUND_PIXELS,
+            gate_min_pixels: 0,
         }
     }
 }
 
-/// The throughput verdict of one scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    Faster,
-    Slower,
-    Same,
-}
+/// The throughput verdict of one scenario: faster, slower, the same, or not enough passes.
+pub use crate::stats::tests_of_passes::Verdict as Change;
 
+/// One throughput scenario (on one GPU), base against candidate.
 #[derive(Debug, Clone)]
 pub struct ThroughputChange {
     pub id: String,
-    /// Candidate throughput over base throughput, minus one, percent (+ is faster).
-    pub change_pct: f64,
-    /// Welch's t-test on the per-call times of criterion's samples.
-    pub p_value: f64,
+    pub primitive: nppbench_model::Primitive,
+    pub pixels: u64,
+    /// The GPU, where the runs measured several (index in the run's GPU list).
+    pub gpu_index: usize,
+    /// The kernel time per call (CUPTI), tested on the per-pass medians.
+    pub kernel: PassTest,
+    /// Host latency per call, tested on the per-pass medians: judged for launch-bound images.
+    pub latency: Option<PassTest>,
+    /// Faster or slower when the kernel time is, or (launch-bound) the host latency is.
     pub verdict: Change,
     /// Whether this scenario can fail the regression gate (see [`Thresholds::gate_min_pixels`]).
     pub gated: bool,
-    pub base_gbps: f64,
-    pub cand_gbps: f64,
+    /// The passes each side had.
+    pub base_passes: usize,
+    pub cand_passes: usize,
+    /// GB/s at the kernel time per call (for the reader; the test is on the times).
+    pub base_gbps: Option<f64>,
+    pub cand_gbps: Option<f64>,
+}
+
+impl ThroughputChange {
+    /// Whether the regression gate counts this scenario.
+    pub fn fails_regression(&self) -> bool {
+        self.gated && self.verdict == Change::Slower
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -116,7 +137,7 @@ impl Comparison {
         let mut out = Vec::new();
         for &g in gates {
             let hit = match g {
-                Gate::Regression => self.throughput.iter().any(|t| t.gated && t.verdict == Change::Slower),
+                Gate::Regression => self.throughput.iter().any(ThroughputChange::fails_regression),
                 Gate::Leak => self.memory.iter().any(|m| m.new_leak),
                 Gate::Streams => self.memory.iter().any(|m| m.more_streams),
             };
@@ -126,38 +147,6 @@ impl Comparison {
         }
         out
     }
-}
-
-/// Per-call times of criterion's samples: each sample's batch time over its batch size.
-fn per_call(r: &ThroughputResult) -> Vec<f64> {
-    r.kernel
-        .sample_times_ns
-        .iter()
-        .zip(&r.kernel.sample_iters)
-        .filter(|(_, i)| **i > 0.0)
-        .map(|(t, i)| t / i)
-        .collect()
-}
-
-/// Welch's two-sided t-test: the p-value of "the means are equal".
-pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
-    let stats = |x: &[f64]| {
-        let n = x.len() as f64;
-        let m = x.iter().sum::<f64>() / n;
-        let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
-        (n, m, v)
-    };
-    if a.len() < 2 || b.len() < 2 {
-        return 1.0;
-    }
-    let ((na, ma, va), (nb, mb, vb)) = (stats(a), stats(b));
-    let se2 = va / na + vb / nb;
-    if se2 <= 0.0 {
-        return if ma == mb { 1.0 } else { 0.0 };
-    }
-    let t = (ma - mb) / se2.sqrt();
-    let df = se2.powi(2) / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
-    StudentsT::new(0.0, 1.0, df).map_or(1.0, |d| 2.0 * (1.0 - d.cdf(t.abs())))
 }
 
 /// `NPP 13.0.1 · NVIDIA H100 80GB HBM3 · driver 580.159.04 · 2026-11-25 22:24 UTC`.
@@ -204,33 +193,49 @@ pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
     let same_machine = be.gpu.uuid == ce.gpu.uuid;
 
     let mut throughput = Vec::new();
+    let gpu_index = |a: &RunAnalysis<'_>, gpu: Option<&str>| {
+        let gpus = a.run.environment.all_gpus();
+        gpu.and_then(|u| gpus.iter().position(|g| g.gpu.uuid == u)).unwrap_or(0)
+    };
     for bt in &b.throughput {
         let id = &bt.record.scenario.id;
-        let Some(ct) = c.throughput.iter().find(|x| &x.record.scenario.id == id) else {
+        let index = gpu_index(&b, bt.gpu);
+        // The same scenario on the same GPU (by position: runs from two machines pair their
+        // first GPUs, their second, …).
+        let Some(ct) = c
+            .throughput
+            .iter()
+            .find(|x| &x.record.scenario.id == id && gpu_index(&c, x.gpu) == index)
+        else {
             continue;
         };
-        let (Some(br), Some(cr)) = (&bt.record.result, &ct.record.result) else {
+        if bt.pass_kernel_ns.is_empty() || ct.pass_kernel_ns.is_empty() {
             continue;
+        }
+        let kernel = compare_passes(&bt.pass_kernel_ns, &ct.pass_kernel_ns, t.alpha, t.noise_pct);
+        let pixels = bt.record.scenario.geometry.pixels();
+        let latency =
+            (pixels < LAUNCH_BOUND_PIXELS && !bt.pass_latency_us.is_empty() && !ct.pass_latency_us.is_empty())
+                .then(|| compare_passes(&bt.pass_latency_us, &ct.pass_latency_us, t.alpha, t.latency_noise_pct));
+        let verdict = match (kernel.verdict, latency.map(|l| l.verdict)) {
+            (Change::Slower, _) | (_, Some(Change::Slower)) => Change::Slower,
+            (Change::NotEnoughPasses, _) => Change::NotEnoughPasses,
+            (Change::Faster, _) | (_, Some(Change::Faster)) => Change::Faster,
+            _ => Change::Same,
         };
-        let (bs, cs) = (per_call(br), per_call(cr));
-        let (Some(bm), Some(cm)) = (median(&bs), median(&cs)) else {
-            continue;
-        };
-        let change_pct = (bm / cm - 1.0) * 100.0;
-        let p_value = welch_p(&bs, &cs);
-        let significant = p_value < t.alpha && change_pct.abs() > t.noise_pct;
         throughput.push(ThroughputChange {
             id: id.clone(),
-            change_pct,
-            p_value,
-            verdict: match (significant, change_pct > 0.0) {
-                (false, _) => Change::Same,
-                (true, true) => Change::Faster,
-                (true, false) => Change::Slower,
-            },
-            gated: bt.record.scenario.geometry.pixels() >= t.gate_min_pixels,
-            base_gbps: br.bytes_per_call as f64 / bm,
-            cand_gbps: cr.bytes_per_call as f64 / cm,
+            primitive: bt.record.scenario.primitive,
+            pixels,
+            gpu_index: index,
+            kernel,
+            latency,
+            verdict,
+            gated: pixels >= t.gate_min_pixels,
+            base_passes: bt.pass_kernel_ns.len(),
+            cand_passes: ct.pass_kernel_ns.len(),
+            base_gbps: bt.kernel_gbps,
+            cand_gbps: ct.kernel_gbps,
         });
     }
     let mut memory = Vec::new();
@@ -284,16 +289,6 @@ pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
 mod tests {
     //! Generated data, labelled as such: checks of the arithmetic only.
     use super::*;
-
-    #[test]
-    fn welch_tells_shifted_samples_apart() {
-        let a: Vec<f64> = (0..20).map(|i| 100.0 + (i % 5) as f64).collect();
-        let same: Vec<f64> = (0..20).map(|i| 100.0 + ((i + 2) % 5) as f64).collect();
-        let slower: Vec<f64> = a.iter().map(|v| v * 1.2).collect();
-        assert!(welch_p(&a, &same) > 0.5);
-        assert!(welch_p(&a, &slower) < 1e-6);
-        assert_eq!(welch_p(&[1.0], &[2.0]), 1.0);
-    }
 
     #[test]
     fn gates_parse_and_reject_unknown_names() {

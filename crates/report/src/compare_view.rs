@@ -1,25 +1,31 @@
-//! The compare page's view model: every comparison's figures, formatted.
+//! The compare page's view model: the verdict first (PASS or FAIL, the failing candidates and
+//! the items that tripped a gate first), then each candidate's changes, every figure formatted.
 
 use nppbench_model::RunFile;
 use serde::Serialize;
 
-use crate::compare::{Change, Comparison, Gate, Thresholds};
-use crate::view::{class_name, fmt};
+use crate::compare::{Change, Comparison, Gate, PassTest, Thresholds};
+use crate::view::{class_name, fmt, fmt_p, fmt_sig, labels};
 
 #[derive(Debug, Serialize)]
 pub struct ComparePage {
     pub title: String,
     pub generated_by: String,
-    pub verdict: Vec<String>,
+    /// `PASS`, `FAIL`, or (without gates) `CHANGED` / `NO CHANGE`.
+    pub status: String,
     pub failed: bool,
+    /// One sentence, the failing candidates first.
+    pub verdict: Vec<String>,
     pub rule: String,
     pub environments: Vec<EnvironmentRow>,
+    /// The failing candidates first.
     pub comparisons: Vec<ComparisonView>,
 }
 
 #[derive(Debug, Serialize)]
 pub struct EnvironmentRow {
     pub run: String,
+    pub label: String,
     pub group: String,
     pub gpu: String,
     pub driver: String,
@@ -31,26 +37,55 @@ pub struct EnvironmentRow {
 pub struct ComparisonView {
     pub heading: String,
     pub group: String,
+    pub failed: bool,
     pub environment_changes: Vec<String>,
-    pub different_machine: bool,
+    /// Empty on the same GPU; else what a reader must know of the hardware.
+    pub machine_note: String,
     pub summary: Vec<String>,
     pub tripped: Vec<String>,
-    pub throughput: Vec<ThroughputChangeRow>,
-    pub memory: Vec<MemoryChangeRow>,
+    /// What tripped a gate, each with its size and interval.
+    pub failing: Vec<FailingItem>,
+    /// Throughput rows judged faster or slower; then the rest (the same, or not judged for want
+    /// of passes: their verdict says which).
+    pub throughput_changed: Vec<ThroughputChangeRow>,
+    pub throughput_unchanged: Vec<ThroughputChangeRow>,
+    /// Of the rest, how many are the same and how many could not be judged (too few passes).
+    pub throughput_same: usize,
+    pub throughput_unjudged: usize,
+    /// One line: what changed, in counts.
+    pub counts: String,
+    pub memory_changed: Vec<MemoryChangeRow>,
+    pub memory_unchanged: usize,
     pub only_in_base: Vec<String>,
     pub only_in_candidate: Vec<String>,
+}
+
+/// One item that tripped a gate.
+#[derive(Debug, Serialize)]
+pub struct FailingItem {
+    pub gate: String,
+    pub scenario: String,
+    pub what: String,
 }
 
 /// One throughput scenario of a comparison.
 #[derive(Debug, Serialize)]
 pub struct ThroughputChangeRow {
     pub scenario: String,
-    pub base_gbps: String,
-    pub cand_gbps: String,
+    /// Kernel time per call, µs, base and candidate (median over passes).
+    pub base_us: String,
+    pub cand_us: String,
+    /// Positive is faster.
     pub change: String,
+    /// The change's 95% interval.
+    pub change_ci: String,
     pub p_value: String,
-    /// `faster`, `slower`, `slower (launch-bound, not gated)` or `same`.
+    pub latency: String,
+    pub passes: String,
+    /// `faster`, `slower`, `same`, `not enough passes`.
     pub verdict: String,
+    /// This row trips the regression gate.
+    pub gated_failure: bool,
     pub changed: bool,
 }
 
@@ -64,11 +99,7 @@ pub struct MemoryChangeRow {
     pub cand_streams: String,
     /// `new leak`, `leak gone`, `more streams`, or empty.
     pub change: String,
-}
-
-fn megapixels(pixels: u64) -> String {
-    let mp = pixels as f64 / 1e6;
-    if mp.fract() == 0.0 { fmt(mp, 0) } else { fmt(mp, 2) }
+    pub gated_failure: bool,
 }
 
 fn gate_name(g: Gate) -> &'static str {
@@ -76,6 +107,25 @@ fn gate_name(g: Gate) -> &'static str {
         Gate::Regression => "regression",
         Gate::Leak => "leak",
         Gate::Streams => "streams",
+    }
+}
+
+fn verdict_name(c: Change) -> &'static str {
+    match c {
+        Change::Faster => "faster",
+        Change::Slower => "slower",
+        Change::Same => "same",
+        Change::NotEnoughPasses => "not enough passes to judge",
+    }
+}
+
+/// `+12.3% (95% CI +10.1 … +14.5%, p 4.2e-4)`, or the change alone where no test was made.
+/// Positive is faster.
+pub(crate) fn test_text(t: &PassTest) -> String {
+    match (t.p_value, t.change_ci_pct) {
+        (Some(p), Some((lo, hi))) => format!("{:+.1}% (95% CI {lo:+.1} … {hi:+.1}%, p {})", t.change_pct, fmt_p(p)),
+        (Some(p), None) => format!("{:+.1}% (p {})", t.change_pct, fmt_p(p)),
+        _ => format!("{:+.1}%", t.change_pct),
     }
 }
 
@@ -96,32 +146,38 @@ fn groups(runs: &[RunFile]) -> Vec<String> {
 
 pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, gates: &[Gate]) -> ComparePage {
     let group = groups(runs);
-    let mut verdict = Vec::new();
-    let mut failed = false;
-    let views = comparisons
+    let label = labels(runs);
+    let mut views: Vec<ComparisonView> = comparisons
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let slower = c.throughput.iter().filter(|x| x.verdict == Change::Slower).count();
-            let gated_slower = c.throughput.iter().filter(|x| x.gated && x.verdict == Change::Slower).count();
-            let faster = c.throughput.iter().filter(|x| x.verdict == Change::Faster).count();
+            let (base, cand) = (&label[0], &label[i + 1]);
+            let count = |v: Change| c.throughput.iter().filter(|x| x.verdict == v).count();
+            let (slower, faster, unjudged) = (count(Change::Slower), count(Change::Faster), count(Change::NotEnoughPasses));
             let new_leaks = c.memory.iter().filter(|m| m.new_leak).count();
             let fixed = c.memory.iter().filter(|m| m.fixed_leak).count();
             let streams = c.memory.iter().filter(|m| m.more_streams).count();
-            let mut summary = vec![
-                format!(
-                    "Throughput: {slower} slower ({gated_slower} of them at {} megapixels or more), {faster} faster, {} unchanged of {} scenarios (beyond ±{}% and p < {}).",
-                    megapixels(t.gate_min_pixels),
-                    c.throughput.len() - slower - faster,
-                    c.throughput.len(),
-                    fmt(t.noise_pct, 0),
-                    t.alpha
-                ),
-                format!("Memory: {new_leaks} new leak(s), {fixed} leak(s) gone, {streams} scenario(s) with more NPP streams, of {} scenarios.", c.memory.len()),
-            ];
+            let mut summary = vec![format!(
+                "Throughput: {slower} slower, {faster} faster, {} the same{} of {} scenarios.",
+                count(Change::Same),
+                if unjudged > 0 {
+                    format!(", {unjudged} with too few passes to judge (fewer than {} a side)", crate::stats::tests_of_passes::MIN_PASSES)
+                } else {
+                    String::new()
+                },
+                c.throughput.len()
+            )];
+            summary.push(format!(
+                "Memory: {new_leaks} new leak(s), {fixed} leak(s) gone, {streams} scenario(s) with more NPP streams, of {} scenarios.",
+                c.memory.len()
+            ));
             if !c.base_failures.is_empty() || !c.cand_failures.is_empty() {
                 let side = |m: &std::collections::BTreeMap<_, usize>| {
-                    if m.is_empty() { "none".to_owned() } else { format!("{} ({})", m.values().sum::<usize>(), crate::view::by_kind(m)) }
+                    if m.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        format!("{} ({})", m.values().sum::<usize>(), crate::view::by_kind(m))
+                    }
                 };
                 summary.push(format!(
                     "Failed scenarios: base {}; candidate {}.",
@@ -129,87 +185,187 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                     side(&c.cand_failures)
                 ));
             }
-            let tripped: Vec<String> = c.tripped(gates).into_iter().map(|g| gate_name(g).to_owned()).collect();
-            failed |= !tripped.is_empty();
-            verdict.push(format!(
-                "{} against {}: {} slower at {} megapixels or more, {} new leak(s), {} with more streams{}",
-                c.candidate,
-                c.base,
-                gated_slower,
-                megapixels(t.gate_min_pixels),
-                new_leaks,
-                streams,
-                if tripped.is_empty() { String::new() } else { format!(" — fails on {}", tripped.join(", ")) }
-            ));
-            ComparisonView {
-                heading: format!("{} against {}", c.candidate, c.base),
-                group: group[i + 1].clone(),
-                environment_changes: c.environment_changes.clone(),
-                different_machine: !c.same_machine,
-                summary,
-                tripped,
-                throughput: c
-                    .throughput
-                    .iter()
-                    .map(|x| ThroughputChangeRow {
+            let tripped_gates = c.tripped(gates);
+            let gate_on = |g: Gate| tripped_gates.contains(&g);
+            let mut failing = Vec::new();
+            let mut changed = Vec::new();
+            let mut unchanged = Vec::new();
+            for x in &c.throughput {
+                let gated_failure = gate_on(Gate::Regression) && x.fails_regression();
+                if gated_failure {
+                    failing.push(FailingItem {
+                        gate: "regression".into(),
                         scenario: x.id.clone(),
-                        base_gbps: fmt(x.base_gbps, 1),
-                        cand_gbps: fmt(x.cand_gbps, 1),
-                        change: format!("{:+.1}%", x.change_pct),
-                        p_value: format!("{:.2e}", x.p_value),
-                        verdict: match (x.verdict, x.gated) {
-                            (Change::Faster, _) => "faster",
-                            (Change::Slower, true) => "slower",
-                            (Change::Slower, false) => "slower (launch-bound, not gated)",
-                            (Change::Same, _) => "same",
-                        }
-                        .to_owned(),
-                        changed: x.verdict != Change::Same,
-                    })
-                    .collect(),
-                memory: c
-                    .memory
-                    .iter()
-                    .map(|m| {
-                        let flag = if m.new_leak {
-                            "new leak"
-                        } else if m.fixed_leak {
-                            "leak gone"
-                        } else if m.more_streams {
-                            "more streams"
-                        } else {
-                            ""
-                        };
-                        let h = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| fmt(v, 2));
-                        MemoryChangeRow {
-                            scenario: m.id.clone(),
-                            base_class: class_name(m.base_class).to_owned(),
-                            cand_class: class_name(m.cand_class).to_owned(),
-                            base_streams: h(m.base_hidden),
-                            cand_streams: h(m.cand_hidden),
-                            change: flag.to_owned(),
-                        }
-                    })
-                    .collect(),
+                        what: match &x.latency {
+                            // A launch-bound image that failed on its host latency.
+                            Some(l) if x.kernel.verdict != Change::Slower => format!(
+                                "host latency per call {} → {} µs: {} (kernel time per call {} → {} µs)",
+                                fmt_sig(l.base),
+                                fmt_sig(l.candidate),
+                                test_text(l),
+                                fmt_sig(x.kernel.base / 1e3),
+                                fmt_sig(x.kernel.candidate / 1e3),
+                            ),
+                            _ => format!(
+                                "kernel time per call {} → {} µs; throughput {}",
+                                fmt_sig(x.kernel.base / 1e3),
+                                fmt_sig(x.kernel.candidate / 1e3),
+                                test_text(&x.kernel)
+                            ),
+                        },
+                    });
+                }
+                let row = ThroughputChangeRow {
+                    scenario: x.id.clone(),
+                    base_us: fmt_sig(x.kernel.base / 1e3),
+                    cand_us: fmt_sig(x.kernel.candidate / 1e3),
+                    change: format!("{:+.1}%", x.kernel.change_pct),
+                    change_ci: x
+                        .kernel
+                        .change_ci_pct
+                        .map_or_else(|| "—".into(), |(lo, hi)| format!("{lo:+.1} … {hi:+.1}%")),
+                    p_value: x.kernel.p_value.map_or_else(|| "—".into(), fmt_p),
+                    latency: x.latency.as_ref().map_or_else(
+                        || "—".into(),
+                        |l| format!("{} → {} µs; {}", fmt_sig(l.base), fmt_sig(l.candidate), test_text(l)),
+                    ),
+                    passes: format!("{} vs {}", x.base_passes, x.cand_passes),
+                    verdict: verdict_name(x.verdict).to_owned(),
+                    gated_failure,
+                    changed: matches!(x.verdict, Change::Faster | Change::Slower),
+                };
+                if row.changed {
+                    changed.push(row);
+                } else {
+                    unchanged.push(row);
+                }
+            }
+            let mut memory_changed = Vec::new();
+            for m in &c.memory {
+                let flag = if m.new_leak {
+                    "new leak"
+                } else if m.fixed_leak {
+                    "leak gone"
+                } else if m.more_streams {
+                    "more streams"
+                } else {
+                    continue;
+                };
+                let gated_failure = (m.new_leak && gate_on(Gate::Leak)) || (m.more_streams && gate_on(Gate::Streams));
+                let h = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| fmt(v, 2));
+                if gated_failure {
+                    failing.push(FailingItem {
+                        gate: if m.new_leak && gate_on(Gate::Leak) { "leak" } else { "streams" }.into(),
+                        scenario: m.id.clone(),
+                        what: format!(
+                            "{} → {}, NPP streams per thread {} → {}",
+                            class_name(m.base_class),
+                            class_name(m.cand_class),
+                            h(m.base_hidden),
+                            h(m.cand_hidden)
+                        ),
+                    });
+                }
+                memory_changed.push(MemoryChangeRow {
+                    scenario: m.id.clone(),
+                    base_class: class_name(m.base_class).to_owned(),
+                    cand_class: class_name(m.cand_class).to_owned(),
+                    base_streams: h(m.base_hidden),
+                    cand_streams: h(m.cand_hidden),
+                    change: flag.to_owned(),
+                    gated_failure,
+                });
+            }
+            let counts = format!(
+                "{new_leaks} new leak(s), {fixed} leak(s) gone, {streams} scenario(s) with more NPP streams; throughput {slower} slower, {faster} faster{}",
+                if unjudged > 0 {
+                    format!(", {unjudged} not judged (fewer than {} passes a side)", crate::stats::tests_of_passes::MIN_PASSES)
+                } else {
+                    String::new()
+                }
+            );
+            // Rows that tripped a gate first.
+            changed.sort_by_key(|r| !r.gated_failure);
+            memory_changed.sort_by_key(|r| !r.gated_failure);
+            ComparisonView {
+                heading: format!("{cand} against {base}"),
+                group: group[i + 1].clone(),
+                failed: !tripped_gates.is_empty(),
+                environment_changes: c.environment_changes.clone(),
+                machine_note: if c.same_machine {
+                    String::new()
+                } else if c.environment_changes.iter().any(|e| e.starts_with("GPU:")) {
+                    "Different GPU models: throughput differences are partly the hardware's.".into()
+                } else {
+                    "Another card of the same model (the GPU UUIDs differ): throughput differences may be partly the card's.".into()
+                },
+                summary,
+                tripped: tripped_gates.iter().map(|g| gate_name(*g).to_owned()).collect(),
+                failing,
+                throughput_changed: changed,
+                throughput_unchanged: unchanged,
+                throughput_same: count(Change::Same),
+                throughput_unjudged: unjudged,
+                counts,
+                memory_unchanged: c.memory.len() - memory_changed.len(),
+                memory_changed,
                 only_in_base: c.only_in_base.clone(),
                 only_in_candidate: c.only_in_candidate.clone(),
             }
         })
         .collect();
+    let failed = views.iter().any(|v| v.failed);
+    let any_change = views
+        .iter()
+        .any(|v| !v.throughput_changed.is_empty() || !v.memory_changed.is_empty());
+    let status = match (gates.is_empty(), failed, any_change) {
+        (false, true, _) => "FAIL",
+        (false, false, _) => "PASS",
+        (true, _, true) => "CHANGED",
+        (true, _, false) => "NO CHANGE",
+    };
+    let verdict: Vec<String> = {
+        let mut ordered: Vec<&ComparisonView> = views.iter().collect();
+        ordered.sort_by_key(|v| !v.failed);
+        ordered
+            .iter()
+            .map(|v| {
+                if v.failed {
+                    format!(
+                        "FAIL: {} — {} item(s) trip --fail-on {}.",
+                        v.heading,
+                        v.failing.len(),
+                        v.tripped.join(",")
+                    )
+                } else if gates.is_empty() {
+                    format!("{}: {}.", v.heading, v.counts)
+                } else {
+                    format!("PASS: {} — {}; no gate asked for trips.", v.heading, v.counts)
+                }
+            })
+            .collect()
+    };
+    views.sort_by_key(|v| !v.failed);
     ComparePage {
-        title: format!(
-            "nppbench compare: {} run(s) against {}",
-            comparisons.len(),
-            comparisons.first().map_or("—", |c| c.base.as_str())
-        ),
+        title: format!("nppbench compare: {} run(s) against {}", comparisons.len(), label[0]),
         generated_by: format!("nppbench {}", env!("CARGO_PKG_VERSION")),
-        verdict,
+        status: status.to_owned(),
         failed,
+        verdict,
         rule: format!(
-            "A throughput change counts when it exceeds ±{}% and Welch's t-test on the per-call times of criterion's samples gives p < {}; only images of {} megapixels or more (not launch-bound) can fail the regression gate. Gates: {}.",
+            "A scenario is slower or faster when its kernel time per call (CUPTI, the kernels of a call summed; the median of each pass, every pass a fresh process) differs by more than {}% and Welch's t-test on the passes gives p < {}; for images under a megapixel (launch-bound) its host latency per call counts too, beyond {}%. Fewer than {} passes a side: not judged. The thresholds come from same-against-same runs (docs/calibration.md). {}Gates: {}.",
             fmt(t.noise_pct, 0),
             t.alpha,
-            megapixels(t.gate_min_pixels),
+            fmt(t.latency_noise_pct, 0),
+            crate::stats::tests_of_passes::MIN_PASSES,
+            if t.gate_min_pixels > 0 {
+                format!(
+                    "Only images of {} pixels and more can fail the regression gate. ",
+                    t.gate_min_pixels
+                )
+            } else {
+                String::new()
+            },
             if gates.is_empty() {
                 "none (the exit status is 0 whatever changed)".to_owned()
             } else {
@@ -226,10 +382,11 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                 } else {
                     format!("candidate {i}")
                 },
+                label: label[i].clone(),
                 group: g.clone(),
                 gpu: format!("{} ({})", r.environment.gpu.name, r.environment.gpu.uuid),
                 driver: r.environment.driver_version.clone().unwrap_or_else(|| "unknown".into()),
-                npp: r.environment.npp.version.clone(),
+                npp: r.environment.npp.full_version(),
                 started_at: r.started_at.clone(),
             })
             .collect(),

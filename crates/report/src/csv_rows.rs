@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::RunAnalysis;
+use crate::analysis::{RunAnalysis, ThroughputAnalysis};
 use crate::view::{class_name, fmt};
 
 /// One row. Field order is column order.
@@ -39,8 +39,35 @@ pub(crate) struct Row {
     pub(crate) reference_kernel_gbps: String,
     pub(crate) gpu: String,
     pub(crate) driver_version: String,
+    /// The median of single kernel records, not of calls: where a call launches several
+    /// kernels this mixes them (see `kernel_per_call_us`).
     pub(crate) kernel_record_median_us: String,
     pub(crate) kernels_per_call: String,
+    // Added with the atlas and per-call timing (schema 2).
+    pub(crate) primitive: String,
+    pub(crate) context: String,
+    pub(crate) gpu_uuid: String,
+    /// Kernel time per call (CUPTI, the kernels of a call summed), median over passes, µs.
+    pub(crate) kernel_per_call_us: String,
+    /// GB/s at `kernel_per_call_us`.
+    pub(crate) kernel_per_call_gbps: String,
+    /// The same with L2 flushed before each call.
+    pub(crate) cold_per_call_us: String,
+    /// GB/s at `cold_per_call_us`, and as a percentage of the copy ceiling (measured on buffers
+    /// far larger than L2: the like-for-like figure; `pct_of_copy_ceiling` is at the CUDA-event
+    /// time, warm).
+    pub(crate) cold_per_call_gbps: String,
+    pub(crate) pct_of_copy_ceiling_cold: String,
+    /// Host latency per call (launch and synchronise), median over passes, µs.
+    pub(crate) host_latency_us: String,
+    /// Throughput passes measured (each a fresh process).
+    pub(crate) passes: String,
+    /// Device-state samples read while the GPU throttled, of those read.
+    pub(crate) throttled_samples: String,
+    pub(crate) device_samples: String,
+    /// Declared `nStreamFlags` of the context and the stream's real flags (memory scenarios).
+    pub(crate) declared_stream_flags: String,
+    pub(crate) real_stream_flags: String,
 }
 
 fn o(v: Option<f64>, digits: usize) -> String {
@@ -60,7 +87,7 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
     let env = &a.run.environment;
     let ceiling = o(a.ceiling_gbps, 1);
     let base = |kind, id: &str, g: &nppbench_model::Geometry, stream: String, st: String| Row {
-        npp_version: env.npp.version.clone(),
+        npp_version: env.npp.full_version(),
         kind,
         scenario_id: id.to_owned(),
         width: g.width,
@@ -92,6 +119,34 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         driver_version: env.driver_version.clone().unwrap_or_default(),
         kernel_record_median_us: String::new(),
         kernels_per_call: String::new(),
+        primitive: String::new(),
+        context: String::new(),
+        gpu_uuid: env.gpu.uuid.clone(),
+        kernel_per_call_us: String::new(),
+        kernel_per_call_gbps: String::new(),
+        cold_per_call_us: String::new(),
+        cold_per_call_gbps: String::new(),
+        pct_of_copy_ceiling_cold: String::new(),
+        host_latency_us: String::new(),
+        passes: String::new(),
+        throttled_samples: String::new(),
+        device_samples: String::new(),
+        declared_stream_flags: String::new(),
+        real_stream_flags: String::new(),
+    };
+    let ceiling_gbps = a.ceiling_gbps;
+    let per_call = |r: &mut Row, t: &ThroughputAnalysis<'_>| {
+        r.kernel_per_call_us = o(t.kernel_per_call_us, 3);
+        r.kernel_per_call_gbps = o(t.kernel_gbps, 1);
+        r.cold_per_call_us = o(t.cold_per_call_us, 3);
+        r.cold_per_call_gbps = o(t.cold_gbps, 1);
+        r.pct_of_copy_ceiling_cold = o(t.cold_gbps.zip(ceiling_gbps).map(|(g, c)| 100.0 * g / c), 1);
+        r.host_latency_us = o(t.host_latency_us, 2);
+        r.passes = t.pass_kernel_ns.len().max(t.pass_event_ns.len()).to_string();
+        if t.device_samples > 0 {
+            r.throttled_samples = t.throttled_samples.to_string();
+            r.device_samples = t.device_samples.to_string();
+        }
     };
     let mut out = Vec::new();
     for m in &a.memory {
@@ -125,6 +180,18 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         r.reference_kernel_gbps = o(tp.and_then(|t| t.reference_gbps), 1);
         r.kernel_record_median_us = o(tp.and_then(|t| t.kernel_only_us), 3);
         r.kernels_per_call = o(tp.and_then(|t| t.kernels_per_call), 2);
+        r.primitive = s.primitive.to_string();
+        r.context = s.context.to_string();
+        if let Some(gpu) = &m.record.gpu {
+            r.gpu_uuid = gpu.clone();
+        }
+        if let Some(t) = tp {
+            per_call(&mut r, t);
+        }
+        if let Some(c) = m.record.result.as_ref().and_then(|r| r.context) {
+            r.declared_stream_flags = c.declared_flags.to_string();
+            r.real_stream_flags = c.stream_flags.to_string();
+        }
         out.push(r);
     }
     for t in &a.throughput {
@@ -134,7 +201,7 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
             &s.id,
             &s.geometry,
             s.stream.to_string(),
-            status(&t.record.outcome),
+            status(t.outcome),
         );
         r.kernel_gbps = o(t.gbps, 1);
         r.kernel_median_us = o(t.median_us, 3);
@@ -142,7 +209,53 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         r.reference_kernel_gbps = o(t.reference_gbps, 1);
         r.kernel_record_median_us = o(t.kernel_only_us, 3);
         r.kernels_per_call = o(t.kernels_per_call, 2);
+        r.primitive = s.primitive.to_string();
+        r.context = s.context.to_string();
+        if let Some(gpu) = t.gpu {
+            r.gpu_uuid = gpu.to_owned();
+        }
+        per_call(&mut r, t);
         out.push(r);
     }
     out
+}
+
+/// atlas.csv: one row per function of each run that measured several (the atlas table).
+#[derive(Debug, Serialize)]
+pub(crate) struct AtlasCsvRow {
+    pub(crate) npp_version: String,
+    pub(crate) gpu: String,
+    pub(crate) primitive: String,
+    pub(crate) library: String,
+    pub(crate) operation: String,
+    pub(crate) verdict: String,
+    pub(crate) rule: String,
+    pub(crate) mib_per_thread: String,
+    pub(crate) streams_per_thread: String,
+    pub(crate) kernels_per_call: String,
+    pub(crate) kernel_gbps: String,
+    pub(crate) pct_of_copy_ceiling: String,
+    pub(crate) scenarios: String,
+}
+
+pub(crate) fn atlas_rows(run: &crate::view::RunView) -> Vec<AtlasCsvRow> {
+    let dash = |s: &str| if s == "—" { String::new() } else { s.to_owned() };
+    run.atlas
+        .iter()
+        .map(|r| AtlasCsvRow {
+            npp_version: run.npp_version.clone(),
+            gpu: run.gpu_name.clone(),
+            primitive: r.primitive.clone(),
+            library: r.library.clone(),
+            operation: r.operation.clone(),
+            verdict: r.verdict.clone(),
+            rule: r.rule.clone(),
+            mib_per_thread: dash(&r.mib_per_thread),
+            streams_per_thread: dash(&r.streams_per_thread),
+            kernels_per_call: dash(&r.kernels_per_call),
+            kernel_gbps: dash(&r.gbps),
+            pct_of_copy_ceiling: dash(&r.pct_of_ceiling),
+            scenarios: r.scenarios.clone(),
+        })
+        .collect()
 }

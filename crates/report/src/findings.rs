@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use nppbench_model::{FailureKind, StreamKind, Threading};
+use nppbench_model::{ContextFill, FailureKind, StreamKind, Threading};
 
 use crate::analysis::{MemoryAnalysis, RunAnalysis};
 use crate::stats::LeakClass;
@@ -18,8 +18,6 @@ pub struct Verdict {
     pub failed: usize,
     /// The failed scenarios by kind of fault.
     pub failed_by_kind: BTreeMap<FailureKind, usize>,
-    /// One sentence per shared trait (`all have a width that is not a multiple of 16`).
-    pub shared: Vec<String>,
     /// Stream kinds and threading models measured that never leaked.
     pub never: Vec<String>,
     /// Growth per new thread among the leaking, MiB: (smallest, largest) fitted slope.
@@ -62,32 +60,7 @@ fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
     let measured: Vec<&MemoryAnalysis<'_>> = a.memory.iter().filter(|m| m.class.is_some()).collect();
     let leaking: Vec<&MemoryAnalysis<'_>> = a.leaking().collect();
-    let mut shared = Vec::new();
     let mut never = Vec::new();
-    if !leaking.is_empty() {
-        let all = |f: &dyn Fn(&MemoryAnalysis<'_>) -> bool| leaking.iter().all(|m| f(m));
-        if all(&|m| !m.record.scenario.geometry.width_aligned(m.record.scenario.primitive)) {
-            shared.push("a width that is not a multiple of 16".to_owned());
-        }
-        if all(&|m| m.record.scenario.geometry.width_aligned(m.record.scenario.primitive)) {
-            shared.push("a width that is a multiple of 16".to_owned());
-        }
-        if all(&|m| m.record.scenario.geometry.src_stride_aligned()) {
-            shared.push("a row stride that is a multiple of 16".to_owned());
-        }
-        if all(&|m| !m.record.scenario.geometry.src_stride_aligned()) {
-            shared.push("a row stride that is not a multiple of 16".to_owned());
-        }
-        if all(&|m| m.record.scenario.threading.thread_bound().is_none()) {
-            shared.push("calls from a new host thread each time".to_owned());
-        }
-        let streams: Vec<StreamKind> = StreamKind::ALL
-            .into_iter()
-            .filter(|k| leaking.iter().any(|m| m.record.scenario.stream == *k))
-            .collect();
-        let names: Vec<&str> = streams.iter().map(|k| k.as_str()).collect();
-        shared.push(format!("a stream of kind {}", names.join(", ")));
-    }
     for k in StreamKind::ALL {
         let on_k: Vec<_> = measured.iter().filter(|m| m.record.scenario.stream == k).collect();
         if !on_k.is_empty() && on_k.iter().all(|m| m.class != Some(LeakClass::Leak)) {
@@ -139,7 +112,6 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         failed: a.memory.iter().filter(|m| m.record.outcome.is_failed()).count()
             + a.throughput.iter().filter(|t| t.record.outcome.is_failed()).count(),
         failed_by_kind: a.failures_by_kind(),
-        shared,
         never,
         per_thread_range: range(leaking.iter().filter_map(|m| m.per_thread.map(|f| f.slope))),
         hidden_range: range(leaking.iter().filter_map(|m| m.hidden_per_thread.map(|f| f.slope))),
@@ -149,13 +121,17 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
 /// Each fix measured beside the leaking configurations: what the same geometry did with it.
 pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
     type Pick = dyn Fn(&MemoryAnalysis<'_>, &MemoryAnalysis<'_>) -> bool;
-    let same_geometry =
-        |l: &MemoryAnalysis<'_>, m: &MemoryAnalysis<'_>| l.record.scenario.geometry == m.record.scenario.geometry;
-    let candidates: [(&'static str, Box<Pick>); 4] = [
+    // A fix is measured on the same function with the context filled the same way, on the same
+    // geometry: only the one thing the fix changes differs.
+    let same_call = |l: &MemoryAnalysis<'_>, m: &MemoryAnalysis<'_>| {
+        let (ls, ms) = (&l.record.scenario, &m.record.scenario);
+        ls.primitive == ms.primitive && ls.context == ms.context && ls.geometry == ms.geometry
+    };
+    let candidates: [(&'static str, Box<Pick>); 5] = [
         (
             "Issue the calls on a non-blocking stream (CU_STREAM_NON_BLOCKING / cudaStreamNonBlocking)",
             Box::new(move |l, m| {
-                same_geometry(l, m)
+                same_call(l, m)
                     && m.record.scenario.stream == StreamKind::NonBlocking
                     && m.record.scenario.threading == l.record.scenario.threading
             }),
@@ -163,15 +139,25 @@ pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
         (
             "Call NPP from a fixed pool of threads",
             Box::new(move |l, m| {
-                same_geometry(l, m)
+                same_call(l, m)
                     && m.record.scenario.stream == l.record.scenario.stream
                     && matches!(m.record.scenario.threading, Threading::Pool(_))
             }),
         ),
         (
             "Give each new thread its own non-blocking stream",
-            Box::new(move |l, m| {
-                same_geometry(l, m) && m.record.scenario.threading == Threading::ThreadPerCallOwnStream
+            Box::new(move |l, m| same_call(l, m) && m.record.scenario.threading == Threading::ThreadPerCallOwnStream),
+        ),
+        (
+            "Fill nStreamFlags from the stream (cudaStreamGetFlags), as NVIDIA documents",
+            Box::new(|l, m| {
+                let (ls, ms) = (&l.record.scenario, &m.record.scenario);
+                ls.context != ContextFill::FromStream
+                    && ms.context == ContextFill::FromStream
+                    && ms.primitive == ls.primitive
+                    && ms.geometry == ls.geometry
+                    && ms.stream == ls.stream
+                    && ms.threading == ls.threading
             }),
         ),
         (
@@ -181,6 +167,8 @@ pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
                 mg.padded_from == Some(lg.width)
                     && mg.height == lg.height
                     && mg.src_stride == lg.src_stride
+                    && m.record.scenario.primitive == l.record.scenario.primitive
+                    && m.record.scenario.context == l.record.scenario.context
                     && m.record.scenario.stream == l.record.scenario.stream
                     && m.record.scenario.threading == l.record.scenario.threading
             }),

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod compare_view;
 mod csv_rows;
 pub mod findings;
+pub mod history_view;
 pub use nppbench_stats as stats;
 pub mod thresholds;
 pub mod view;
@@ -27,6 +28,8 @@ const SUMMARY: &str = include_str!("../../../templates/summary.md.tera");
 const STYLE: &str = include_str!("../../../templates/report.css");
 const COMPARE_PAGE: &str = include_str!("../../../templates/compare.html.tera");
 const COMPARE_SUMMARY: &str = include_str!("../../../templates/compare.md.tera");
+/// Macros both the report and the compare page use (a comparison's tables).
+const MACROS: &str = include_str!("../../../templates/macros.html.tera");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -34,15 +37,15 @@ pub enum ReportError {
     NoRuns,
     #[error("drawing a chart: {0}")]
     Chart(String),
-    #[error("rendering {template}: {source}")]
+    #[error("rendering {template}")]
     Template {
         template: &'static str,
         #[source]
         source: tera::Error,
     },
-    #[error("writing scenarios.csv: {0}")]
+    #[error("writing a CSV")]
     Csv(#[from] csv::Error),
-    #[error("writing {path}: {source}")]
+    #[error("writing {path}")]
     Io {
         path: PathBuf,
         #[source]
@@ -50,38 +53,58 @@ pub enum ReportError {
     },
 }
 
-/// The three rendered files.
+/// The rendered files.
 #[derive(Debug, Clone)]
 pub struct Rendered {
+    /// One run: its page. Several: the upgrade-first page, with a page for each run.
     pub index_html: String,
     pub summary_md: String,
     pub scenarios_csv: String,
+    /// One row per function, where a run measured several.
+    pub atlas_csv: Option<String>,
+    /// Several runs: each run's own page (file name, HTML), named by [`view::run_page_name`].
+    pub run_pages: Vec<(String, String)>,
 }
 
-/// The view model of the page, for tests and for other front ends.
+/// The view model of the first page, for tests and for other front ends.
 pub fn page(runs: &[RunFile]) -> Result<view::Page, ReportError> {
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
-    page_of(&analyses)
+    let views = run_views(&analyses)?;
+    page_of(runs, &analyses, views)
 }
 
-fn page_of(analyses: &[RunAnalysis<'_>]) -> Result<view::Page, ReportError> {
-    let first = analyses.first().ok_or(ReportError::NoRuns)?.run;
-    let views = analyses
+fn run_views(analyses: &[RunAnalysis<'_>]) -> Result<Vec<view::RunView>, ReportError> {
+    analyses
         .iter()
         .enumerate()
         .map(|(i, a)| view::run_view(a, i, analyses.len()))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(ReportError::Chart)?;
-    let versions: Vec<&str> = analyses.iter().map(|a| a.npp_version()).collect();
+        .map_err(ReportError::Chart)
+}
+
+fn generated_by(run: &RunFile) -> String {
+    format!("nppbench {} ({})", run.tool.version, run.tool.git_commit)
+}
+
+fn page_of(
+    runs: &[RunFile],
+    analyses: &[RunAnalysis<'_>],
+    views: Vec<view::RunView>,
+) -> Result<view::Page, ReportError> {
+    let first = runs.first().ok_or(ReportError::NoRuns)?;
+    let versions: Vec<String> = runs.iter().map(|r| r.environment.npp.full_version()).collect();
+    let mut gpus: Vec<&str> = runs.iter().map(|r| r.environment.gpu.name.as_str()).collect();
+    gpus.dedup();
     Ok(view::Page {
-        title: format!(
-            "nppbench: NPP {} on {}",
-            versions.join(" vs "),
-            first.environment.gpu.name
-        ),
-        generated_by: format!("nppbench {} ({})", first.tool.version, first.tool.git_commit),
-        comparison: view::comparison(analyses),
+        title: format!("nppbench: NPP {} on {}", versions.join(" vs "), gpus.join(", ")),
+        generated_by: generated_by(first),
+        upgrade: if runs.len() > 1 {
+            Some(view::upgrade(analyses, runs).map_err(ReportError::Chart)?)
+        } else {
+            None
+        },
         runs: views,
+        back: None,
     })
 }
 
@@ -93,10 +116,12 @@ fn render_templates<const N: usize>(
 ) -> Result<[String; N], ReportError> {
     let mut tera = tera::Tera::default();
     tera.autoescape_on(vec![".html"]);
-    for (name, text) in templates {
-        tera.add_raw_template(name, text)
-            .map_err(|source| ReportError::Template { template: name, source })?;
-    }
+    // All at once: a template may import another's macros.
+    tera.add_raw_templates(templates)
+        .map_err(|source| ReportError::Template {
+            template: templates[0].0,
+            source,
+        })?;
     let mut ctx = tera::Context::from_serialize(model).map_err(|source| ReportError::Template {
         template: templates[0].0,
         source,
@@ -111,24 +136,64 @@ fn render_templates<const N: usize>(
     Ok(out.map(|(_, text)| text))
 }
 
-/// Renders the page, the Markdown summary and the CSV of `runs` (several runs: side by side).
+/// Renders the pages, the Markdown summary and the CSVs of `runs` (several runs: the
+/// upgrade-first page and a page for each run).
 pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
-    let page = page_of(&analyses)?;
-    let [index_html, summary_md] = render_templates([("report.html", PAGE), ("summary.md", SUMMARY)], &page)?;
+    let views = run_views(&analyses)?;
+    let page = page_of(runs, &analyses, views)?;
+    let [index_html, summary_md] = render_templates(
+        [("report.html", PAGE), ("summary.md", SUMMARY), ("macros.html", MACROS)],
+        &page,
+    )
+    .map(|[html, md, _]| [html, md])?;
+    let mut run_pages = Vec::new();
+    if runs.len() > 1 {
+        let title = page.title.clone();
+        for (i, run_view) in page.runs.iter().cloned().enumerate() {
+            let one = view::Page {
+                title: format!("{} — {}", run_view.label, title),
+                generated_by: page.generated_by.clone(),
+                runs: vec![run_view],
+                upgrade: None,
+                back: Some("index.html".into()),
+            };
+            let [html, _] = render_templates([("report.html", PAGE), ("macros.html", MACROS)], &one)?;
+            run_pages.push((view::run_page_name(i), html));
+        }
+    }
     let mut csv = csv::Writer::from_writer(Vec::new());
     for a in &analyses {
         for row in csv_rows::rows(a) {
             csv.serialize(row)?;
         }
     }
-    let scenarios_csv = String::from_utf8(csv.into_inner().map_err(|e| ReportError::Csv(e.into_error().into()))?)
-        .expect("csv writes UTF-8");
+    let scenarios_csv = csv_text(csv)?;
+    let atlas_csv = if page.runs.iter().any(|r| !r.atlas.is_empty()) {
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        for r in &page.runs {
+            for row in csv_rows::atlas_rows(r) {
+                csv.serialize(row)?;
+            }
+        }
+        Some(csv_text(csv)?)
+    } else {
+        None
+    };
     Ok(Rendered {
         index_html,
         summary_md,
         scenarios_csv,
+        atlas_csv,
+        run_pages,
     })
+}
+
+fn csv_text(csv: csv::Writer<Vec<u8>>) -> Result<String, ReportError> {
+    Ok(
+        String::from_utf8(csv.into_inner().map_err(|e| ReportError::Csv(e.into_error().into()))?)
+            .expect("csv writes UTF-8"),
+    )
 }
 
 /// A rendered comparison, and whether it trips any of the gates asked for.
@@ -155,8 +220,15 @@ pub fn render_compare(
         .map(|c| compare::compare(base, c, thresholds))
         .collect();
     let page = compare_view::page(runs, &comparisons, thresholds, gates);
-    let [compare_html, summary_md] =
-        render_templates([("compare.html", COMPARE_PAGE), ("compare.md", COMPARE_SUMMARY)], &page)?;
+    let [compare_html, summary_md] = render_templates(
+        [
+            ("compare.html", COMPARE_PAGE),
+            ("compare.md", COMPARE_SUMMARY),
+            ("macros.html", MACROS),
+        ],
+        &page,
+    )
+    .map(|[html, md, _]| [html, md])?;
     Ok(RenderedCompare {
         compare_html,
         summary_md,
@@ -164,7 +236,8 @@ pub fn render_compare(
     })
 }
 
-/// Renders into `out` (`index.html`, `summary.md`, `scenarios.csv`) and returns the page's path.
+/// Renders into `out` (`index.html`, `summary.md`, `scenarios.csv`; `atlas.csv` for a run of
+/// several functions; `run-N.html` for each of several runs) and returns the first page's path.
 /// The caller places the run.json files beside it, named by [`view::run_json_name`].
 pub fn render_to_dir(runs: &[RunFile], out: &Path) -> Result<PathBuf, ReportError> {
     let r = render(runs)?;
@@ -172,11 +245,18 @@ pub fn render_to_dir(runs: &[RunFile], out: &Path) -> Result<PathBuf, ReportErro
         path: out.to_owned(),
         source,
     })?;
-    for (name, text) in [
-        ("index.html", &r.index_html),
-        ("summary.md", &r.summary_md),
-        ("scenarios.csv", &r.scenarios_csv),
-    ] {
+    let mut files: Vec<(String, &String)> = vec![
+        ("index.html".into(), &r.index_html),
+        ("summary.md".into(), &r.summary_md),
+        ("scenarios.csv".into(), &r.scenarios_csv),
+    ];
+    if let Some(atlas) = &r.atlas_csv {
+        files.push(("atlas.csv".into(), atlas));
+    }
+    for (name, html) in &r.run_pages {
+        files.push((name.clone(), html));
+    }
+    for (name, text) in files {
         let path = out.join(name);
         std::fs::write(&path, text).map_err(|source| ReportError::Io {
             path: path.clone(),

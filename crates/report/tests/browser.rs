@@ -1,6 +1,10 @@
-//! The rendered page in a real browser (Debian's headless Chromium) and an HTML checker (tidy):
-//! it loads with no console error, every chart has a size on a desktop and a phone, nothing
-//! overflows the phone's width, and a screenshot is kept in target/browser-check/.
+//! Every kind of page nppbench writes, rendered from committed real runs, in a real browser
+//! (Debian's headless Chromium) at 1280 and 800 pixels wide, and through an HTML checker (tidy):
+//! no console error; every chart has a size and lies inside the viewport; every key column
+//! (`th[data-key]`) of a table in view is visible without scrolling sideways; no text, in HTML or
+//! in a chart, is drawn smaller than the minimum; the page itself never scrolls sideways.
+//! Screenshots of each page's first screen are kept in target/browser-check/, and written to
+//! docs/screenshots/ with NPPBENCH_UPDATE_SCREENSHOTS=1.
 //!
 //! Skips, saying why, where chromium or tidy is missing, unless NPPBENCH_REQUIRE_BROWSER=1
 //! (set by .ci/run, which installs both).
@@ -9,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nppbench_model::RunFile;
+use nppbench_report::compare::{Gate, Thresholds};
 
 const FLAGS: &[&str] = &[
     "--headless",
@@ -20,15 +25,48 @@ const FLAGS: &[&str] = &[
     "--disable-component-update",
     "--disable-sync",
     "--hide-scrollbars",
+    "--force-device-scale-factor=1",
 ];
 
-/// Measures every chart and the page width after load, into the DOM for --dump-dom to read.
+/// The smallest text a reader is given, CSS pixels, in HTML and (scaled as drawn) in charts.
+const MIN_HTML_PX: f64 = 12.0;
+const MIN_CHART_PX: f64 = 11.0;
+
+/// Measures the page after load, into the DOM for --dump-dom to read.
 const PROBE: &str = r#"<script>
 window.__errors = [];
 window.addEventListener('error', e => window.__errors.push(String(e.message)));
 window.addEventListener('load', () => {
-  const charts = [...document.querySelectorAll('figure svg')].map(s => { const b = s.getBoundingClientRect(); return [b.width, b.height]; });
-  const out = { charts, scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth, errors: window.__errors };
+  const W = window.innerWidth;
+  const shown = el => el.getClientRects().length > 0 && !el.closest('details:not([open])');
+  const charts = [...document.querySelectorAll('figure svg')].filter(shown).map(s => {
+    const b = s.getBoundingClientRect();
+    const vb = s.viewBox && s.viewBox.baseVal && s.viewBox.baseVal.width ? s.viewBox.baseVal.width : (parseFloat(s.getAttribute('width')) || b.width);
+    const scale = b.width / vb;
+    let smallest = 1e9;
+    for (const t of s.querySelectorAll('text')) {
+      if (!t.textContent.trim()) continue;
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (px < smallest) smallest = px;
+    }
+    return { id: s.closest('figure').id, left: b.left, right: b.right, width: b.width, height: b.height, smallest };
+  });
+  const columns = [...document.querySelectorAll('th[data-key]')].filter(shown).map(th => {
+    const b = th.getBoundingClientRect();
+    const wrap = th.closest('.table-wrap');
+    const w = wrap ? wrap.getBoundingClientRect() : { left: 0, right: W };
+    return { text: th.textContent.trim(), left: b.left, right: b.right, visibleRight: Math.min(W, w.right), visibleLeft: Math.max(0, w.left) };
+  });
+  const small = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const n = walker.currentNode;
+    const el = n.parentElement;
+    if (!n.textContent.trim() || !el || el.closest('svg') || el.closest('script') || el.closest('style') || el.id === 'nppbench-check' || !shown(el)) continue;
+    const px = parseFloat(getComputedStyle(el).fontSize);
+    if (px < 12) small.push([n.textContent.trim().slice(0, 40), px]);
+  }
+  const out = { charts, columns, small, scrollWidth: document.documentElement.scrollWidth, innerWidth: W, errors: window.__errors };
   const pre = document.createElement('pre'); pre.id = 'nppbench-check'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
 });
 </script>"#;
@@ -46,21 +84,51 @@ fn tool(name: &str) -> Option<PathBuf> {
     found
 }
 
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 fn out_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/browser-check");
+    let dir = root().join("target/browser-check");
     std::fs::create_dir_all(&dir).unwrap();
     dir.canonicalize().unwrap()
 }
 
-/// Renders the first committed run into `target/browser-check/NAME` (each test its own file:
-/// tests run in parallel).
-fn rendered(name: &str) -> (PathBuf, String) {
-    let runs = RunFile::find_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports"));
-    let run = RunFile::read(&runs[0]).unwrap();
-    let html = nppbench_report::render(&[run]).unwrap().index_html;
-    let page = out_dir().join(name);
-    std::fs::write(&page, &html).unwrap();
-    (page, html)
+fn run(path: &str) -> RunFile {
+    RunFile::read(&root().join("reports").join(path)).unwrap()
+}
+
+/// Every kind of page, rendered from committed real runs: (name, HTML).
+fn pages() -> Vec<(&'static str, String)> {
+    let full = run("h200-full-npp-13.0.1/run.json");
+    let atlas_12 = run("h200-atlas-npp-12.2.3/run.json");
+    let atlas_13 = run("h200-atlas-npp-13.0.1/run.json");
+    let single = nppbench_report::render(std::slice::from_ref(&full)).unwrap().index_html;
+    let atlas = nppbench_report::render(std::slice::from_ref(&atlas_13))
+        .unwrap()
+        .index_html;
+    let versions = nppbench_report::render(&[atlas_12, atlas_13]).unwrap();
+    let compare = nppbench_report::render_compare(
+        &[
+            run("calibration/quick-npp-13.0.1-1.json"),
+            run("calibration/delay-1000-cycles-npp-13.0.1-1.json"),
+        ],
+        Thresholds::default(),
+        &[Gate::Regression, Gate::Leak, Gate::Streams],
+    )
+    .unwrap()
+    .compare_html;
+    let mut pages = vec![
+        ("run", single),
+        ("atlas", atlas),
+        ("versions", versions.index_html),
+        ("versions-run", versions.run_pages[0].1.clone()),
+        ("compare", compare),
+    ];
+    if let Ok(history) = std::fs::read_to_string(root().join("reports/history/index.html")) {
+        pages.push(("history", history));
+    }
+    pages
 }
 
 fn chromium(chrome: &Path, args: &[&str]) -> std::process::Output {
@@ -74,8 +142,8 @@ fn chromium(chrome: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// Loads a copy of the page with the probe, at `width`, and returns what the probe wrote.
-fn probe(chrome: &Path, html: &str, width: u32) -> serde_json::Value {
-    let copy = out_dir().join(format!("probe-{width}.html"));
+fn probe(chrome: &Path, name: &str, html: &str, width: u32) -> serde_json::Value {
+    let copy = out_dir().join(format!("probe-{name}-{width}.html"));
     std::fs::write(&copy, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
     let o = chromium(
         chrome,
@@ -89,76 +157,145 @@ fn probe(chrome: &Path, html: &str, width: u32) -> serde_json::Value {
     let dom = String::from_utf8_lossy(&o.stdout);
     let start = dom
         .find("<pre id=\"nppbench-check\">")
-        .unwrap_or_else(|| panic!("the probe did not run: {}", String::from_utf8_lossy(&o.stderr)));
+        .unwrap_or_else(|| panic!("{name}: the probe did not run: {}", String::from_utf8_lossy(&o.stderr)));
     let rest = &dom[start + "<pre id=\"nppbench-check\">".len()..];
-    let json = rest[..rest.find("</pre>").unwrap()].replace("&quot;", "\"");
+    let json = rest[..rest.find("</pre>").unwrap()]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">");
     serde_json::from_str(&json).unwrap()
 }
 
-#[test]
-fn page_loads_without_console_errors_and_every_chart_has_a_size() {
-    let Some(chrome) = tool("chromium") else { return };
-    let (page, html) = rendered("index.html");
-    // The page itself, with console messages logged to stderr.
-    let shot = out_dir().join("report.png");
-    let o = chromium(
-        &chrome,
-        &[
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=1280,3000",
-            &format!("--screenshot={}", shot.display()),
-            &format!("file://{}", page.display()),
-        ],
-    );
-    let log = String::from_utf8_lossy(&o.stderr);
-    for line in log.lines() {
-        assert!(
-            !line.contains(":CONSOLE(") && !line.contains("Failed to load resource") && !line.contains("Uncaught"),
-            "console: {line}"
-        );
+/// What is wrong with the page at this width, in words (empty: nothing).
+fn problems(r: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    let width = f(&r["innerWidth"]);
+    for e in r["errors"].as_array().unwrap() {
+        out.push(format!("script error: {e}"));
     }
-    let png = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
-    assert!(png > 10_000, "screenshot {} is {png} bytes", shot.display());
-    eprintln!("screenshot kept at {}", shot.display());
-
-    let figures = html.matches("<figure").count();
-    for width in [1280, 390] {
-        let r = probe(&chrome, &html, width);
-        assert_eq!(r["errors"].as_array().unwrap().len(), 0, "{r}");
-        let charts = r["charts"].as_array().unwrap();
-        assert_eq!(charts.len(), figures, "{r}");
-        for c in charts {
-            assert!(
-                c[0].as_f64().unwrap() > 50.0 && c[1].as_f64().unwrap() > 50.0,
-                "a chart without size at {width}px: {r}"
-            );
+    if f(&r["scrollWidth"]) > width + 1.0 {
+        out.push(format!("the page scrolls sideways ({} > {width})", r["scrollWidth"]));
+    }
+    for c in r["charts"].as_array().unwrap() {
+        if f(&c["width"]) < 50.0 || f(&c["height"]) < 50.0 {
+            out.push(format!("chart {} has no size", c["id"]));
         }
-        // Wide tables scroll inside their own box; the page itself never scrolls sideways.
-        assert!(
-            r["scrollWidth"].as_f64().unwrap() <= r["innerWidth"].as_f64().unwrap() + 1.0,
-            "overflows at {width}px: {r}"
-        );
+        if f(&c["left"]) < -1.0 || f(&c["right"]) > width + 1.0 {
+            out.push(format!(
+                "chart {} lies outside the viewport ({} … {})",
+                c["id"], c["left"], c["right"]
+            ));
+        }
+        if f(&c["smallest"]) < MIN_CHART_PX {
+            out.push(format!("chart {} draws text at {:.1} px", c["id"], f(&c["smallest"])));
+        }
     }
+    for c in r["columns"].as_array().unwrap() {
+        if f(&c["right"]) > f(&c["visibleRight"]) + 1.0 || f(&c["left"]) < f(&c["visibleLeft"]) - 1.0 {
+            out.push(format!(
+                "key column {} is out of sight ({:.0} … {:.0}, visible up to {:.0})",
+                c["text"],
+                f(&c["left"]),
+                f(&c["right"]),
+                f(&c["visibleRight"])
+            ));
+        }
+    }
+    for s in r["small"].as_array().unwrap().iter().take(5) {
+        if f(&s[1]) < MIN_HTML_PX {
+            out.push(format!("text {} at {} px", s[0], s[1]));
+        }
+    }
+    out
 }
 
 #[test]
-fn page_is_valid_html() {
+fn every_page_reads_at_1280_and_800_pixels() {
+    let Some(chrome) = tool("chromium") else { return };
+    let update = std::env::var_os("NPPBENCH_UPDATE_SCREENSHOTS").is_some_and(|v| v == "1");
+    let mut failures = Vec::new();
+    for (name, html) in pages() {
+        let page = out_dir().join(format!("{name}.html"));
+        std::fs::write(&page, &html).unwrap();
+        for width in [1280u32, 800] {
+            // The first screen, with console messages logged to stderr.
+            let shot = out_dir().join(format!("{name}-{width}.png"));
+            let o = chromium(
+                &chrome,
+                &[
+                    "--enable-logging=stderr",
+                    "--v=0",
+                    &format!("--window-size={width},900"),
+                    &format!("--screenshot={}", shot.display()),
+                    &format!("file://{}", page.display()),
+                ],
+            );
+            for line in String::from_utf8_lossy(&o.stderr).lines() {
+                if line.contains(":CONSOLE(") || line.contains("Failed to load resource") || line.contains("Uncaught") {
+                    failures.push(format!("{name} at {width}px: console: {line}"));
+                }
+            }
+            let png = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+            assert!(png > 5_000, "screenshot {} is {png} bytes", shot.display());
+            if update {
+                let docs = root().join("docs/screenshots");
+                std::fs::create_dir_all(&docs).unwrap();
+                std::fs::copy(&shot, docs.join(format!("{name}-{width}.png"))).unwrap();
+            }
+            let r = probe(&chrome, name, &html, width);
+            assert!(
+                !r["charts"].as_array().unwrap().is_empty() || name == "compare" || name == "versions-run",
+                "{name}: no chart measured"
+            );
+            assert!(
+                !r["columns"].as_array().unwrap().is_empty(),
+                "{name}: no key column measured"
+            );
+            failures.extend(problems(&r).into_iter().map(|p| format!("{name} at {width}px: {p}")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The checks themselves fail where they should: a page that breaks each rule is caught.
+#[test]
+fn the_checks_catch_a_hidden_column_a_wide_chart_and_small_text() {
+    let Some(chrome) = tool("chromium") else { return };
+    // A made-up page, labelled as such: one table wider than the screen, one chart drawn at a
+    // fixed 2000 px, tiny text.
+    let cells: String = (0..30).map(|i| format!("<th>column number {i}</th>")).collect();
+    let html = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>t</title></head><body>\
+         <div class=\"table-wrap\" style=\"overflow:auto\"><table><tr>{cells}<th data-key>key</th></tr></table></div>\
+         <figure id=\"wide\"><svg width=\"2000\" height=\"100\" viewBox=\"0 0 2000 100\"><text x=\"1\" y=\"50\" font-size=\"6\">tiny</text></svg></figure>\
+         <p style=\"font-size:8px\">small words</p></body></html>"
+    );
+    let r = probe(&chrome, "broken", &html, 800);
+    let p = problems(&r).join("\n");
+    assert!(p.contains("key column \"key\" is out of sight"), "{p}");
+    assert!(p.contains("chart \"wide\" lies outside the viewport"), "{p}");
+    assert!(p.contains("draws text at"), "{p}");
+    assert!(p.contains("text \"small words\" at 8 px"), "{p}");
+    assert!(p.contains("scrolls sideways"), "{p}");
+}
+
+#[test]
+fn every_page_is_valid_html() {
     let Some(tidy) = tool("tidy") else { return };
-    let (page, _) = rendered("tidy.html");
-    let o = Command::new(tidy)
-        .args(["-errors", "-quiet", "--show-warnings", "no"])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success() || o.status.code() == Some(1),
-        "tidy found errors:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&o.stderr).trim().is_empty(),
-        "tidy:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    for (name, html) in pages() {
+        let page = out_dir().join(format!("tidy-{name}.html"));
+        std::fs::write(&page, html).unwrap();
+        let o = Command::new(&tidy)
+            .args(["-errors", "-quiet", "--show-warnings", "no"])
+            .arg(&page)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            (o.status.success() || o.status.code() == Some(1)) && stderr.trim().is_empty(),
+            "tidy found errors in {name}:\n{stderr}"
+        );
+    }
 }

@@ -1,4 +1,4 @@
-//! The report rendered from the committed run.json files (real runs on an H100), checked for
+//! The report rendered from the committed run.json files (real runs on an H100 and an H200), checked for
 //! what a reader would check: the verdict, the classes of the known cases, the sections, the
 //! charts, the CSV contract, and that the page needs nothing from outside itself.
 
@@ -23,49 +23,104 @@ fn load(path: &Path) -> RunFile {
 fn every_committed_run_renders_with_every_section() {
     for path in committed_runs() {
         let run = load(&path);
+        let atlas = RunAnalysis::new(&run).primitives().len() > 1;
         let r = nppbench_report::render(std::slice::from_ref(&run)).unwrap();
         let html = &r.index_html;
-        for section in [
-            "Environment",
-            "Memory scenarios",
-            "Throughput scenarios",
-            "Reproduce",
-            "run.json",
-        ] {
+        let sections: &[&str] = if atlas {
+            &[
+                "Every function",
+                "Each function",
+                "Where the time went",
+                "Environment",
+                "Reproduce",
+                "run.json",
+            ]
+        } else {
+            &[
+                "Memory scenarios",
+                "Throughput scenarios",
+                "Where the time went",
+                "Environment",
+                "Reproduce",
+                "run.json",
+            ]
+        };
+        for section in sections {
             assert!(html.contains(section), "{}: no {section}", path.display());
         }
         assert!(html.contains(&run.environment.npp.version));
         assert!(html.contains(&run.environment.gpu.name));
-        // Verdict first: the headline comes before any chart or table.
+        // Verdict first: the status, then the headline, before any chart or table.
+        let status = html.find("class=\"status ").unwrap();
         let verdict = html.find("class=\"headline\"").unwrap();
+        assert!(status < verdict);
         assert!(verdict < html.find("<svg").unwrap() && verdict < html.find("<table").unwrap());
         // Every memory and throughput scenario has a table row.
         let rows = html.matches("<tr").count();
         assert!(rows >= run.memory.len() + run.throughput.len(), "{rows} rows");
         assert!(
-            html.matches("<svg").count() >= 4,
+            html.matches("<svg").count() >= if atlas { 1 } else { 4 },
             "charts missing in {}",
             path.display()
         );
+        assert_eq!(r.atlas_csv.is_some(), atlas);
     }
 }
 
 #[test]
 fn the_page_makes_no_request_outside_itself() {
-    let run = load(&committed_runs()[0]);
-    let html = nppbench_report::render(&[run]).unwrap().index_html;
-    for needle in [
-        "<script",
-        "<link",
-        "@import",
-        "url(",
-        "src=\"http",
-        "href=\"http",
-        "src=\"//",
-        "href=\"//",
-    ] {
-        assert!(!html.contains(needle), "the page contains {needle}");
+    let runs = committed_runs();
+    let atlas = runs.iter().find(|p| p.display().to_string().contains("atlas")).unwrap();
+    for path in [&runs[0], atlas] {
+        let html = nppbench_report::render(&[load(path)]).unwrap().index_html;
+        // Inline scripts (the atlas filter) are fine, and so are links a reader may follow (NVIDIA's
+        // documentation); nothing may be fetched.
+        for needle in [
+            "<script src",
+            "<link",
+            "@import",
+            "url(",
+            "src=\"http",
+            "src=\"//",
+            "fetch(",
+            "<img",
+            "<iframe",
+        ] {
+            assert!(!html.contains(needle), "{}: the page contains {needle}", path.display());
+        }
     }
+}
+
+#[test]
+fn the_atlas_page_lists_every_catalogued_function_with_its_rule() {
+    let runs = committed_runs();
+    let path = runs
+        .iter()
+        .find(|p| p.display().to_string().contains("atlas-npp-13"))
+        .unwrap();
+    let run = load(path);
+    let r = nppbench_report::render(std::slice::from_ref(&run)).unwrap();
+    let csv = r.atlas_csv.unwrap();
+    // One row per function of the matrix, measured or not.
+    assert_eq!(csv.lines().count() - 1, run.matrix.primitives.len());
+    assert!(run.matrix.primitives.len() >= 40);
+    for p in &run.matrix.primitives {
+        let name = p.to_string();
+        assert!(
+            r.index_html.contains(&format!("id=\"fn-{name}\"")),
+            "no section for {name}"
+        );
+        let row = csv.lines().find(|l| l.contains(&format!(",{name},"))).unwrap();
+        assert!(
+            row.contains("Leaks if and only if")
+                || row.contains("Never leaked")
+                || row.contains("not measured")
+                || row.contains("No rule"),
+            "{row}"
+        );
+    }
+    // The filter works on the page without fetching anything.
+    assert!(r.index_html.contains("type=\"search\""));
 }
 
 #[test]
@@ -154,16 +209,37 @@ fn csv_has_the_stable_columns_and_a_row_per_scenario() {
 }
 
 #[test]
-fn several_runs_render_side_by_side() {
-    let runs: Vec<RunFile> = committed_runs().iter().map(|p| load(p)).collect();
-    if runs.len() < 2 {
-        return;
-    }
+fn several_runs_open_with_what_changed_and_keep_a_page_each() {
+    let runs: Vec<RunFile> = ["h200-quick-npp-12.2.3/run.json", "h200-full-npp-13.0.1/run.json"]
+        .iter()
+        .map(|p| load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports").join(p)))
+        .collect();
     let r = nppbench_report::render(&runs).unwrap();
-    assert!(r.index_html.contains("Versions side by side"));
+    let html = &r.index_html;
+    // The verdict first: the status, then what changed, then the charts, then the unchanged
+    // (folded), then each run.
+    let order = [
+        "class=\"status ",
+        "What changed",
+        "The runs side by side",
+        "<details",
+        "Each run in full",
+    ];
+    let at: Vec<usize> = order
+        .iter()
+        .map(|n| html.find(n).unwrap_or_else(|| panic!("no {n}")))
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+    assert!(html.contains("Kernel throughput per version") && html.contains("Leak slope per version"));
     for run in &runs {
-        assert!(r.index_html.contains(&format!("NPP {}", run.environment.npp.version)));
+        assert!(html.contains(&format!("NPP {}", run.environment.npp.full_version())));
     }
+    assert_eq!(r.run_pages.len(), 2);
+    for (name, page) in &r.run_pages {
+        assert!(html.contains(&format!("href=\"{name}\"")));
+        assert!(page.contains("href=\"index.html\"") && page.contains("Memory scenarios"));
+    }
+    assert!(r.summary_md.starts_with("## CHANGED") || r.summary_md.starts_with("## NO CHANGE"));
 }
 
 #[test]
@@ -201,7 +277,7 @@ fn failures_are_counted_by_kind_on_the_page_and_in_compare() {
         "no count by kind"
     );
     assert!(
-        html.contains("(out of memory): cuMemAlloc"),
+        html.contains("<td>out of memory</td><td class=\"wrap\">cuMemAlloc"),
         "the failure list names the kind"
     );
     let c = nppbench_report::compare::compare(&base, &cand, Default::default());
@@ -213,4 +289,31 @@ fn failures_are_counted_by_kind_on_the_page_and_in_compare() {
             .contains("Failed scenarios: base none; candidate 2 (1 out of memory, 1 timeout)."),
         "compare counts failures by kind"
     );
+}
+
+#[test]
+fn only_sharing_that_touches_judged_figures_stops_the_gates() {
+    let runs = committed_runs();
+    let path = runs
+        .iter()
+        .find(|p| p.display().to_string().contains("atlas-npp-13"))
+        .unwrap();
+    let run = load(path);
+    // The real run saw one process, beside one memory scenario measured per process (NVML).
+    let a = RunAnalysis::new(&run);
+    assert_eq!(a.shared_with().len(), 1);
+    assert!(a.sharing_that_touches_gates().is_empty());
+    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    assert!(html.contains("The GPU was shared with other processes") && html.contains("still gates on this run"));
+    // Altered copy: the same process beside a throughput record.
+    let mut altered = run.clone();
+    let seen = a.shared_with()[0].clone();
+    let t = altered.throughput.iter_mut().find(|t| t.result.is_some()).unwrap();
+    t.result.as_mut().unwrap().other_processes.push(seen);
+    let b = RunAnalysis::new(&altered);
+    assert_eq!(b.sharing_that_touches_gates().len(), 1);
+    let html = nppbench_report::render(std::slice::from_ref(&altered))
+        .unwrap()
+        .index_html;
+    assert!(html.contains("does not gate on this run unless given --allow-shared-gpu"));
 }

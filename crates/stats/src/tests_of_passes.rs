@@ -29,6 +29,9 @@ pub struct PassTest {
     pub change_pct: f64,
     /// Welch's t-test on the logarithms of the pass values; `None` with too few passes.
     pub p_value: Option<f64>,
+    /// The 95% interval of `change_pct` from the same test (Welch's interval of the difference of
+    /// the mean logarithms, back-transformed); `None` with too few passes.
+    pub change_ci_pct: Option<(f64, f64)>,
     pub verdict: Verdict,
 }
 
@@ -54,6 +57,28 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(1.0, |d| 2.0 * (1.0 - d.cdf(t.abs())))
 }
 
+/// Welch's 95% interval of `mean(a) − mean(b)`; `None` with fewer than two values on a side.
+pub fn welch_interval(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let stats = |x: &[f64]| {
+        let n = x.len() as f64;
+        let m = x.iter().sum::<f64>() / n;
+        let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
+        (n, m, v)
+    };
+    let ((na, ma, va), (nb, mb, vb)) = (stats(a), stats(b));
+    let d = ma - mb;
+    let se2 = va / na + vb / nb;
+    if se2 <= 0.0 {
+        return Some((d, d));
+    }
+    let df = se2.powi(2) / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    let t = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975);
+    Some((d - t * se2.sqrt(), d + t * se2.sqrt()))
+}
+
 /// Compares per-pass values (times) of a base and a candidate: a change counts when Welch's test
 /// on their logarithms gives `p < alpha` and it exceeds `noise_pct`.
 pub fn compare_passes(base: &[f64], candidate: &[f64], alpha: f64, noise_pct: f64) -> PassTest {
@@ -68,11 +93,15 @@ pub fn compare_passes(base: &[f64], candidate: &[f64], alpha: f64, noise_pct: f6
             candidate: c,
             change_pct,
             p_value: None,
+            change_ci_pct: None,
             verdict: Verdict::NotEnoughPasses,
         };
     }
     let log = |x: &[f64]| x.iter().map(|v| v.ln()).collect::<Vec<_>>();
-    let p = welch_p(&log(base), &log(candidate));
+    let (lb, lc) = (log(base), log(candidate));
+    let p = welch_p(&lb, &lc);
+    // ln(base) − ln(candidate) is ln(base / candidate): the change as a ratio.
+    let change_ci_pct = welch_interval(&lb, &lc).map(|(lo, hi)| ((lo.exp() - 1.0) * 100.0, (hi.exp() - 1.0) * 100.0));
     let verdict = if p < alpha && change_pct.abs() > noise_pct {
         if change_pct > 0.0 {
             Verdict::Faster
@@ -87,6 +116,7 @@ pub fn compare_passes(base: &[f64], candidate: &[f64], alpha: f64, noise_pct: f6
         candidate: c,
         change_pct,
         p_value: Some(p),
+        change_ci_pct,
         verdict,
     }
 }
@@ -134,6 +164,8 @@ mod tests {
         let t = compare_passes(&base, &slower, 0.01, 1.0);
         assert_eq!(t.verdict, Verdict::Slower, "{t:?}");
         assert!((t.change_pct + 2.9).abs() < 0.1, "{}", t.change_pct);
+        let (lo, hi) = t.change_ci_pct.unwrap();
+        assert!(lo < -2.9 && hi > -2.9 && hi < -2.5 && lo > -3.3, "{lo} … {hi}");
         // Generated: the same thing measured again, passes moving by ±2%: no change.
         let again = [101.5, 98.2, 100.9, 99.0, 102.0];
         assert_eq!(compare_passes(&base, &again, 0.01, 1.0).verdict, Verdict::Same);

@@ -41,7 +41,15 @@ impl Setup {
         context: ContextFill,
         stream: &Stream,
     ) -> Result<Setup, ProbeError> {
-        Setup::with_cache(gpu, npp_dir, primitive, g, context, stream, &mut ExpectedCache::default())
+        Setup::with_cache(
+            gpu,
+            npp_dir,
+            primitive,
+            g,
+            context,
+            stream,
+            &mut ExpectedCache::default(),
+        )
     }
 
     /// As [`Setup::new`], taking the expected output from `cache` when an earlier scenario of

@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
-use nppbench_model::{
-    MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind,
-};
+use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
 use nppbench_stats::settle;
 
 use super::fixture::Setup;

@@ -133,16 +133,16 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<Resources> {
             criterion_dir,
             parent_pid,
         } => throughput::run(
-                &throughput::Ask {
-                    npp_dir: npp_dir.as_deref(),
-                    device,
-                    pass,
-                    scenarios: &scenarios,
-                    settings: &settings,
-                    criterion_dir: &criterion_dir,
-                    parent_pid,
-                },
-                response,
-            ),
+            &throughput::Ask {
+                npp_dir: npp_dir.as_deref(),
+                device,
+                pass,
+                scenarios: &scenarios,
+                settings: &settings,
+                criterion_dir: &criterion_dir,
+                parent_pid,
+            },
+            response,
+        ),
     }
 }

@@ -26,27 +26,58 @@ pub(crate) struct Census {
 
 /// Who else is on the device now. Without NVML, nothing is known: no others, no siblings.
 pub(crate) fn census(nvml: Option<&ProcessMemoryProbe>, uuid: &str, parent_pid: u32) -> Census {
-    let me = std::process::id();
+    let Some(list) = nvml.and_then(|n| n.processes().ok()) else {
+        return Census {
+            others: Vec::new(),
+            siblings: 0,
+        };
+    };
+    split(
+        list.into_iter().map(|p| (p.pid, p.used_bytes)),
+        uuid,
+        std::process::id(),
+        parent_pid,
+        &known_probes(),
+    )
+}
+
+/// The pids of the run's probes, from the file the parent names in `NPPBENCH_PROBE_PIDS`
+/// (empty where there is none).
+fn known_probes() -> Vec<u32> {
+    std::env::var_os(crate::runner::PROBE_PIDS_ENV)
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Splits NVML's list (pid, bytes) into siblings and others: this probe, its parent, a process
+/// the parent started (listed in `known`, or whose parent it is) are not others. A probe that
+/// has exited is gone from `/proc` while the driver may still list it: the list of known pids
+/// tells it apart from a stranger.
+fn split(
+    list: impl Iterator<Item = (u32, Option<u64>)>,
+    uuid: &str,
+    me: u32,
+    parent_pid: u32,
+    known: &[u32],
+) -> Census {
     let mut census = Census {
         others: Vec::new(),
         siblings: 0,
     };
-    let Some(list) = nvml.and_then(|n| n.processes().ok()) else {
-        return census;
-    };
-    for p in list {
-        if p.pid == me || p.pid == parent_pid {
+    for (pid, used_bytes) in list {
+        if pid == me || pid == parent_pid {
             continue;
         }
-        if parent_pid != 0 && parent_of(p.pid) == Some(parent_pid) {
+        if known.contains(&pid) || (parent_pid != 0 && parent_of(pid) == Some(parent_pid)) {
             census.siblings += 1;
             continue;
         }
         census.others.push(GpuProcess {
-            pid: p.pid,
-            name: name_of(p.pid),
+            pid,
+            name: name_of(pid),
             gpu_uuid: uuid.to_owned(),
-            used_bytes: p.used_bytes,
+            used_bytes,
         });
     }
     census
@@ -72,5 +103,27 @@ mod tests {
         assert!(parent_of(me).is_some());
         assert!(!name_of(me).is_empty());
         assert_eq!(parent_of(u32::MAX), None);
+    }
+
+    #[test]
+    fn a_listed_probe_is_a_sibling_even_once_gone_from_proc() {
+        // Generated pids: 4_000_000_001 is in no /proc; as a known probe it is a sibling, and as
+        // a stranger it is another process (its name unknown).
+        let gone = 4_000_000_001;
+        let c = split([(gone, Some(1 << 20))].into_iter(), "GPU-x", 1, 2, &[gone]);
+        assert_eq!((c.siblings, c.others.len()), (1, 0));
+        let c = split(
+            [(gone, Some(1 << 20)), (1, Some(5)), (2, None)].into_iter(),
+            "GPU-x",
+            1,
+            2,
+            &[],
+        );
+        assert_eq!(
+            (c.siblings, c.others.len()),
+            (0, 1),
+            "this probe and its parent are neither"
+        );
+        assert_eq!(c.others[0].name, "");
     }
 }

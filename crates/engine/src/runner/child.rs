@@ -31,6 +31,24 @@ pub(super) struct Child<'a> {
     pub(super) probe_exe: &'a Path,
     pub(super) stop: &'a AtomicBool,
     pub(super) name: String,
+    /// Where every probe of the run is listed by pid as it starts ([`PROBE_PIDS_ENV`]).
+    pub(super) pids_file: PathBuf,
+}
+
+/// The variable that names the file of the run's probe pids to each probe: a probe that sees
+/// one of them on the GPU knows it for a sibling, even one already gone from `/proc`.
+pub(crate) const PROBE_PIDS_ENV: &str = "NPPBENCH_PROBE_PIDS";
+
+/// Appends `pid` to the run's list of probes (one line, one write: appends from several
+/// threads do not interleave).
+fn record_pid(file: &Path, pid: u32) {
+    use std::io::Write;
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(file) {
+        let _ = f.write_all(format!("{pid}\n").as_bytes());
+    }
 }
 
 impl Child<'_> {
@@ -82,8 +100,10 @@ impl Child<'_> {
             .stderr(stderr)
             // Its own process group: a Ctrl-C reaches nppbench, which decides what to stop.
             .process_group(0)
+            .env(PROBE_PIDS_ENV, &self.pids_file)
             .spawn()
             .map_err(io_error("starting probe", self.probe_exe))?;
+        record_pid(&self.pids_file, child.id());
         let mut deadline = Instant::now() + timeout;
         let mut seen_len = 0;
         loop {

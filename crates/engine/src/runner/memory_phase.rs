@@ -136,6 +136,7 @@ pub(super) fn run(
                         probe_exe: &opts.probe_exe,
                         stop,
                         name: format!("memory-{i}"),
+                        pids_file: opts.probe_pids_path(),
                     };
                     let request = Request::Memory {
                         npp_dir: npp_dir.clone(),
@@ -146,16 +147,17 @@ pub(super) fn run(
                         parent_pid: std::process::id(),
                     };
                     let started = Instant::now();
-                    let exit = match child.run_until_answered(&request, Duration::from_secs(settings.scenario_timeout_s)) {
-                        Ok((exit, still_exiting)) => {
-                            exiting.extend(still_exiting);
-                            exit
-                        }
-                        Err(e) => {
-                            let _ = tx.send(Done::Error(e));
-                            break;
-                        }
-                    };
+                    let exit =
+                        match child.run_until_answered(&request, Duration::from_secs(settings.scenario_timeout_s)) {
+                            Ok((exit, still_exiting)) => {
+                                exiting.extend(still_exiting);
+                                exit
+                            }
+                            Err(e) => {
+                                let _ = tx.send(Done::Error(e));
+                                break;
+                            }
+                        };
                     if matches!(exit, Exit::Interrupted) || stop.load(Ordering::SeqCst) {
                         let _ = tx.send(Done::Interrupted);
                         break;

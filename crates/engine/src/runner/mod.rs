@@ -7,6 +7,7 @@
 //! once, spread over the GPUs).
 
 mod child;
+pub(crate) use child::PROBE_PIDS_ENV;
 mod journal;
 mod memory_phase;
 mod throughput_phase;
@@ -61,6 +62,11 @@ impl RunOptions {
         self.run_dir(i).join(".nppbench-work")
     }
 
+    /// The pids of every probe this run started, one a line (see `child::PROBE_PIDS_ENV`).
+    pub fn probe_pids_path(&self) -> PathBuf {
+        self.work_dir(0).join("probes.pids")
+    }
+
     /// Every finished scenario of version `i`, appended as it finishes: what `--resume`
     /// continues from.
     pub fn journal_path(&self, i: usize) -> PathBuf {
@@ -84,7 +90,7 @@ pub enum RunError {
     /// The matrix or the options ask for something this machine cannot do: nothing was measured.
     #[error("{0}")]
     Input(String),
-    #[error("{what} {path}: {source}")]
+    #[error("{what} {path}")]
     Io {
         what: &'static str,
         path: PathBuf,
@@ -306,6 +312,7 @@ fn environment(
         probe_exe: &opts.probe_exe,
         stop,
         name: "environment".to_owned(),
+        pids_file: opts.probe_pids_path(),
     };
     let request = Request::Environment {
         npp_dir,

@@ -53,6 +53,7 @@ pub(super) fn run_pass(
                         probe_exe: &opts.probe_exe,
                         stop,
                         name: format!("throughput-p{pass}-gpu{device}-{attempt}"),
+                        pids_file: opts.probe_pids_path(),
                     };
                     one_gpu(&todo, pass, uuid, |attempt, remaining| {
                         let child = child_for(attempt);

@@ -1,12 +1,12 @@
-//! Streams NPP created, against calls, for one leaking geometry: the leak and its fixes.
+//! Streams NPP created, against calls, for one leaking geometry: a new thread per call on each
+//! stream kind (solid), and each bounded threading model on the blocking stream (dashed).
 
-use nppbench_model::Threading;
+use nppbench_model::{StreamKind, Threading};
 
 use crate::analysis::MemoryAnalysis;
-use crate::charts::{FIX_COLOURS, Line, line_chart, stream_colour};
+use crate::charts::{Line, line_chart, series_colour, stream_colour};
 
 pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<String, String> {
-    let mut fix = 0;
     let lines: Vec<Line> = scenarios
         .iter()
         .filter(|m| m.record.scenario.geometry.padded_from.is_none())
@@ -14,14 +14,24 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
             let hidden = m.hidden_streams.as_ref()?;
             let s = &m.record.scenario;
             let leak_shape = s.threading == Threading::ThreadPerCall;
-            let colour = if leak_shape {
-                stream_colour(s.stream)
+            // One line per series a reader compares: every stream kind for a new thread per
+            // call; each other threading model once, on the blocking stream (or its own).
+            if !leak_shape && s.stream != StreamKind::Blocking && !s.threading.owns_stream() {
+                return None;
+            }
+            let (label, colour) = if leak_shape {
+                (
+                    format!("new thread per call, {} stream", s.stream),
+                    stream_colour(s.stream),
+                )
             } else {
-                fix += 1;
-                FIX_COLOURS[(fix - 1) % FIX_COLOURS.len()]
+                (
+                    format!("{}, {} stream", s.threading, s.stream),
+                    series_colour(&s.threading.to_string()),
+                )
             };
             Some(Line {
-                label: format!("{} stream, {}", s.stream, s.threading),
+                label,
                 colour,
                 dashed: !leak_shape,
                 points: hidden.iter().enumerate().map(|(i, h)| (i as f64, *h)).collect(),
@@ -33,5 +43,6 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
         "calls after the warm-up call",
         "streams created by NPP, cumulative",
         &lines,
+        true,
     )
 }

@@ -3,9 +3,9 @@
 use nppbench_model::StreamKind;
 use plotters::prelude::*;
 
-use crate::charts::{CAPTION_SIZE, FONT, LABEL_SIZE, WIDTH, group_label, stream_colour, stream_legend, svg};
+use crate::charts::{CAPTION_SIZE, FONT, MIN_TEXT, WIDTH, group_label, stream_colour, stream_legend, svg};
 
-const BAR: u32 = 12;
+const BAR: u32 = 16;
 const LEFT: u32 = 210;
 
 /// `groups`: a threading model and the median latency (µs) per stream kind.
@@ -36,7 +36,7 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<(StreamKind, f64)>)]) -
                 root.draw(&Text::new(
                     format!("{us:.0} µs"),
                     (x_of(*us) + 4, y - 1),
-                    (FONT, LABEL_SIZE - 3),
+                    (FONT, MIN_TEXT),
                 ))
                 .map_err(e)?;
                 y += BAR as i32;

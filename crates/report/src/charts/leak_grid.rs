@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::charts::{FONT, LABEL_SIZE, WIDTH, class_colour, svg};
+use crate::charts::{CHAR_PX, FONT, LABEL_SIZE, MIN_TEXT, WIDTH, class_colour, svg};
 use crate::stats::LeakClass;
 
 /// One cell: its class (`None`: failed) and the text shown in it.
@@ -13,29 +13,37 @@ pub(crate) struct Cell {
     pub(crate) text: String,
 }
 
-const ROW_HEIGHT: u32 = 26;
-const HEADER: u32 = 200;
-const ROW_LABEL: u32 = 170;
+const ROW_HEIGHT: u32 = 28;
+const ROW_LABEL: u32 = 200;
 
-/// `cells[row][column]`; `None` where that combination was not measured.
+/// The most columns one grid holds at the page's width with legible text: the caller splits a
+/// wider grid into several.
+pub(crate) const MAX_COLUMNS: usize = 12;
+
+/// `cells[row][column]`; `None` where that combination was not measured. At most
+/// [`MAX_COLUMNS`] columns: the grid keeps the page's width, so its text keeps its size.
 pub(crate) fn render(rows: &[String], columns: &[String], cells: &[Vec<Option<Cell>>]) -> Result<String, String> {
-    let height = HEADER + ROW_HEIGHT * rows.len() as u32 + 40;
-    let width = WIDTH.max(ROW_LABEL + 52 * columns.len() as u32 + 10);
+    debug_assert!(columns.len() <= MAX_COLUMNS);
+    // Room above the grid for the longest column name, drawn upwards.
+    let longest = columns.iter().map(|c| c.chars().count()).max().unwrap_or(0) as u32;
+    let header = (longest * CHAR_PX + 20).max(80);
+    let height = header + ROW_HEIGHT * rows.len() as u32 + 44;
+    let width = WIDTH;
     let col_width = (width - ROW_LABEL - 10) / columns.len().max(1) as u32;
     svg(width, height, |root| {
         let e = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
-        let small = (FONT, LABEL_SIZE - 1).into_font();
+        let small = (FONT, MIN_TEXT).into_font();
         for (c, name) in columns.iter().enumerate() {
             let x = (ROW_LABEL + col_width * c as u32 + col_width / 2) as i32;
             let style = TextStyle::from(small.clone())
                 .transform(FontTransform::Rotate270)
                 .pos(Pos::new(HPos::Left, VPos::Center));
-            root.draw(&Text::new(name.clone(), (x, HEADER as i32 - 6), style))
+            root.draw(&Text::new(name.clone(), (x, header as i32 - 6), style))
                 .map_err(e)?;
         }
         for (r, name) in rows.iter().enumerate() {
-            let y = (HEADER + ROW_HEIGHT * r as u32) as i32;
-            let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+            let y = (header + ROW_HEIGHT * r as u32) as i32;
+            let style = TextStyle::from((FONT, MIN_TEXT).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
             root.draw(&Text::new(
                 name.clone(),
                 (ROW_LABEL as i32 - 8, y + ROW_HEIGHT as i32 / 2),
@@ -57,7 +65,7 @@ pub(crate) fn render(rows: &[String], columns: &[String], cells: &[Vec<Option<Ce
                 .map_err(e)?;
             }
         }
-        let legend_y = (HEADER + ROW_HEIGHT * rows.len() as u32 + 12) as i32;
+        let legend_y = (header + ROW_HEIGHT * rows.len() as u32 + 12) as i32;
         for (i, (class, name)) in [
             (Some(LeakClass::Leak), "leak (MiB per new thread)"),
             (Some(LeakClass::Bounded), "bounded"),
@@ -67,7 +75,7 @@ pub(crate) fn render(rows: &[String], columns: &[String], cells: &[Vec<Option<Ce
         .into_iter()
         .enumerate()
         {
-            let x = 10 + i as i32 * 180;
+            let x = 10 + i as i32 * 230;
             root.draw(&Rectangle::new(
                 [(x, legend_y), (x + 14, legend_y + 14)],
                 class_colour(class).filled(),

@@ -5,7 +5,7 @@ use nppbench_model::{StreamKind, Threading};
 use plotters::style::RGBColor;
 
 use crate::analysis::MemoryAnalysis;
-use crate::charts::{FIX_COLOURS, Line, line_chart, stream_colour};
+use crate::charts::{Line, line_chart, series_colour, stream_colour};
 
 /// `scenarios`: those of one leaking geometry and of its padded-ROI variant
 /// ([`crate::analysis::selection::timeline`]).
@@ -43,8 +43,13 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
             Some(_) => s.threading == Threading::ThreadPerCall,
         }
     });
-    for (i, m) in fixes.enumerate() {
+    for m in fixes {
         let s = &m.record.scenario;
+        let key = if s.geometry.padded_from.is_some() {
+            "padded ROI".to_owned()
+        } else {
+            s.threading.to_string()
+        };
         let label = match (s.threading, s.geometry.padded_from) {
             (Threading::ThreadPerCall, Some(w)) => format!(
                 "padded ROI ({w} → {}), new thread per call, {} stream",
@@ -55,12 +60,13 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
             }
             (t, _) => format!("{t}, {} stream", s.stream),
         };
-        lines.push(line(m, label, FIX_COLOURS[i % FIX_COLOURS.len()], true));
+        lines.push(line(m, label, series_colour(&key), true));
     }
     line_chart(
         title,
         "calls after the warm-up call (each from a new thread, for a new thread per call)",
         "process GPU memory growth, MiB",
         &lines,
+        false,
     )
 }

@@ -1,10 +1,13 @@
 //! Charts as inline SVG, one file per chart kind; sizes and colours live here alone.
 
+pub(crate) mod atlas_overview;
 pub(crate) mod hidden_streams;
+pub(crate) mod history_series;
 pub(crate) mod latency;
 pub(crate) mod leak_grid;
 pub(crate) mod memory_timeline;
 pub(crate) mod throughput;
+pub(crate) mod version_dots;
 
 use nppbench_model::StreamKind;
 use plotters::prelude::*;
@@ -16,8 +19,14 @@ pub(crate) const WIDTH: u32 = 760;
 /// Height of the line charts.
 pub(crate) const LINE_HEIGHT: u32 = 340;
 pub(crate) const FONT: &str = "sans-serif";
-pub(crate) const CAPTION_SIZE: u32 = 17;
-pub(crate) const LABEL_SIZE: u32 = 13;
+/// Text sizes as plotters takes them: its SVG backend writes `size / 1.24` px, so 15 is 12.1 px.
+pub(crate) const CAPTION_SIZE: u32 = 20;
+pub(crate) const LABEL_SIZE: u32 = 16;
+/// The smallest text any chart draws (12.1 px in the SVG): at a page width of 800 px a chart is
+/// drawn at its own size, so this is the size a reader sees.
+pub(crate) const MIN_TEXT: u32 = 15;
+/// About how wide a character of [`MIN_TEXT`] is drawn, px: room for labels.
+pub(crate) const CHAR_PX: u32 = 7;
 
 /// One colour per stream kind (Okabe–Ito, readable with colour-blindness and in grey print).
 pub(crate) fn stream_colour(kind: StreamKind) -> RGBColor {
@@ -39,15 +48,44 @@ pub(crate) fn class_colour(class: Option<LeakClass>) -> RGBColor {
     }
 }
 
-/// Colours of the fixes drawn beside a leak (dashed), distinct from the stream colours.
-pub(crate) const FIX_COLOURS: [RGBColor; 6] = [
+/// Colours of the series that are not stream kinds (threading models, fixes, versions), distinct
+/// from the stream colours and from each other; a page gives each series key one of these, the
+/// same in every chart ([`series_colour`]).
+pub(crate) const SERIES_COLOURS: [RGBColor; 10] = [
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
     RGBColor(120, 94, 240),
-    RGBColor(100, 100, 100),
+    RGBColor(90, 90, 90),
     RGBColor(160, 120, 40),
     RGBColor(40, 160, 160),
+    RGBColor(200, 40, 120),
+    RGBColor(100, 150, 40),
+    RGBColor(60, 60, 200),
+    RGBColor(230, 100, 40),
 ];
+
+/// The colour of a series that is not a stream kind: the same key has the same colour in every
+/// chart of every page (`single`, `pool:4`, `own stream`, `padded ROI`, an NPP version, …).
+pub(crate) fn series_colour(key: &str) -> RGBColor {
+    const KNOWN: [&str; 8] = [
+        "single",
+        "pool:2",
+        "pool:4",
+        "pool:16",
+        "thread_per_call_own_stream",
+        "padded ROI",
+        "pool:3",
+        "pool:8",
+    ];
+    let index = KNOWN.iter().position(|k| *k == key).unwrap_or_else(|| {
+        // Any other key: a stable hash of its text, past the known ones.
+        let h = key
+            .bytes()
+            .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+        KNOWN.len() + (h as usize % (SERIES_COLOURS.len() - KNOWN.len()))
+    });
+    SERIES_COLOURS[index % SERIES_COLOURS.len()]
+}
 
 /// A reference line (the copy ceiling) and the reference kernel's markers.
 pub(crate) const CEILING_COLOUR: RGBColor = RGBColor(80, 80, 80);
@@ -91,10 +129,19 @@ pub(crate) fn stream_legend(root: &Area<'_>, y: i32) -> Result<(), String> {
         let x = 10 + i as i32 * 150;
         root.draw(&Rectangle::new([(x, y), (x + 12, y + 12)], stream_colour(k).filled()))
             .map_err(drawing_error)?;
-        root.draw(&Text::new(k.as_str(), (x + 16, y), (FONT, LABEL_SIZE - 1)))
+        root.draw(&Text::new(k.as_str(), (x + 16, y), (FONT, MIN_TEXT)))
             .map_err(drawing_error)?;
     }
     Ok(())
+}
+
+/// `5`, not `5.0`: axis labels of counts.
+pub(crate) fn integer_label(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        String::new()
+    }
 }
 
 /// A labelled line of a line chart.
@@ -106,8 +153,15 @@ pub(crate) struct Line {
     pub(crate) points: Vec<(f64, f64)>,
 }
 
-/// A line chart with a legend: the shape of the memory and hidden-stream charts.
-pub(crate) fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> Result<String, String> {
+/// A line chart with a legend: the shape of the memory and hidden-stream charts. The x axis
+/// counts calls (integer labels); `integer_y` labels the y axis in integers too (counts).
+pub(crate) fn line_chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+    integer_y: bool,
+) -> Result<String, String> {
     let x_max = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
@@ -118,7 +172,7 @@ pub(crate) fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]
         .fold(1.0, f64::max)
         * 1.1;
     let legend_rows = lines.len() as u32;
-    svg(WIDTH, LINE_HEIGHT + legend_rows * 16, |root| {
+    svg(WIDTH, LINE_HEIGHT + legend_rows * 20 + 4, |root| {
         let (plot, legend) = root.split_vertically(LINE_HEIGHT);
         let e = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
         let mut chart = ChartBuilder::on(&plot)
@@ -128,11 +182,15 @@ pub(crate) fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]
             .y_label_area_size(56)
             .build_cartesian_2d(0f64..x_max, 0f64..y_max)
             .map_err(e)?;
+        let y_format = |v: &f64| if integer_y { integer_label(v) } else { format!("{v:.1}") };
         chart
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc(y_desc)
+            .x_label_formatter(&integer_label)
+            .y_label_formatter(&y_format)
             .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
             .light_line_style(RGBColor(242, 242, 242))
             .draw()
             .map_err(e)?;
@@ -149,11 +207,20 @@ pub(crate) fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]
             }
         }
         for (i, line) in lines.iter().enumerate() {
-            let y = 4 + i as i32 * 16;
+            let y = 4 + i as i32 * 20;
             let style = ShapeStyle::from(&line.colour).stroke_width(3);
-            legend
-                .draw(&PathElement::new(vec![(70, y + 6), (100, y + 6)], style))
-                .map_err(e)?;
+            // The swatch drawn as the line is: dashed for a dashed series.
+            if line.dashed {
+                for x in [70, 82, 94] {
+                    legend
+                        .draw(&PathElement::new(vec![(x, y + 6), (x + 6, y + 6)], style))
+                        .map_err(e)?;
+                }
+            } else {
+                legend
+                    .draw(&PathElement::new(vec![(70, y + 6), (100, y + 6)], style))
+                    .map_err(e)?;
+            }
             legend
                 .draw(&Text::new(line.label.clone(), (108, y), (FONT, LABEL_SIZE)))
                 .map_err(e)?;

@@ -5,8 +5,8 @@ use nppbench_model::StreamKind;
 use plotters::prelude::*;
 
 use crate::charts::{
-    CAPTION_SIZE, CEILING_COLOUR, FONT, LABEL_SIZE, REFERENCE_COLOUR, WIDTH, group_label, stream_colour, stream_legend,
-    svg,
+    CAPTION_SIZE, CEILING_COLOUR, FONT, LABEL_SIZE, MIN_TEXT, REFERENCE_COLOUR, WIDTH, group_label, stream_colour,
+    stream_legend, svg,
 };
 
 /// One bar.
@@ -17,9 +17,9 @@ pub(crate) struct Bar {
     pub(crate) reference_gbps: Option<f64>,
 }
 
-const BAR: u32 = 9;
+const BAR: u32 = 12;
 const GROUP_GAP: u32 = 10;
-const LEFT: u32 = 190;
+const LEFT: u32 = 220;
 
 /// `groups`: a geometry label and its bars.
 pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: Option<f64>) -> Result<String, String> {
@@ -86,7 +86,7 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
             root.draw(&Text::new(
                 format!("{t:.0}"),
                 (x_of(t) - 10, axis_y + 6),
-                (FONT, LABEL_SIZE - 2),
+                (FONT, MIN_TEXT),
             ))
             .map_err(e)?;
             t += step;
@@ -106,7 +106,7 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
             root.draw(&Text::new(
                 format!("copy ceiling {c:.0}"),
                 (x_of(c) - 150, 24),
-                (FONT, LABEL_SIZE - 1),
+                (FONT, MIN_TEXT),
             ))
             .map_err(e)?;
         }
@@ -118,7 +118,7 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
             REFERENCE_COLOUR.stroke_width(2),
         ))
         .map_err(e)?;
-        root.draw(&Text::new("reference kernel", (616, ly), (FONT, LABEL_SIZE - 1)))
+        root.draw(&Text::new("reference kernel", (616, ly), (FONT, MIN_TEXT)))
             .map_err(e)?;
         Ok(())
     })

@@ -1,11 +1,14 @@
 //! View models: every figure the pages show, formatted, so templates hold no arithmetic.
 //!
 //! `run` builds one run's section (tables, charts, environment), `prose` words its verdict and
-//! fixes, `side_by_side` lays several runs next to each other.
+//! fixes, `atlas` the rows of a run of several functions, `timing` where a run's time went, and
+//! `upgrade` the first page of a report of several runs (what changed, versions side by side).
 
+mod atlas;
 mod prose;
 mod run;
-mod side_by_side;
+mod timing;
+mod upgrade;
 
 use nppbench_model::{Geometry, Outcome, Primitive, RunFile};
 use serde::Serialize;
@@ -14,21 +17,97 @@ use crate::stats::LeakClass;
 
 pub(crate) use prose::by_kind;
 pub(crate) use run::run_view;
-pub use run::{ChartView, EnvEntry, FailureRow, FixView, MemoryRow, RunView, ThroughputRow, VerdictView};
-pub(crate) use side_by_side::comparison;
-pub use side_by_side::{Comparison, ComparisonRow};
+pub use run::{
+    AtlasRow, ChartView, EnvEntry, FailureRow, FixView, FunctionView, MemoryRow, RuleView, RunView, ThroughputRow,
+    VerdictView,
+};
+pub use timing::{GpuRow, PhaseRow, TimingView};
+pub(crate) use upgrade::upgrade;
+pub use upgrade::{RuleRow, UpgradeView, VersionRow};
 
 #[derive(Debug, Serialize)]
 pub struct Page {
     pub title: String,
     pub generated_by: String,
+    /// The runs shown on this page; on the first page of several runs, every run (summary.md
+    /// words each), with `upgrade` shown instead of their sections.
     pub runs: Vec<RunView>,
-    /// Present when several runs are rendered together.
-    pub comparison: Option<Comparison>,
+    /// Several runs rendered together: what changed, and a page for each run.
+    pub upgrade: Option<UpgradeView>,
+    /// A run's own page of a report of several: the link back to the first page.
+    pub back: Option<String>,
 }
 
 pub(crate) fn fmt(v: f64, digits: usize) -> String {
     format!("{v:.digits$}")
+}
+
+/// At least three significant digits, without trailing noise: `22.4`, `1.66`, `0.832`, `6272`.
+pub(crate) fn fmt_sig(v: f64) -> String {
+    if !v.is_finite() {
+        return "—".into();
+    }
+    let a = v.abs();
+    let digits = if a >= 100.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        3
+    };
+    format!("{v:.digits$}")
+}
+
+/// A p-value as a reader takes it in: `0.034`, `4.2e-4`, `< 1e-6` (never `0.00e0`).
+pub(crate) fn fmt_p(p: f64) -> String {
+    if p < 1e-6 {
+        "< 1e-6".into()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Each run's short label ([`RunFile::short_label`]); runs whose labels are equal are told apart
+/// by their start time, then by their position.
+pub fn labels(runs: &[RunFile]) -> Vec<String> {
+    let short: Vec<String> = runs.iter().map(RunFile::short_label).collect();
+    let with_time: Vec<String> = runs
+        .iter()
+        .zip(&short)
+        .map(|(r, l)| {
+            if short.iter().filter(|x| *x == l).count() > 1 {
+                let when = r.started_at.get(..16).unwrap_or(&r.started_at).replace('T', " ");
+                format!("{l} · {when} UTC")
+            } else {
+                l.clone()
+            }
+        })
+        .collect();
+    with_time
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if with_time.iter().filter(|x| *x == l).count() > 1 {
+                format!("{l} · run {}", i + 1)
+            } else {
+                l.clone()
+            }
+        })
+        .collect()
+}
+
+/// `47`, or `108 (warm)` where the figure is at the warm kernel time (see
+/// [`crate::analysis::ThroughputAnalysis::ceiling_pct`]).
+pub(crate) fn ceiling_pct_text(pct: Option<(f64, bool)>) -> String {
+    match pct {
+        Some((p, true)) => fmt(p, 0),
+        Some((p, false)) => format!("{} (warm)", fmt(p, 0)),
+        None => "—".into(),
+    }
 }
 
 pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
@@ -53,6 +132,11 @@ pub(crate) fn status(o: &Outcome) -> String {
 
 pub(crate) fn class_name(class: Option<LeakClass>) -> &'static str {
     class.map_or("failed", LeakClass::as_str)
+}
+
+/// The page of run `index` in a report of several runs.
+pub fn run_page_name(index: usize) -> String {
+    format!("run-{}.html", index + 1)
 }
 
 /// The run.json link of run `index` of `total` rendered together.

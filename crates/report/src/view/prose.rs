@@ -21,6 +21,23 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
             a.npp_version()
         )
     };
+    let functions = a.primitives();
+    let many = functions.len() > 1;
+    let headline = if many {
+        let leaking_functions = functions
+            .iter()
+            .filter(|p| a.leaking().any(|m| m.record.scenario.primitive == **p))
+            .count();
+        format!(
+            "{leaking_functions} of {} functions leak GPU memory on {gpu} with NPP {}: {} of {} configurations.",
+            functions.len(),
+            a.npp_version(),
+            v.leaking,
+            v.measured
+        )
+    } else {
+        headline
+    };
     let mut details = Vec::new();
     if let Some(r) = v.per_thread_range {
         details.push(format!(
@@ -34,13 +51,14 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
             number_range(r, 1)
         ));
     }
-    if !v.stream_hoarders.is_empty() {
+    // With several functions the atlas table says which do what, function by function.
+    if !v.stream_hoarders.is_empty() && !many {
         details.push(format!(
             "The scenarios whose NPP creates streams for every new thread and never destroys them: {}.",
             v.stream_hoarders.join("; ")
         ));
     }
-    if let (Some(l), Some(o)) = (v.kernels_per_call_leaking, v.kernels_per_call_other) {
+    if let (Some(l), Some(o), false) = (v.kernels_per_call_leaking, v.kernels_per_call_other, many) {
         details.push(format!(
             "On the leaking geometries NPP launches {} kernel(s) per call, against {} on the others (CUPTI's kernel records), whatever the stream.",
             number_range(l, 0),
@@ -57,7 +75,6 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
     VerdictView {
         headline,
         leak_found: v.leaking > 0,
-        shared: v.shared.clone(),
         never: v.never.clone(),
         details,
     }
@@ -122,18 +139,34 @@ pub(super) fn warnings(a: &RunAnalysis<'_>) -> Vec<String> {
         let who: Vec<String> = shared
             .iter()
             .map(|p| {
-                let name = if p.name.is_empty() { "unnamed".to_owned() } else { p.name.clone() };
+                let name = if p.name.is_empty() {
+                    "name unreadable".to_owned()
+                } else {
+                    p.name.clone()
+                };
                 match p.used_bytes {
                     Some(b) => format!("PID {} ({name}, {} MiB)", p.pid, b >> 20),
                     None => format!("PID {} ({name})", p.pid),
                 }
             })
             .collect();
+        let unreadable = if shared.iter().any(|p| p.name.is_empty()) {
+            " A name is unreadable where the process had exited by the time nppbench looked it up, or runs outside this machine's view of processes (another container)."
+        } else {
+            ""
+        };
         out.push(format!(
-            "The GPU was shared with other processes while nppbench measured: {}. {} of {} throughput records were taken with another process on the GPU: their figures may be off (clocks, memory bandwidth); per-process memory and leak classes are not affected. `compare` does not gate on this run unless given --allow-shared-gpu.",
+            "The GPU was shared with other processes while nppbench measured: {}. Seen around {} of {} memory scenarios and {} of {} throughput records; throughput taken beside another process may be off (clocks, memory bandwidth), while per-process memory and leak classes are not affected. {}{unreadable}",
             who.join(", "),
+            a.shared_memory(),
+            a.run.memory.len(),
             a.shared_throughput(),
-            a.run.throughput.len()
+            a.run.throughput.len(),
+            if a.sharing_that_touches_gates().is_empty() {
+                "`compare` still gates on this run: no throughput record and no device-wide memory figure was taken beside another process."
+            } else {
+                "`compare` does not gate on this run unless given --allow-shared-gpu."
+            }
         ));
     }
     for hook in &a.run.test_hooks {
@@ -142,4 +175,126 @@ pub(super) fn warnings(a: &RunAnalysis<'_>) -> Vec<String> {
         ));
     }
     out
+}
+
+/// A stream kind or context filling list as words: `legacy_default, per_thread_default or
+/// blocking`.
+fn one_of<T: std::fmt::Display>(items: &[T]) -> String {
+    let words: Vec<String> = items.iter().map(|i| i.to_string()).collect();
+    match words.len() {
+        0 => String::new(),
+        1 => words[0].clone(),
+        n => format!("{} or {}", words[..n - 1].join(", "), words[n - 1]),
+    }
+}
+
+/// One literal of a rule, in words.
+pub(crate) fn literal(l: &crate::analysis::rules::Literal) -> String {
+    use crate::analysis::rules::Feature as F;
+    let is = if l.holds { "is" } else { "is not" };
+    match &l.feature {
+        F::WidthBytesMultiple(m) => format!("the width in bytes {is} a multiple of {m}"),
+        F::WidthPixelsMultiple(m) => format!("the width in pixels {is} a multiple of {m}"),
+        F::SrcStrideMultiple(m) => format!("the source stride {is} a multiple of {m} bytes"),
+        F::DstStrideMultiple(m) => format!("the destination stride {is} a multiple of {m} bytes"),
+        F::LargeImage if l.holds => "the image has a megapixel or more".into(),
+        F::LargeImage => "the image has under a megapixel".into(),
+        F::NewThreadPerCall if l.holds => "a new host thread makes each call".into(),
+        F::NewThreadPerCall => "a bounded set of threads makes the calls (one thread, or a pool)".into(),
+        F::DeclaresNonBlocking if l.holds => "the stream context declares a non-blocking stream".into(),
+        F::DeclaresNonBlocking => "the stream context declares a blocking stream (nStreamFlags 0)".into(),
+        F::StreamIn(set) if l.holds => format!("the stream is {}", one_of(set)),
+        F::StreamIn(set) => format!("the stream is not {}", one_of(set)),
+        F::ContextIn(set) if l.holds => format!("the context is filled {}", one_of(set)),
+        F::ContextIn(set) => format!("the context is not filled {}", one_of(set)),
+    }
+}
+
+/// A rule as words: its sentence, its support, what the data cannot tell apart, and the
+/// counter-examples where no rule fits.
+pub(crate) struct RuleWords {
+    pub(crate) sentence: String,
+    pub(crate) support: String,
+    pub(crate) equivalents: Vec<String>,
+    pub(crate) counter_examples: Vec<String>,
+}
+
+pub(crate) fn rule_words(r: &crate::analysis::rules::Rule) -> RuleWords {
+    use crate::analysis::rules::RuleKind;
+    let support = format!(
+        "{} measured scenarios: {} leak, {} do not",
+        r.measured,
+        r.leaking,
+        r.measured - r.leaking
+    );
+    match &r.kind {
+        RuleKind::Never => RuleWords {
+            sentence: format!("Never leaked in the {} scenarios measured", r.measured),
+            support,
+            equivalents: Vec::new(),
+            counter_examples: Vec::new(),
+        },
+        RuleKind::Always => RuleWords {
+            sentence: format!("Leaked in every one of the {} scenarios measured", r.measured),
+            support,
+            equivalents: Vec::new(),
+            counter_examples: Vec::new(),
+        },
+        RuleKind::Exactly { literals, alternatives } => {
+            let parts: Vec<String> = literals.iter().map(|(l, _)| literal(l)).collect();
+            let mut equivalents: Vec<String> = literals
+                .iter()
+                .filter(|(_, same)| !same.is_empty())
+                .map(|(l, same)| {
+                    format!(
+                        "“{}” is, on these scenarios, the same as: {}",
+                        literal(l),
+                        same.iter().map(literal).collect::<Vec<_>>().join("; ")
+                    )
+                })
+                .collect();
+            if *alternatives > 0 {
+                equivalents.push(format!(
+                    "{alternatives} other rule(s) of {} conditions fit these scenarios as well: a sweep with more contrast would tell them apart",
+                    literals.len()
+                ));
+            }
+            RuleWords {
+                sentence: format!("Leaks if and only if {}", one_of_and(&parts)),
+                support: format!("checked both ways on all {support}"),
+                equivalents,
+                counter_examples: Vec::new(),
+            }
+        }
+        RuleKind::Approximately {
+            literals,
+            counter_examples,
+        } => {
+            let parts: Vec<String> = literals.iter().map(literal).collect();
+            RuleWords {
+                sentence: format!(
+                    "No rule of up to {} conditions separates the leaking scenarios exactly; the closest, “leaks when {}”, gets {} of {} wrong",
+                    crate::analysis::rules::MAX_LITERALS,
+                    one_of_and(&parts),
+                    counter_examples.len(),
+                    r.measured
+                ),
+                support,
+                equivalents: Vec::new(),
+                counter_examples: counter_examples
+                    .iter()
+                    .map(|(id, leaks)| format!("{id} ({})", if *leaks { "leaks" } else { "does not leak" }))
+                    .collect(),
+            }
+        }
+    }
+}
+
+/// `a, b and c`.
+fn one_of_and(parts: &[String]) -> String {
+    match parts.len() {
+        0 => String::new(),
+        1 => parts[0].clone(),
+        n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),
+    }
 }

@@ -7,62 +7,125 @@ use serde::Serialize;
 use super::prose::{fix_view, verdict_view};
 use super::{alignment, class_name, fmt, opt, run_json_name, status};
 use crate::analysis::selection;
-use crate::analysis::{MemoryAnalysis, Probe, RunAnalysis};
+use crate::analysis::{MemoryAnalysis, Probe, RunAnalysis, ThroughputAnalysis};
 use crate::charts;
 use crate::findings;
 use crate::stats::LeakClass;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RunView {
     pub anchor: String,
+    /// `NPP 13.0.1.2 · H200 · driver 580.159.04`.
+    pub label: String,
     pub npp_version: String,
+    pub gpu_name: String,
     pub heading: String,
+    /// `LEAKS` or `NO LEAK`.
+    pub status: String,
     pub interrupted: bool,
     /// What a reader must know before trusting the figures: a shared GPU, a test hook.
     pub warnings: Vec<String>,
     pub verdict: VerdictView,
+    /// Each primitive's leak rule.
+    pub rules: Vec<RuleView>,
     pub fixes: Vec<FixView>,
+    /// Several primitives: one row each (the atlas), and a section each.
+    pub atlas: Vec<AtlasRow>,
+    pub functions: Vec<FunctionView>,
     pub environment: Vec<EnvEntry>,
     pub charts: Vec<ChartView>,
     pub memory: Vec<MemoryRow>,
     pub throughput: Vec<ThroughputRow>,
+    /// Columns shown only where they vary.
+    pub many_primitives: bool,
+    pub many_contexts: bool,
+    pub many_gpus: bool,
+    /// Over this many memory rows, the full table is left to scenarios.csv.
+    pub full_tables: bool,
+    pub timing: super::timing::TimingView,
+    pub gpus: Vec<super::timing::GpuRow>,
+    pub gpu_disagreements: Vec<String>,
     pub failures: Vec<FailureRow>,
+    pub not_measured: Vec<FailureRow>,
     pub reproduce: String,
     pub run_json: String,
 }
 
+/// One primitive's leak rule, in words.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleView {
+    pub primitive: String,
+    pub library: String,
+    pub leaks: bool,
+    pub sentence: String,
+    pub support: String,
+    pub equivalents: Vec<String>,
+    pub counter_examples: Vec<String>,
+}
+
+/// One function of the atlas.
+#[derive(Debug, Clone, Serialize)]
+pub struct AtlasRow {
+    pub anchor: String,
+    pub primitive: String,
+    pub library: String,
+    pub operation: String,
+    /// `leaks`, `no leak`, `not measured`.
+    pub verdict: String,
+    pub rule: String,
+    pub mib_per_thread: String,
+    pub streams_per_thread: String,
+    pub kernels_per_call: String,
+    pub gbps: String,
+    pub pct_of_ceiling: String,
+    pub scenarios: String,
+}
+
+/// One function's section of an atlas page: its rule and its scenarios.
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionView {
+    pub anchor: String,
+    pub primitive: String,
+    pub symbol: String,
+    pub library: String,
+    pub operation: String,
+    pub docs: String,
+    pub rule: RuleView,
+    pub memory: Vec<MemoryRow>,
+    pub throughput: Vec<ThroughputRow>,
+}
+
 /// One line of the environment list.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct EnvEntry {
     pub name: String,
     pub value: String,
 }
 
-/// A failed scenario: its id, the kind of fault and why.
-#[derive(Debug, Serialize)]
+/// A failed (or not measured) scenario: its id, the kind of fault and why.
+#[derive(Debug, Clone, Serialize)]
 pub struct FailureRow {
     pub scenario: String,
     pub kind: String,
     pub reason: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct VerdictView {
     pub headline: String,
     pub leak_found: bool,
-    pub shared: Vec<String>,
     pub never: Vec<String>,
     pub details: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FixView {
     pub title: String,
     pub effect: String,
     pub works: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ChartView {
     pub id: String,
     pub title: String,
@@ -70,17 +133,20 @@ pub struct ChartView {
     pub svg: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct MemoryRow {
     pub id: String,
+    pub primitive: String,
     pub geometry: String,
     pub alignment: String,
     pub stream: String,
+    pub context: String,
     pub threading: String,
     pub status: String,
     pub class: String,
     pub threads: String,
     pub calls: String,
+    pub settled: String,
     pub growth_mib: String,
     pub per_thread: String,
     pub per_thread_ci: String,
@@ -88,39 +154,62 @@ pub struct MemoryRow {
     pub r2: String,
     pub hidden_per_thread: String,
     pub never_destroyed: String,
+    pub declared_flags: String,
     pub latency_us: String,
     pub probe: String,
+    pub gpu: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ThroughputRow {
     pub id: String,
+    pub primitive: String,
     pub geometry: String,
     pub alignment: String,
     pub stream: String,
+    pub context: String,
+    pub gpu: String,
     pub status: String,
+    pub passes: String,
     pub median_us: String,
-    pub kernel_only_us: String,
+    pub kernel_per_call_us: String,
+    pub kernel_per_call_ci: String,
     pub kernels_per_call: String,
+    /// Each kernel of a call and its median µs, where a call launches more than one.
+    pub kernels: String,
+    pub cold_us: String,
+    pub host_latency_us: String,
+    pub kernel_only_us: String,
     pub gbps: String,
     pub gbps_ci: String,
+    pub kernel_gbps: String,
+    /// At the cold kernel time (see `ThroughputAnalysis::ceiling_pct`).
     pub pct_of_ceiling: String,
+    pub cold_gbps: String,
+    pub throttled: String,
+    pub sm_mhz: String,
     pub reference_gbps: String,
     pub reference_path: String,
 }
 
 fn memory_row(m: &MemoryAnalysis<'_>) -> MemoryRow {
     let s = &m.record.scenario;
+    let result = m.record.result.as_ref();
     MemoryRow {
         id: s.id.clone(),
+        primitive: s.primitive.to_string(),
         geometry: s.geometry.label(),
         alignment: alignment(s.primitive, &s.geometry),
         stream: s.stream.to_string(),
+        context: s.context.to_string(),
         threading: s.threading.to_string(),
         status: status(&m.record.outcome),
         class: class_name(m.class).to_owned(),
         threads: m.threads_spawned.to_string(),
         calls: m.calls.to_string(),
+        settled: result
+            .and_then(|r| r.settled_after)
+            .map_or_else(|| "—".into(), |n| format!("after {n}")),
         growth_mib: if m.class.is_some() {
             fmt(m.total_growth_mib(), 1)
         } else {
@@ -137,11 +226,100 @@ fn memory_row(m: &MemoryAnalysis<'_>) -> MemoryRow {
         never_destroyed: m
             .streams_never_destroyed
             .map_or_else(|| "not measured".into(), |n| n.to_string()),
+        declared_flags: result.and_then(|r| r.context).map_or_else(
+            || "—".into(),
+            |c| format!("declared {}, stream {}", c.declared_flags, c.stream_flags),
+        ),
         latency_us: opt(m.latency_us, 1),
         probe: match m.probe {
             Probe::Process => "process (NVML)".into(),
             Probe::Device => "device-wide".into(),
         },
+        gpu: m.record.gpu.clone().unwrap_or_default(),
+    }
+}
+
+fn throughput_row(t: &ThroughputAnalysis<'_>, ceiling: Option<f64>) -> ThroughputRow {
+    let s = &t.record.scenario;
+    let first = t.passes.iter().find_map(|p| p.result.as_ref());
+    ThroughputRow {
+        id: s.id.clone(),
+        primitive: s.primitive.to_string(),
+        geometry: s.geometry.label(),
+        alignment: alignment(s.primitive, &s.geometry),
+        stream: s.stream.to_string(),
+        context: s.context.to_string(),
+        gpu: t.gpu.map(str::to_owned).unwrap_or_default(),
+        status: status(t.outcome),
+        passes: format!(
+            "{} of {}",
+            t.pass_kernel_ns.len().max(t.pass_event_ns.len()),
+            t.passes.len()
+        ),
+        median_us: opt(t.median_us, 2),
+        kernel_per_call_us: opt(t.kernel_per_call_us, 2),
+        kernel_per_call_ci: t
+            .kernel_per_call_ci_us
+            .map_or_else(|| "—".into(), |(lo, hi)| format!("{} … {}", fmt(lo, 2), fmt(hi, 2))),
+        kernels_per_call: opt(t.kernels_per_call, 0),
+        kernels: if t.kernels.len() > 1 {
+            t.kernels
+                .iter()
+                .map(|(name, us)| format!("{} {} µs", short_kernel(name), fmt(*us, 2)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        } else {
+            String::new()
+        },
+        cold_us: opt(t.cold_per_call_us, 2),
+        host_latency_us: opt(t.host_latency_us, 1),
+        kernel_only_us: opt(t.kernel_only_us, 2),
+        gbps: opt(t.gbps, 1),
+        gbps_ci: t
+            .gbps_ci
+            .map_or_else(|| "—".into(), |(lo, hi)| format!("{} … {}", fmt(lo, 1), fmt(hi, 1))),
+        kernel_gbps: opt(t.kernel_gbps, 1),
+        pct_of_ceiling: super::ceiling_pct_text(t.ceiling_pct(ceiling)),
+        cold_gbps: opt(t.cold_gbps, 1),
+        throttled: if t.device_samples == 0 {
+            "—".into()
+        } else {
+            format!("{} of {}", t.throttled_samples, t.device_samples)
+        },
+        sm_mhz: opt(t.sm_mhz, 0),
+        reference_gbps: opt(t.reference_gbps, 1),
+        reference_path: first.and_then(|r| r.reference.as_ref()).map_or_else(
+            || {
+                first
+                    .and_then(|r| r.reference_not_measured.clone())
+                    .unwrap_or_else(|| "—".into())
+            },
+            |x| x.path.clone(),
+        ),
+    }
+}
+
+/// A kernel's readable name: the function's name out of its C++ mangling where it can be found.
+fn short_kernel(mangled: &str) -> String {
+    // `_Z29ForEachTupleDWordInLargeImageIf…`: a length, then that many characters.
+    let rest = mangled.strip_prefix("_Z").unwrap_or(mangled);
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    match digits.parse::<usize>() {
+        Ok(n) if rest.len() >= digits.len() + n => rest[digits.len()..digits.len() + n].to_owned(),
+        _ => mangled.chars().take(40).collect(),
+    }
+}
+
+pub(super) fn rule_view_of(r: &crate::analysis::rules::Rule) -> RuleView {
+    let w = super::prose::rule_words(r);
+    RuleView {
+        primitive: r.primitive.to_string(),
+        library: r.primitive.row().library.to_string(),
+        leaks: r.leaking > 0,
+        sentence: w.sentence,
+        support: w.support,
+        equivalents: w.equivalents,
+        counter_examples: w.counter_examples,
     }
 }
 
@@ -251,12 +429,36 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
         .collect();
     let row_labels: Vec<String> = grid.rows.iter().map(|g| g.label()).collect();
     let col_labels: Vec<String> = grid.columns.iter().map(|(k, t)| format!("{k} / {t}")).collect();
-    charts.push(ChartView {
-        id: format!("{anchor}-grid"),
-        title: "Leak slope by geometry, stream kind and threading model".into(),
-        caption: "Red cells leak: the number is MiB per new thread (per call for single-threaded scenarios). b = bounded, f = flat.".into(),
-        svg: charts::leak_grid::render(&row_labels, &col_labels, &cells)?,
-    });
+    // Wide grids are split so that every part keeps the page's width and legible text.
+    let parts = col_labels.len().div_ceil(charts::leak_grid::MAX_COLUMNS).max(1);
+    for part in 0..parts {
+        let range =
+            part * charts::leak_grid::MAX_COLUMNS..((part + 1) * charts::leak_grid::MAX_COLUMNS).min(col_labels.len());
+        let part_cells: Vec<Vec<Option<charts::leak_grid::Cell>>> = cells
+            .iter()
+            .map(|row| {
+                row[range.clone()]
+                    .iter()
+                    .map(|c| {
+                        c.as_ref().map(|c| charts::leak_grid::Cell {
+                            class: c.class,
+                            text: c.text.clone(),
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        charts.push(ChartView {
+            id: format!("{anchor}-grid-{part}"),
+            title: if parts == 1 {
+                "Leak slope by geometry, stream kind and threading model".into()
+            } else {
+                format!("Leak slope by geometry, stream kind and threading model ({} of {parts})", part + 1)
+            },
+            caption: "Red cells leak: the number is MiB per new thread (per call for single-threaded scenarios). b = bounded, f = flat.".into(),
+            svg: charts::leak_grid::render(&row_labels, &col_labels[range], &part_cells)?,
+        });
+    }
     // Hidden streams, for the first leaking geometry: the leak and its fixes.
     if let Some(g) = leak_geometries.first() {
         let scenarios = selection::of_geometry(a, g);
@@ -279,10 +481,11 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
             let bars = members
                 .into_iter()
                 .filter_map(|t| {
+                    let (gbps, ci) = super::upgrade::kernel_mark(t).or_else(|| t.gbps.map(|g| (g, t.gbps_ci)))?;
                     Some(charts::throughput::Bar {
                         stream: t.record.scenario.stream,
-                        gbps: t.gbps?,
-                        ci: t.gbps_ci,
+                        gbps,
+                        ci,
                         reference_gbps: t.reference_gbps,
                     })
                 })
@@ -294,8 +497,12 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
         charts.push(ChartView {
             id: format!("{anchor}-throughput"),
             title: "Throughput by geometry and stream kind".into(),
-            caption: "Images of a megapixel and more (smaller ones are launch-bound: see the table). Kernel time from CUDA events around batches of calls (criterion median, whiskers: its 95% interval); black ticks: nppbench's reference kernel; grey line: the device-to-device copy ceiling.".into(),
-            svg: charts::throughput::render("NPP convert 8u→32f throughput", &groups, a.ceiling_gbps)?,
+            caption: "Images of a megapixel and more (smaller ones are launch-bound: see the table). Bytes read plus written per second of kernel time per call (CUPTI records, the kernels of a call summed), back to back with the L2 cache warm; whiskers: the 95% interval of the median over passes (three or more), else over the first pass's calls. Black ticks: nppbench's reference kernel (CUDA events, warm). Grey line: the device-to-device copy ceiling, measured on buffers far larger than L2, so an image that fits in L2 can pass it warm; the tables give the cold figure (L2 flushed before each call) against it.".into(),
+            svg: charts::throughput::render(
+                &format!("{} kernel throughput", a.run.matrix.primitives[0]),
+                &groups,
+                a.ceiling_gbps,
+            )?,
         });
     }
     // Latency by threading model.
@@ -317,71 +524,127 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
     Ok(charts)
 }
 
+/// The charts of a run that measured several functions: the atlas at a glance (each function's
+/// best kernel throughput as a share of the copy ceiling, coloured by whether it leaks).
+fn charts_for_atlas(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, String> {
+    let mut primitives = a.run.matrix.primitives.clone();
+    primitives.extend(a.primitives());
+    primitives.sort();
+    primitives.dedup();
+    let bars: Vec<charts::atlas_overview::Bar> = primitives
+        .iter()
+        .map(|p| {
+            let mem: Vec<_> = a.memory.iter().filter(|m| m.record.scenario.primitive == *p).collect();
+            let class = if mem.iter().any(|m| m.class == Some(LeakClass::Leak)) {
+                Some(LeakClass::Leak)
+            } else if mem.iter().any(|m| m.class.is_some()) {
+                Some(LeakClass::Flat)
+            } else {
+                None
+            };
+            let pct = a
+                .throughput
+                .iter()
+                .filter(|t| t.record.scenario.primitive == *p)
+                .filter_map(|t| t.ceiling_pct(a.ceiling_gbps).map(|(p, _)| p))
+                .reduce(f64::max);
+            charts::atlas_overview::Bar {
+                name: p.to_string(),
+                pct,
+                class,
+            }
+        })
+        .collect();
+    if bars.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(vec![ChartView {
+        id: format!("{anchor}-atlas"),
+        title: "Every function: throughput and leak".into(),
+        caption: "Each function's fastest measured scenario: bytes read plus written per second of kernel time per call with the L2 cache flushed before each call (CUPTI kernel records), as a share of the device-to-device copy ceiling (measured on buffers far larger than L2). Red: some scenario of the function leaks per new thread; green: none does; no bar: throughput not measured.".into(),
+        svg: charts::atlas_overview::render("Kernel throughput, % of the copy ceiling", &bars)?,
+    }])
+}
+
+/// Over this many memory scenarios, a page keeps the compact table and leaves every column to
+/// scenarios.csv.
+const FULL_TABLE_LIMIT: usize = 400;
+
 pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Result<RunView, String> {
     let run = a.run;
     let anchor = format!("run-{}", index + 1);
     let v = findings::verdict(a);
-    let failures = run
-        .memory
-        .iter()
-        .map(|m| (&m.scenario.id, &m.outcome))
-        .chain(run.throughput.iter().map(|t| (&t.scenario.id, &t.outcome)))
-        .filter_map(|(id, o)| match o {
-            Outcome::Failed { reason, kind } => Some(FailureRow {
-                scenario: id.clone(),
-                kind: kind.as_str().to_owned(),
-                reason: reason.clone(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let outcome_rows = |want: fn(&Outcome) -> Option<(String, String)>| -> Vec<FailureRow> {
+        run.memory
+            .iter()
+            .map(|m| (&m.scenario.id, &m.outcome))
+            .chain(run.throughput.iter().map(|t| (&t.scenario.id, &t.outcome)))
+            .filter_map(|(id, o)| {
+                want(o).map(|(kind, reason)| FailureRow {
+                    scenario: id.clone(),
+                    kind,
+                    reason,
+                })
+            })
+            .collect()
+    };
+    let failures = outcome_rows(|o| match o {
+        Outcome::Failed { reason, kind } => Some((kind.as_str().to_owned(), reason.clone())),
+        _ => None,
+    });
+    let mut not_measured = outcome_rows(|o| match o {
+        Outcome::NotMeasured { reason } => Some(("not measured".to_owned(), reason.clone())),
+        _ => None,
+    });
+    not_measured.extend(run.matrix.skipped.iter().map(|s| FailureRow {
+        scenario: "(matrix)".into(),
+        kind: "not measured".into(),
+        reason: s.clone(),
+    }));
+    let rules = a.rules();
+    let primitives = a.primitives();
+    let many_primitives = primitives.len() > 1;
+    let memory: Vec<MemoryRow> = a.memory.iter().map(memory_row).collect();
+    let throughput: Vec<ThroughputRow> = a.throughput.iter().map(|t| throughput_row(t, a.ceiling_gbps)).collect();
+    let (atlas, functions) = if many_primitives {
+        super::atlas::rows(a, &rules, &memory, &throughput)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut contexts: Vec<_> = run.memory.iter().map(|m| m.scenario.context).collect();
+    contexts.sort();
+    contexts.dedup();
+    let leaking = v.leaking > 0;
     Ok(RunView {
-        heading: format!(
-            "NPP {} on {} (driver {})",
-            a.npp_version(),
-            run.environment.gpu.name,
-            run.environment.driver_version.as_deref().unwrap_or("unknown")
-        ),
-        npp_version: a.npp_version().to_owned(),
+        heading: run.short_label(),
+        label: run.short_label(),
+        npp_version: run.environment.npp.full_version(),
+        gpu_name: run.environment.gpu.name.clone(),
+        status: if leaking { "LEAKS" } else { "NO LEAK" }.to_owned(),
         interrupted: run.interrupted,
         warnings: super::prose::warnings(a),
         verdict: verdict_view(&v, a),
+        rules: rules.iter().map(rule_view_of).collect(),
         fixes: findings::fixes(a).iter().map(fix_view).collect(),
+        atlas,
+        functions,
         environment: environment(run),
-        charts: charts_for(a, &anchor)?,
-        memory: a.memory.iter().map(memory_row).collect(),
-        throughput: a
-            .throughput
-            .iter()
-            .map(|t| {
-                let s = &t.record.scenario;
-                let r = t.record.result.as_ref();
-                ThroughputRow {
-                    id: s.id.clone(),
-                    geometry: s.geometry.label(),
-                    alignment: alignment(s.primitive, &s.geometry),
-                    stream: s.stream.to_string(),
-                    status: status(&t.record.outcome),
-                    median_us: opt(t.median_us, 2),
-                    kernel_only_us: opt(t.kernel_only_us, 2),
-                    kernels_per_call: opt(t.kernels_per_call, 0),
-                    gbps: opt(t.gbps, 1),
-                    gbps_ci: t
-                        .gbps_ci
-                        .map_or_else(|| "—".into(), |(lo, hi)| format!("{} … {}", fmt(lo, 1), fmt(hi, 1))),
-                    pct_of_ceiling: opt(t.pct_of_ceiling, 1),
-                    reference_gbps: opt(t.reference_gbps, 1),
-                    reference_path: r.and_then(|r| r.reference.as_ref()).map_or_else(
-                        || {
-                            r.and_then(|r| r.reference_not_measured.clone())
-                                .unwrap_or_else(|| "—".into())
-                        },
-                        |x| x.path.clone(),
-                    ),
-                }
-            })
-            .collect(),
+        charts: if many_primitives {
+            charts_for_atlas(a, &anchor)?
+        } else {
+            charts_for(a, &anchor)?
+        },
+        full_tables: memory.len() <= FULL_TABLE_LIMIT,
+        memory: if many_primitives { Vec::new() } else { memory },
+        throughput: if many_primitives { Vec::new() } else { throughput },
+        many_primitives,
+        many_contexts: contexts.len() > 1,
+        many_gpus: run.environment.gpus.len() > 1,
+        timing: super::timing::timing(a),
+        gpus: super::timing::gpus(a),
+        gpu_disagreements: super::timing::disagreements(a),
         failures,
+        not_measured,
         reproduce: reproduce(run),
         run_json: run_json_name(index, run, total),
         anchor,
@@ -390,8 +653,32 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
 
 /// The command that makes this run again: the recorded command line, with the binary as
 /// `nppbench` and the output folder kept.
-fn reproduce(run: &RunFile) -> String {
-    let mut words: Vec<String> = run.command.iter().skip(1).cloned().collect();
-    words.insert(0, "nppbench".into());
+///
+/// The measuring machine's own paths say nothing on another machine: the output folder becomes
+/// `DIR`, an NPP folder `NPP_DIR` (the version is in the environment), a matrix file
+/// `MATRIX.toml` (its contents are in run.json).
+pub(crate) fn reproduce(run: &RunFile) -> String {
+    let placeholder = |flag: &str| match flag {
+        "--out" => Some("DIR"),
+        "--npp" => Some("NPP_DIR"),
+        "--matrix" => Some("MATRIX.toml"),
+        _ => None,
+    };
+    let mut words = vec!["nppbench".to_owned()];
+    let mut args = run.command.iter().skip(1);
+    while let Some(arg) = args.next() {
+        if let Some((flag, _)) = arg.split_once('=')
+            && let Some(p) = placeholder(flag)
+        {
+            words.push(format!("{flag}={p}"));
+        } else if let Some(p) = placeholder(arg) {
+            words.push(arg.clone());
+            if args.next().is_some() {
+                words.push(p.to_owned());
+            }
+        } else {
+            words.push(arg.clone());
+        }
+    }
     words.join(" ")
 }

@@ -1,0 +1,240 @@
+//! `nppbench history add|report|export`: every run a fleet has made, in an SQLite database, as
+//! trends with change points (`nppbench_history` keeps and judges, `nppbench_report` words and
+//! draws).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Subcommand;
+use nppbench_history::findings::{Gate, Settings};
+use nppbench_history::{Added, Db, History, HistoryError};
+
+use crate::{GateFailed, bad_input};
+
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: HistoryCmd,
+}
+
+#[derive(Subcommand)]
+enum HistoryCmd {
+    /// Add runs to the history: run.json files, or folders searched (recursively) for run.json
+    /// and run-*.json. A run already there is left as it is; a file that is not an nppbench run
+    /// is refused and nothing is added.
+    Add {
+        #[arg(required = true, value_name = "RUN.json|DIR")]
+        runs: Vec<PathBuf>,
+        /// The history database (created when missing).
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// Add runs made with test hooks too (they measure nppbench's calibration, not NPP).
+        #[arg(long)]
+        allow_test_hooks: bool,
+    },
+    /// Render DIR/index.html and DIR/summary.md: each scenario over time per GPU model and
+    /// runner, its change points and the environment changes they line up with, leak classes
+    /// that changed, and runners that disagree.
+    Report {
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Exit with status 3 when a change new in the latest run goes the wrong way: regression
+        /// (a slower kernel), leak (a class that became leak); comma-separated.
+        #[arg(long, value_delimiter = ',', value_name = "KINDS")]
+        fail_on: Vec<String>,
+        /// Shifts and disagreements smaller than this percentage are noise.
+        #[arg(long, default_value_t = nppbench_report::thresholds::NOISE_PCT)]
+        noise_pct: f64,
+    },
+    /// Write every scenario result, joined with its run's environment, as CSV.
+    Export {
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        #[arg(long, value_name = "FILE.csv")]
+        out: PathBuf,
+    },
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        HistoryCmd::Add {
+            runs,
+            db,
+            allow_test_hooks,
+        } => add(&runs, &db, allow_test_hooks),
+        HistoryCmd::Report {
+            db,
+            out,
+            fail_on,
+            noise_pct,
+        } => report(&db, &out, &fail_on, noise_pct),
+        HistoryCmd::Export { db, out } => export(&db, &out),
+    }
+}
+
+/// Bad input keeps the usage exit status; anything else is a failure with context.
+fn history_error(e: HistoryError) -> anyhow::Error {
+    if e.is_bad_input() {
+        bad_input(e)
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+fn add(runs: &[PathBuf], db_path: &Path, allow_test_hooks: bool) -> anyhow::Result<()> {
+    let mut db = Db::open(db_path).map_err(history_error)?;
+    let added = nppbench_history::ingest::add_paths(
+        &mut db,
+        runs,
+        allow_test_hooks,
+        nppbench_report::history_view::scenario_rows,
+    )
+    .map_err(history_error)?;
+    for a in &added {
+        let what = format!(
+            "{} (NPP {}, {} @ {}, {})",
+            a.path.display(),
+            a.run.npp_version,
+            a.run.gpu_model,
+            a.run.host,
+            a.run.started_at
+        );
+        match a.added {
+            Added::New { results } => println!("added {what}: {results} results"),
+            Added::AlreadyPresent => println!("already in the history: {what}"),
+        }
+    }
+    let (runs, results) = db.counts().map_err(history_error)?;
+    println!("{}: {runs} runs, {results} results", db_path.display());
+    Ok(())
+}
+
+fn report(db_path: &Path, out: &Path, fail_on: &[String], noise_pct: f64) -> anyhow::Result<()> {
+    let gates = fail_on
+        .iter()
+        .map(|g| g.parse::<Gate>().map_err(bad_input))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if !(0.0..100.0).contains(&noise_pct) {
+        return Err(bad_input("--noise-pct must be in [0, 100)"));
+    }
+    let db = Db::open_existing(db_path).map_err(history_error)?;
+    let history = History::load(&db).map_err(history_error)?;
+    let settings = Settings {
+        noise_pct,
+        ..Settings::default()
+    };
+    let findings = nppbench_history::findings::analyse(&history, &settings);
+    let r = nppbench_report::history_view::render(&history, &findings, &gates)
+        .with_context(|| format!("rendering the history of {}", db_path.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let page = out.join("index.html");
+    std::fs::write(&page, &r.index_html).with_context(|| format!("writing {}", page.display()))?;
+    let summary = out.join("summary.md");
+    std::fs::write(&summary, &r.summary_md).with_context(|| format!("writing {}", summary.display()))?;
+    println!("{}", page.display());
+    if !r.tripped.is_empty() {
+        for t in &r.tripped {
+            eprintln!("{t}");
+        }
+        return Err(GateFailed(fail_on.join(","), page.display().to_string()).into());
+    }
+    Ok(())
+}
+
+fn export(db_path: &Path, out: &Path) -> anyhow::Result<()> {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        return Err(bad_input(format!(
+            "the folder {} does not exist: create it, or give another --out",
+            dir.display()
+        )));
+    }
+    let db = Db::open_existing(db_path).map_err(history_error)?;
+    let file = std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?;
+    let rows = nppbench_history::export::write_csv(&db, std::io::BufWriter::new(file))
+        .with_context(|| format!("writing {}", out.display()))?;
+    println!("{}: {rows} results", out.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::BadInput;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn history(args: &[&str]) -> anyhow::Result<()> {
+        run(
+            Cli::try_parse_from(std::iter::once("history").chain(args.iter().copied()))
+                .unwrap()
+                .args,
+        )
+    }
+
+    fn committed(path: &str) -> String {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../reports")
+            .join(path)
+            .display()
+            .to_string()
+    }
+
+    #[test]
+    fn bad_input_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("history.db").display().to_string();
+        let out = dir.path().join("page").display().to_string();
+        // No history yet.
+        let err = history(&["report", "--db", &db, "--out", &out]).unwrap_err();
+        assert!(err.downcast_ref::<BadInput>().is_some(), "{err:#}");
+        // A --db in a folder that does not exist.
+        let nowhere = dir.path().join("no/such/history.db").display().to_string();
+        let err = history(&["add", &committed("h100-quick-npp-13.0.1"), "--db", &nowhere]).unwrap_err();
+        assert!(err.downcast_ref::<BadInput>().is_some(), "{err:#}");
+        // A foreign file: refused, naming it, nothing added.
+        history(&["add", &committed("h100-quick-npp-13.0.1"), "--db", &db]).unwrap();
+        let foreign = dir.path().join("foreign.json");
+        std::fs::write(&foreign, r#"{"not": "a run"}"#).unwrap();
+        let before = Db::open(Path::new(&db)).unwrap().counts().unwrap();
+        let err = history(&["add", &foreign.display().to_string(), "--db", &db]).unwrap_err();
+        assert!(err.downcast_ref::<BadInput>().is_some(), "{err:#}");
+        assert!(format!("{err:#}").contains("foreign.json"), "{err:#}");
+        assert_eq!(Db::open(Path::new(&db)).unwrap().counts().unwrap(), before);
+        // An unknown gate.
+        let err = history(&["report", "--db", &db, "--out", &out, "--fail-on", "regression,speed"]).unwrap_err();
+        assert!(err.downcast_ref::<BadInput>().is_some(), "{err:#}");
+        assert!(format!("{err:#}").contains("\"speed\""), "{err:#}");
+    }
+
+    #[test]
+    fn a_regression_in_the_latest_run_fails_the_gate_after_writing_the_page() {
+        // The committed H100 runs: NPP 13.2.0, the latest, is slower on the 31×31 legacy stream.
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("history.db").display().to_string();
+        let out = dir.path().join("page");
+        for run in [
+            "h100-quick-npp-13.0.1",
+            "h100-npp-13.0.1",
+            "h100-npp-12.2.3.2",
+            "h100-npp-13.2.0.93",
+        ] {
+            history(&["add", &committed(run), "--db", &db]).unwrap();
+        }
+        let out_s = out.display().to_string();
+        history(&["report", "--db", &db, "--out", &out_s, "--fail-on", "leak"]).unwrap();
+        let err = history(&["report", "--db", &db, "--out", &out_s, "--fail-on", "regression"]).unwrap_err();
+        assert!(err.downcast_ref::<GateFailed>().is_some(), "{err:#}");
+        assert!(out.join("index.html").exists() && out.join("summary.md").exists());
+        let csv = dir.path().join("history.csv");
+        history(&["export", "--db", &db, "--out", &csv.display().to_string()]).unwrap();
+        assert!(std::fs::read_to_string(csv).unwrap().lines().count() > 100);
+    }
+}

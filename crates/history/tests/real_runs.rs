@@ -1,0 +1,168 @@
+//! The history of the committed real runs (H100 and H200, NPP 12.2.3, 13.0.1 and 13.2.0), built
+//! as `nppbench history add reports` builds it, and checked for what a reader would check: the
+//! runs (copies counted once), the NPP versions, the series of the known 31×31 convert
+//! scenarios, and a page that renders with its sections and needs nothing from outside itself.
+
+use std::path::{Path, PathBuf};
+
+use nppbench_history::findings::{EnvField, Settings, analyse};
+use nppbench_history::ingest::{Kind, add_paths};
+use nppbench_history::{Added, Db, History};
+use nppbench_stats::LeakClass;
+
+fn reports() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
+}
+
+/// Every run.json and run-*.json under reports/ (the calibration runs with test hooks are named
+/// otherwise, so a folder search leaves them out).
+fn history() -> (tempfile::TempDir, Db, Vec<nppbench_history::ingest::AddReport>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open(&dir.path().join("history.db")).unwrap();
+    let added = add_paths(
+        &mut db,
+        &[reports()],
+        false,
+        nppbench_report::history_view::scenario_rows,
+    )
+    .unwrap();
+    (dir, db, added)
+}
+
+#[test]
+fn committed_runs_make_one_history_with_copies_counted_once() {
+    let (_dir, mut db, added) = history();
+    assert_eq!(added.len(), 14, "run files under reports/");
+    let new = added.iter().filter(|a| matches!(a.added, Added::New { .. })).count();
+    // reports/h100-versions/ holds copies of the three full H100 runs, reports/h200-atlas-versions/
+    // of the two atlases.
+    assert_eq!(new, 9);
+    for a in added.iter().filter(|a| {
+        a.path.starts_with(reports().join("h100-versions")) || a.path.starts_with(reports().join("h200-atlas-versions"))
+    }) {
+        assert_eq!(a.added, Added::AlreadyPresent, "{}", a.path.display());
+    }
+    assert!(added.iter().all(|a| !a.path.to_string_lossy().contains("delay-")));
+    let counts = db.counts().unwrap();
+    assert_eq!(counts.0, 9);
+    // Adding them all again changes nothing.
+    add_paths(
+        &mut db,
+        &[reports()],
+        false,
+        nppbench_report::history_view::scenario_rows,
+    )
+    .unwrap();
+    assert_eq!(db.counts().unwrap(), counts);
+    let mut csv = Vec::new();
+    assert_eq!(nppbench_history::export::write_csv(&db, &mut csv).unwrap(), counts.1);
+}
+
+#[test]
+fn the_history_holds_both_gpus_and_npp_versions_and_the_31x31_series() {
+    let (_dir, db, _) = history();
+    let h = History::load(&db).unwrap();
+    let mut npp: Vec<&str> = h.runs.iter().map(|r| r.run.npp_version.as_str()).collect();
+    npp.sort();
+    npp.dedup();
+    assert_eq!(npp, ["12.2.3", "13.0.1", "13.2.0"]);
+    let models: std::collections::BTreeSet<&str> = h.runs.iter().map(|r| r.run.gpu_model.as_str()).collect();
+    assert_eq!(models.len(), 2, "{models:?}");
+    // Runs in order of start time.
+    assert!(h.runs.windows(2).all(|w| w[0].run.started_at <= w[1].run.started_at));
+
+    let series = |kind: Kind, id: &str, model: &str| {
+        h.series
+            .iter()
+            .find(|s| s.key.kind == kind && s.key.scenario_id == id && s.key.gpu_model.contains(model))
+            .unwrap_or_else(|| panic!("no series {id} on {model}"))
+    };
+    // Throughput of 31×31 (stride 32) on a blocking stream: every full H100 run, NPP by NPP.
+    let tp = series(
+        Kind::Throughput,
+        "tp/Convert_8u32f_C1R/31x31-s32-d128/blocking/from_stream",
+        "H100",
+    );
+    assert!(tp.points.len() >= 3, "{} points", tp.points.len());
+    let tp_npp: Vec<&str> = tp.points.iter().map(|p| h.run_of(p).run.npp_version.as_str()).collect();
+    assert!(tp_npp.contains(&"12.2.3") && tp_npp.contains(&"13.2.0"), "{tp_npp:?}");
+    for p in &tp.points {
+        let ns = p.kernel_ns.unwrap();
+        // A 31×31 convert is launch-bound: a few microseconds per call, not more.
+        assert!((500.0..50_000.0).contains(&ns), "{ns} ns");
+    }
+    // The public report's case: a new thread per call on a blocking stream leaks, on both GPUs.
+    for model in ["H100", "H200"] {
+        let mem = series(
+            Kind::Memory,
+            "mem/Convert_8u32f_C1R/31x31-s32-d128/blocking/from_stream/thread_per_call",
+            model,
+        );
+        assert!(!mem.points.is_empty());
+        assert!(
+            mem.points.iter().all(|p| p.class == Some(LeakClass::Leak)),
+            "{model}: {:?}",
+            mem.points.iter().map(|p| p.class).collect::<Vec<_>>()
+        );
+    }
+    // The H100 series carries its NPP changes as environment changes.
+    let f = analyse(&h, &Settings::default());
+    let i = h.series.iter().position(|s| std::ptr::eq(s, tp)).unwrap();
+    let npp_changes: Vec<_> = f.series[i]
+        .env
+        .iter()
+        .flat_map(|(_, c)| c)
+        .filter(|c| c.field == EnvField::Npp)
+        .collect();
+    assert!(!npp_changes.is_empty(), "{:?}", f.series[i].env);
+}
+
+#[test]
+fn the_page_renders_with_its_sections_and_needs_nothing_from_outside() {
+    let (_dir, db, _) = history();
+    let h = History::load(&db).unwrap();
+    let f = analyse(&h, &Settings::default());
+    let r = nppbench_report::history_view::render(&h, &f, &[]).unwrap();
+    let html = &r.index_html;
+    for section in [
+        "New in the latest runs",
+        "Fleet",
+        "Leak classes that changed",
+        "Every change point",
+        "Scenarios over time",
+        "Runners",
+        "Runs",
+        "Convert_8u32f_C1R 31x31-s32-d128",
+    ] {
+        assert!(html.contains(section), "no {section}");
+    }
+    assert!(html.contains("9 runs from"), "title");
+    assert!(html.contains("NPP 12.2.3 → 13.0.1") || html.contains("NPP 13.0.1 → 12.2.3"));
+    // Verdict first: the headline before any chart or table.
+    let headline = html.find("class=\"headline\"").unwrap();
+    assert!(headline < html.find("<svg").unwrap() && headline < html.find("<table").unwrap());
+    assert!(html.matches("<svg").count() >= 10);
+    for needle in [
+        "<script",
+        "<link",
+        "@import",
+        "url(",
+        "http://",
+        "https://",
+        "src=\"//",
+        "href=\"//",
+    ] {
+        assert!(!html.contains(needle), "the page contains {needle}");
+    }
+    // No chart text below 12 px.
+    for size in html.split("font-size=\"").skip(1) {
+        let px: f64 = size.split('"').next().unwrap().parse().unwrap();
+        assert!(px >= 12.0, "{px} px");
+    }
+    let md = &r.summary_md;
+    assert!(
+        md.contains("## New since the previous run") && md.contains("## Fleet"),
+        "{md}"
+    );
+    assert!(r.tripped.is_empty());
+}

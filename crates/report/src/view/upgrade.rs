@@ -1,0 +1,336 @@
+//! The upgrade-first page of a report that holds several runs: what changed from the first run
+//! to each of the others (by `compare`'s rule), charts that put the versions side by side, each
+//! function's rule per version, and a link to each run's own page.
+
+use std::collections::BTreeMap;
+
+use nppbench_model::{ContextFill, Primitive, RunFile, Threading};
+use serde::Serialize;
+
+use super::run::ChartView;
+use super::{labels, run_page_name};
+use crate::analysis::{RunAnalysis, ThroughputAnalysis};
+use crate::charts::version_dots::{self, Mark, Row};
+use crate::compare::{self, Thresholds};
+use crate::compare_view::{self, ComparePage};
+use crate::stats::{LeakClass, median, median_interval};
+use crate::thresholds::LAUNCH_BOUND_PIXELS;
+
+#[derive(Debug, Serialize)]
+pub struct UpgradeView {
+    /// `CHANGED` or `NO CHANGE`.
+    pub status: String,
+    pub versions: Vec<VersionRow>,
+    /// Every candidate against the first run, by `compare`'s rule (no gates).
+    pub compare: ComparePage,
+    pub charts: Vec<ChartView>,
+    /// Each function's rule in each run, where the runs measured several functions or a rule
+    /// changed.
+    pub rules: Vec<RuleRow>,
+    pub rules_differ: usize,
+}
+
+/// One run of the report, with its own page.
+#[derive(Debug, Serialize)]
+pub struct VersionRow {
+    pub label: String,
+    /// `LEAKS` or `NO LEAK`.
+    pub status: String,
+    pub leaking: String,
+    pub page: String,
+    pub run_json: String,
+    pub warnings: usize,
+    pub interrupted: bool,
+}
+
+/// One function's rule, run by run.
+#[derive(Debug, Serialize)]
+pub struct RuleRow {
+    pub primitive: String,
+    pub cells: Vec<String>,
+    pub differs: bool,
+}
+
+/// Rows a chart may hold before it is summarised (per function rather than per scenario).
+const MAX_ROWS: usize = 48;
+
+pub(crate) fn upgrade(analyses: &[RunAnalysis<'_>], runs: &[RunFile]) -> Result<UpgradeView, String> {
+    if analyses.is_empty() {
+        return Err("no runs".into());
+    }
+    let label = labels(runs);
+    let comparisons: Vec<compare::Comparison> = runs[1..]
+        .iter()
+        .map(|c| compare::compare(&runs[0], c, Thresholds::default()))
+        .collect();
+    let compare = compare_view::page(runs, &comparisons, Thresholds::default(), &[]);
+    let versions = analyses
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let measured = a.memory.iter().filter(|m| m.class.is_some()).count();
+            let leaking = a.leaking().count();
+            VersionRow {
+                label: label[i].clone(),
+                status: if leaking > 0 { "LEAKS" } else { "NO LEAK" }.into(),
+                leaking: format!("{leaking} of {measured} memory scenarios leak"),
+                page: run_page_name(i),
+                run_json: super::run_json_name(i, a.run, analyses.len()),
+                warnings: super::prose::warnings(a).len(),
+                interrupted: a.run.interrupted,
+            }
+        })
+        .collect();
+
+    let mut charts = Vec::new();
+    if let Some(svg) = throughput_chart(analyses, &label)? {
+        charts.push(svg);
+    }
+    if let Some(svg) = leak_chart(analyses, &label)? {
+        charts.push(svg);
+    }
+
+    // Rules, function by function.
+    let per_run: Vec<BTreeMap<Primitive, String>> = analyses
+        .iter()
+        .map(|a| {
+            a.rules()
+                .iter()
+                .map(|r| (r.primitive, super::prose::rule_words(r).sentence))
+                .collect()
+        })
+        .collect();
+    let mut primitives: Vec<Primitive> = per_run.iter().flat_map(|m| m.keys().copied()).collect();
+    primitives.sort();
+    primitives.dedup();
+    let mut rules: Vec<RuleRow> = primitives
+        .iter()
+        .map(|p| {
+            let cells: Vec<String> = per_run
+                .iter()
+                .map(|m| m.get(p).cloned().unwrap_or_else(|| "not measured".into()))
+                .collect();
+            RuleRow {
+                primitive: p.to_string(),
+                differs: cells.iter().any(|c| *c != cells[0]),
+                cells,
+            }
+        })
+        .collect();
+    let rules_differ = rules.iter().filter(|r| r.differs).count();
+    rules.sort_by_key(|r| !r.differs);
+    if primitives.len() <= 1 && rules_differ == 0 {
+        rules.clear();
+    }
+    Ok(UpgradeView {
+        status: if compare.status == "CHANGED" || rules_differ > 0 {
+            "CHANGED"
+        } else {
+            "NO CHANGE"
+        }
+        .into(),
+        versions,
+        compare,
+        charts,
+        rules,
+        rules_differ,
+    })
+}
+
+/// A row's label: the function where the runs measured several, then the geometry and stream.
+fn scenario_label(many: bool, p: Primitive, geometry: &str, stream: &str) -> String {
+    if many {
+        format!("{p} · {geometry} · {stream}")
+    } else {
+        format!("{geometry} · {stream}")
+    }
+}
+
+/// Kernel GB/s of one scenario and its interval: over the passes' medians where there are
+/// three or more, else the first pass's interval over calls.
+pub(super) fn kernel_mark(t: &ThroughputAnalysis<'_>) -> Mark {
+    let gbps = t.kernel_gbps?;
+    let per_call = t.kernel_per_call_us?;
+    let bytes_per_us = gbps * per_call;
+    let mut passes: Vec<f64> = t.pass_kernel_ns.iter().map(|ns| ns / 1e3).collect();
+    passes.sort_by(f64::total_cmp);
+    let ci_us = if passes.len() >= 3 {
+        median_interval(&passes, 0.95)
+    } else {
+        t.kernel_per_call_ci_us
+    };
+    Some((gbps, ci_us.map(|(lo, hi)| (bytes_per_us / hi, bytes_per_us / lo))))
+}
+
+fn throughput_chart(analyses: &[RunAnalysis<'_>], label: &[String]) -> Result<Option<ChartView>, String> {
+    let many = analyses[0].primitives().len() > 1;
+    // The base's scenarios of a megapixel and more (smaller ones are launch-bound: judged on
+    // latency, in the tables), on its first GPU.
+    let mut keys: Vec<&ThroughputAnalysis<'_>> = analyses[0]
+        .throughput
+        .iter()
+        .filter(|t| t.record.scenario.geometry.pixels() >= LAUNCH_BOUND_PIXELS)
+        .filter(|t| t.gpu == analyses[0].throughput.first().and_then(|f| f.gpu))
+        .collect();
+    let mut caption_extra = String::new();
+    let mut per_function = false;
+    if keys.len() > MAX_ROWS {
+        // One row per function: its largest image, first stream kind and context measured.
+        let mut best: Vec<&ThroughputAnalysis<'_>> = Vec::new();
+        for t in keys {
+            match best
+                .iter_mut()
+                .find(|b| b.record.scenario.primitive == t.record.scenario.primitive)
+            {
+                Some(b) if t.record.scenario.geometry.pixels() > b.record.scenario.geometry.pixels() => *b = t,
+                Some(_) => {}
+                None => best.push(t),
+            }
+        }
+        keys = best;
+        per_function = true;
+        caption_extra = format!(
+            " One row per function: its largest image ({}), first stream kind measured; every scenario is in the tables.",
+            keys.first()
+                .map(|t| t.record.scenario.geometry.label())
+                .unwrap_or_default()
+        );
+    }
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let rows: Vec<Row> = keys
+        .iter()
+        .map(|t| {
+            let s = &t.record.scenario;
+            Row {
+                label: if per_function {
+                    s.primitive.to_string()
+                } else {
+                    scenario_label(many, s.primitive, &s.geometry.label(), s.stream.as_str())
+                },
+                marks: analyses
+                    .iter()
+                    .map(|a| {
+                        a.throughput
+                            .iter()
+                            .find(|x| x.record.scenario.id == s.id)
+                            .and_then(kernel_mark)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Ok(Some(ChartView {
+        id: "versions-throughput".into(),
+        title: "Kernel throughput per version".into(),
+        caption: format!(
+            "Bytes read plus written per second of kernel time per call (CUPTI records, the kernels of a call summed), one mark per run; whiskers: the 95% interval of the median over passes (three passes or more), else over the first pass's calls. Images of a megapixel and more; smaller ones are judged on host latency in the tables.{caption_extra}"
+        ),
+        svg: version_dots::render(
+            "Kernel GB/s per call, by run",
+            "GB/s (10⁹ bytes read plus written per second)",
+            label,
+            &rows,
+        )?,
+    }))
+}
+
+fn leak_chart(analyses: &[RunAnalysis<'_>], label: &[String]) -> Result<Option<ChartView>, String> {
+    let many = analyses[0].primitives().len() > 1;
+    // Scenarios with a new thread per call and the context filled from the stream that leak in
+    // some run.
+    let mut ids: Vec<String> = Vec::new();
+    for a in analyses {
+        for m in a.leaking() {
+            let s = &m.record.scenario;
+            if s.threading == Threading::ThreadPerCall && s.context == ContextFill::FromStream && !ids.contains(&s.id) {
+                ids.push(s.id.clone());
+            }
+        }
+    }
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let find = |a: &'_ RunAnalysis<'_>, id: &str| {
+        a.memory
+            .iter()
+            .find(|m| m.record.scenario.id == id)
+            .and_then(|m| m.class.map(|c| (c, m.per_thread)))
+    };
+    let (rows, caption_extra): (Vec<Row>, &str) = if ids.len() <= MAX_ROWS {
+        let rows = ids
+            .iter()
+            .filter_map(|id| {
+                let s = analyses
+                    .iter()
+                    .find_map(|a| a.memory.iter().find(|m| &m.record.scenario.id == id))?
+                    .record
+                    .scenario
+                    .clone();
+                Some(Row {
+                    label: scenario_label(many, s.primitive, &s.geometry.label(), s.stream.as_str()),
+                    marks: analyses
+                        .iter()
+                        .map(|a| {
+                            find(a, id).map(|(_, fit)| {
+                                fit.map_or((0.0, None), |f| {
+                                    (f.slope.max(0.0), Some((f.slope_ci.0.max(0.0), f.slope_ci.1)))
+                                })
+                            })
+                        })
+                        .collect(),
+                })
+            })
+            .collect();
+        (rows, "")
+    } else {
+        // Per function: the median slope over its scenarios that leak in that run (0: none does).
+        let mut primitives: Vec<Primitive> = Vec::new();
+        for a in analyses {
+            for m in a.memory.iter().filter(|m| ids.contains(&m.record.scenario.id)) {
+                if !primitives.contains(&m.record.scenario.primitive) {
+                    primitives.push(m.record.scenario.primitive);
+                }
+            }
+        }
+        let rows = primitives
+            .iter()
+            .map(|p| Row {
+                label: p.to_string(),
+                marks: analyses
+                    .iter()
+                    .map(|a| {
+                        let measured: Vec<_> = a
+                            .memory
+                            .iter()
+                            .filter(|m| m.record.scenario.primitive == *p && ids.contains(&m.record.scenario.id))
+                            .filter(|m| m.class.is_some())
+                            .collect();
+                        if measured.is_empty() {
+                            return None;
+                        }
+                        let slopes: Vec<f64> = measured
+                            .iter()
+                            .filter(|m| m.class == Some(LeakClass::Leak))
+                            .filter_map(|m| m.per_thread.map(|f| f.slope))
+                            .collect();
+                        Some((median(&slopes).unwrap_or(0.0), None))
+                    })
+                    .collect(),
+            })
+            .collect();
+        (
+            rows,
+            " One row per function: the median slope over its scenarios that leak in that run (0 where none does).",
+        )
+    };
+    Ok(Some(ChartView {
+        id: "versions-leak".into(),
+        title: "Leak slope per version".into(),
+        caption: format!(
+            "MiB of device memory per new host thread (a new thread per call, the context filled from the stream), one mark per run, for every scenario that leaks in any run; whiskers: the fit's 95% interval. A mark at 0: the scenario does not grow in that run; no mark: not measured there.{caption_extra}"
+        ),
+        svg: version_dots::render("MiB per new thread, by run", "MiB per new host thread", label, &rows)?,
+    }))
+}
