@@ -70,6 +70,25 @@ impl Default for Thresholds {
 /// The throughput verdict of one scenario: faster, slower, the same, or not enough passes.
 pub use crate::stats::tests_of_passes::Verdict as Change;
 
+/// What a throughput comparison timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// CUPTI's kernel records, the kernels of a call summed.
+    KernelRecords,
+    /// CUDA events around batches of calls (a run without CUPTI).
+    Events,
+}
+
+impl Metric {
+    /// The figure in words: `kernel time per call`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Metric::KernelRecords => "kernel time per call",
+            Metric::Events => "time per call (CUDA events; no kernel records)",
+        }
+    }
+}
+
 /// One throughput scenario (on one GPU), base against candidate.
 #[derive(Debug, Clone)]
 pub struct ThroughputChange {
@@ -78,8 +97,10 @@ pub struct ThroughputChange {
     pub pixels: u64,
     /// The GPU, where the runs measured several (index in the run's GPU list).
     pub gpu_index: usize,
-    /// The kernel time per call (CUPTI), tested on the per-pass medians.
+    /// The time per call, tested on the per-pass medians: the kernels' (CUPTI) where both runs
+    /// recorded them, else CUDA events around batches (see `metric`).
     pub kernel: PassTest,
+    pub metric: Metric,
     /// Host latency per call, tested on the per-pass medians: judged for launch-bound images.
     pub latency: Option<PassTest>,
     /// Faster or slower when the kernel time is, or (launch-bound) the host latency is.
@@ -209,10 +230,15 @@ pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
         else {
             continue;
         };
-        if bt.pass_kernel_ns.is_empty() || ct.pass_kernel_ns.is_empty() {
+        // Kernel time per call where both runs have CUPTI's records; else CUDA events on both.
+        let (metric, base_ns, cand_ns) = if !bt.pass_kernel_ns.is_empty() && !ct.pass_kernel_ns.is_empty() {
+            (Metric::KernelRecords, &bt.pass_kernel_ns, &ct.pass_kernel_ns)
+        } else if !bt.pass_event_ns.is_empty() && !ct.pass_event_ns.is_empty() {
+            (Metric::Events, &bt.pass_event_ns, &ct.pass_event_ns)
+        } else {
             continue;
-        }
-        let kernel = compare_passes(&bt.pass_kernel_ns, &ct.pass_kernel_ns, t.alpha, t.noise_pct);
+        };
+        let kernel = compare_passes(base_ns, cand_ns, t.alpha, t.noise_pct);
         let pixels = bt.record.scenario.geometry.pixels();
         let latency =
             (pixels < LAUNCH_BOUND_PIXELS && !bt.pass_latency_us.is_empty() && !ct.pass_latency_us.is_empty())
@@ -232,8 +258,9 @@ pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
             latency,
             verdict,
             gated: pixels >= t.gate_min_pixels,
-            base_passes: bt.pass_kernel_ns.len(),
-            cand_passes: ct.pass_kernel_ns.len(),
+            base_passes: base_ns.len(),
+            cand_passes: cand_ns.len(),
+            metric,
             base_gbps: bt.kernel_gbps,
             cand_gbps: ct.kernel_gbps,
         });

@@ -199,15 +199,17 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                         what: match &x.latency {
                             // A launch-bound image that failed on its host latency.
                             Some(l) if x.kernel.verdict != Change::Slower => format!(
-                                "host latency per call {} → {} µs: {} (kernel time per call {} → {} µs)",
+                                "host latency per call {} → {} µs: {} ({} {} → {} µs)",
                                 fmt_sig(l.base),
                                 fmt_sig(l.candidate),
                                 test_text(l),
+                                x.metric.words(),
                                 fmt_sig(x.kernel.base / 1e3),
                                 fmt_sig(x.kernel.candidate / 1e3),
                             ),
                             _ => format!(
-                                "kernel time per call {} → {} µs; throughput {}",
+                                "{} {} → {} µs; throughput {}",
+                                x.metric.words(),
                                 fmt_sig(x.kernel.base / 1e3),
                                 fmt_sig(x.kernel.candidate / 1e3),
                                 test_text(&x.kernel)

@@ -304,7 +304,9 @@ fn only_sharing_that_touches_judged_figures_stops_the_gates() {
     assert_eq!(a.shared_with().len(), 1);
     assert!(a.sharing_that_touches_gates().is_empty());
     let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
-    assert!(html.contains("The GPU was shared with other processes") && html.contains("still gates on this run"));
+    assert!(
+        html.contains("Another process was on the GPU beside 1 of") && html.contains("`compare` gates on this run")
+    );
     // Altered copy: the same process beside a throughput record.
     let mut altered = run.clone();
     let seen = a.shared_with()[0].clone();
@@ -315,5 +317,61 @@ fn only_sharing_that_touches_judged_figures_stops_the_gates() {
     let html = nppbench_report::render(std::slice::from_ref(&altered))
         .unwrap()
         .index_html;
-    assert!(html.contains("does not gate on this run unless given --allow-shared-gpu"));
+    assert!(
+        html.contains("The GPU was shared with other processes")
+            && html.contains("does not gate on this run unless given --allow-shared-gpu")
+    );
+}
+
+/// Concurrency changes nothing (issue #10): the full preset run with `--jobs 1` and with the
+/// default (8 at once) on the same H200 gives the same leak classes, and leak slopes within 2%.
+#[test]
+fn memory_scenarios_run_at_once_judge_as_one_at_a_time() {
+    let read = |name: &str| {
+        load(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../reports/concurrency")
+                .join(name),
+        )
+    };
+    let (one, many) = (read("full-jobs-1.json"), read("full-jobs-default.json"));
+    assert_eq!(one.jobs.as_ref().unwrap().jobs, 1);
+    assert!(many.jobs.as_ref().unwrap().jobs > 1);
+    let (a, b) = (RunAnalysis::new(&one), RunAnalysis::new(&many));
+    assert_eq!(a.memory.len(), b.memory.len());
+    let mut worst: f64 = 0.0;
+    for m in &a.memory {
+        let n = b
+            .memory
+            .iter()
+            .find(|x| x.record.scenario.id == m.record.scenario.id)
+            .unwrap();
+        assert_eq!(m.class, n.class, "{}", m.record.scenario.id);
+        if m.class == Some(LeakClass::Leak) {
+            let (x, y) = (m.per_thread.unwrap().slope, n.per_thread.unwrap().slope);
+            worst = worst.max((y / x - 1.0).abs());
+        }
+    }
+    assert!(worst <= 0.02, "slopes differ by up to {:.1}%", worst * 100.0);
+    eprintln!("leak slopes differ by at most {:.2}%", worst * 100.0);
+}
+
+/// README and docs/report.md list scenarios.csv's columns in the order the file has them.
+#[test]
+fn the_documented_csv_columns_are_the_files_in_order() {
+    let run = load(&committed_runs()[0]);
+    let csv = nppbench_report::render(std::slice::from_ref(&run))
+        .unwrap()
+        .scenarios_csv;
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for doc in ["README.md", "docs/report.md"] {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(doc)).unwrap();
+        let start = text
+            .find("`npp_version, kind,")
+            .unwrap_or_else(|| panic!("{doc} lists no columns"));
+        let list = &text[start + 1..];
+        let list = &list[..list.find('`').unwrap()];
+        let documented: Vec<&str> = list.split(',').map(str::trim).collect();
+        assert_eq!(documented, header, "{doc}");
+    }
 }

@@ -151,23 +151,27 @@ pub(super) fn warnings(a: &RunAnalysis<'_>) -> Vec<String> {
             })
             .collect();
         let unreadable = if shared.iter().any(|p| p.name.is_empty()) {
-            " A name is unreadable where the process had exited by the time nppbench looked it up, or runs outside this machine's view of processes (another container)."
+            " (A name is unreadable where the process had exited by the time nppbench looked it up, or runs outside this machine's view of processes.)"
         } else {
             ""
         };
-        out.push(format!(
-            "The GPU was shared with other processes while nppbench measured: {}. Seen around {} of {} memory scenarios and {} of {} throughput records; throughput taken beside another process may be off (clocks, memory bandwidth), while per-process memory and leak classes are not affected. {}{unreadable}",
-            who.join(", "),
-            a.shared_memory(),
-            a.run.memory.len(),
-            a.shared_throughput(),
-            a.run.throughput.len(),
-            if a.sharing_that_touches_gates().is_empty() {
-                "`compare` still gates on this run: no throughput record and no device-wide memory figure was taken beside another process."
-            } else {
-                "`compare` does not gate on this run unless given --allow-shared-gpu."
-            }
-        ));
+        if a.sharing_that_touches_gates().is_empty() {
+            out.push(format!(
+                "Another process was on the GPU beside {} of {} memory scenarios: {}. No throughput record and no device-wide memory figure was taken beside it, so nothing judged was touched, and `compare` gates on this run.{unreadable}",
+                a.shared_memory(),
+                a.run.memory.len(),
+                who.join(", ")
+            ));
+        } else {
+            out.push(format!(
+                "The GPU was shared with other processes while nppbench measured: {}. Seen around {} of {} memory scenarios and {} of {} throughput records; throughput taken beside another process may be off (clocks, memory bandwidth), while per-process memory and leak classes are not affected. `compare` does not gate on this run unless given --allow-shared-gpu.{unreadable}",
+                who.join(", "),
+                a.shared_memory(),
+                a.run.memory.len(),
+                a.shared_throughput(),
+                a.run.throughput.len()
+            ));
+        }
     }
     for hook in &a.run.test_hooks {
         out.push(format!(
