@@ -204,3 +204,26 @@ fn runs_from_another_machine_are_labelled_not_mixed() {
     assert!(page.compare_html.contains("(group B)"));
     assert!(!page.failed);
 }
+
+#[test]
+fn the_same_figure_is_never_called_slower() {
+    // Altered copy of a real run: one 1080p scenario's pass values all set to one value, in the
+    // base and in the candidate alike (0.5 → 0.5 GB/s was once called slower).
+    let mut base = run("h200-full-npp-13.0.1");
+    let id = base
+        .throughput
+        .iter()
+        .find(|t| t.scenario.geometry.width == 1920)
+        .unwrap()
+        .scenario
+        .id
+        .clone();
+    for t in base.throughput.iter_mut().filter(|t| t.scenario.id == id) {
+        t.result.as_mut().unwrap().per_call.as_mut().unwrap().median_ns = 6000.0;
+    }
+    let cand = base.clone();
+    let c = compare(&base, &cand, Thresholds::default());
+    let x = c.throughput.iter().find(|t| t.id == id).unwrap();
+    assert_eq!(x.verdict, Change::Same);
+    assert_eq!(x.kernel.change_pct, 0.0);
+}

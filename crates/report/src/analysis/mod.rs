@@ -120,6 +120,17 @@ pub struct RunAnalysis<'a> {
     pub ceiling_gbps: Option<f64>,
 }
 
+/// Each process once (by pid and GPU), in first-seen order.
+fn each_once<'p>(seen: impl Iterator<Item = &'p GpuProcess>) -> Vec<GpuProcess> {
+    let mut out: Vec<GpuProcess> = Vec::new();
+    for p in seen {
+        if !out.iter().any(|q| q.pid == p.pid && q.gpu_uuid == p.gpu_uuid) {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
 impl ThroughputAnalysis<'_> {
     /// Percent of the copy ceiling at the cold kernel time (L2 flushed before each call, as the
     /// ceiling's own buffers are far larger than L2), with `true`; else at the warm kernel time,
@@ -170,7 +181,6 @@ impl<'a> RunAnalysis<'a> {
     /// Other processes seen on the GPUs while the run measured (at its start, or around any
     /// scenario), each once; empty for a GPU nppbench had to itself.
     pub fn shared_with(&self) -> Vec<GpuProcess> {
-        let mut out: Vec<GpuProcess> = Vec::new();
         let env = &self.run.environment.other_processes;
         let mem = self
             .run
@@ -184,12 +194,7 @@ impl<'a> RunAnalysis<'a> {
             .iter()
             .filter_map(|t| t.result.as_ref())
             .flat_map(|r| &r.other_processes);
-        for p in env.iter().chain(mem).chain(tp) {
-            if !out.iter().any(|q| q.pid == p.pid && q.gpu_uuid == p.gpu_uuid) {
-                out.push(p.clone());
-            }
-        }
-        out
+        each_once(env.iter().chain(mem).chain(tp))
     }
 
     /// The other processes that may have touched what a gate judges: those on the GPU when the
@@ -197,7 +202,6 @@ impl<'a> RunAnalysis<'a> {
     /// (per-process memory, NVML's, is not touched by another process). Empty: the gates may be
     /// applied.
     pub fn sharing_that_touches_gates(&self) -> Vec<GpuProcess> {
-        let mut out: Vec<GpuProcess> = Vec::new();
         let env = &self.run.environment.other_processes;
         let tp = self
             .run
@@ -211,12 +215,7 @@ impl<'a> RunAnalysis<'a> {
             .filter(|m| m.probe == Probe::Device)
             .filter_map(|m| m.record.result.as_ref())
             .flat_map(|r| &r.other_processes);
-        for p in env.iter().chain(tp).chain(device_wide) {
-            if !out.iter().any(|q| q.pid == p.pid && q.gpu_uuid == p.gpu_uuid) {
-                out.push(p.clone());
-            }
-        }
-        out
+        each_once(env.iter().chain(tp).chain(device_wide))
     }
 
     /// Throughput records taken while another process was on the GPU.

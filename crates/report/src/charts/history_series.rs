@@ -125,14 +125,13 @@ pub(crate) fn render(title: &str, lines: &[SeriesLine], marks: &[Mark]) -> Resul
             chart.draw_series(rings).map_err(e)?;
         }
         for (i, line) in lines.iter().enumerate() {
-            let y = 4 + i as i32 * LEGEND_ROW as i32;
-            let style = ShapeStyle::from(&series_colour(i)).stroke_width(3);
-            legend
-                .draw(&PathElement::new(vec![(70, y + 7), (100, y + 7)], style))
-                .map_err(e)?;
-            legend
-                .draw(&Text::new(line.label.clone(), (108, y), (FONT, TEXT)))
-                .map_err(e)?;
+            crate::charts::legend_row(
+                &legend,
+                4 + i as i32 * LEGEND_ROW as i32,
+                series_colour(i),
+                false,
+                &line.label,
+            )?;
         }
         Ok(())
     })?;

@@ -207,24 +207,25 @@ pub(crate) fn line_chart(
             }
         }
         for (i, line) in lines.iter().enumerate() {
-            let y = 4 + i as i32 * 20;
-            let style = ShapeStyle::from(&line.colour).stroke_width(3);
-            // The swatch drawn as the line is: dashed for a dashed series.
-            if line.dashed {
-                for x in [70, 82, 94] {
-                    legend
-                        .draw(&PathElement::new(vec![(x, y + 6), (x + 6, y + 6)], style))
-                        .map_err(e)?;
-                }
-            } else {
-                legend
-                    .draw(&PathElement::new(vec![(70, y + 6), (100, y + 6)], style))
-                    .map_err(e)?;
-            }
-            legend
-                .draw(&Text::new(line.label.clone(), (108, y), (FONT, LABEL_SIZE)))
-                .map_err(e)?;
+            legend_row(&legend, 4 + i as i32 * 20, line.colour, line.dashed, &line.label)?;
         }
         Ok(())
     })
+}
+
+/// One row of a line chart's legend at height `y`: a swatch drawn as the line is (dashed for a
+/// dashed series), then the label.
+pub(crate) fn legend_row(area: &Area<'_>, y: i32, colour: RGBColor, dashed: bool, label: &str) -> Result<(), String> {
+    let style = ShapeStyle::from(&colour).stroke_width(3);
+    if dashed {
+        for x in [70, 82, 94] {
+            area.draw(&PathElement::new(vec![(x, y + 6), (x + 6, y + 6)], style))
+                .map_err(drawing_error)?;
+        }
+    } else {
+        area.draw(&PathElement::new(vec![(70, y + 6), (100, y + 6)], style))
+            .map_err(drawing_error)?;
+    }
+    area.draw(&Text::new(label.to_owned(), (108, y), (FONT, LABEL_SIZE)))
+        .map_err(drawing_error)
 }

@@ -147,3 +147,26 @@ pub fn run_json_name(index: usize, run: &RunFile, total: usize) -> String {
         format!("run-{}-npp-{}.json", index + 1, run.environment.npp.version)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values_read_as_numbers_never_as_zero() {
+        assert_eq!(fmt_p(0.0), "< 1e-6");
+        assert_eq!(fmt_p(3.2e-9), "< 1e-6");
+        assert_eq!(fmt_p(4.2e-4), "4.2e-4");
+        assert_eq!(fmt_p(0.034), "0.034");
+        assert_ne!(fmt_p(0.0), "0.00e0");
+    }
+
+    #[test]
+    fn figures_keep_three_significant_digits() {
+        assert_eq!(fmt_sig(22.37), "22.4");
+        assert_eq!(fmt_sig(1.664), "1.66");
+        assert_eq!(fmt_sig(0.8321), "0.832");
+        assert_eq!(fmt_sig(6272.4), "6272");
+        assert_eq!(fmt_sig(f64::NAN), "—");
+    }
+}

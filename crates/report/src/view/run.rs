@@ -682,3 +682,29 @@ pub(crate) fn reproduce(run: &RunFile) -> String {
     }
     words.join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reproduce_shows_no_path_of_the_measuring_machine() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-full-npp-13.0.1/run.json");
+        let mut run = nppbench_model::RunFile::read(&path).unwrap();
+        run.command = [
+            "/home/ci/target/release/nppbench",
+            "run",
+            "--matrix=/home/ci/m.toml",
+            "--npp",
+            "/opt/npp-12.2.3.2",
+            "--repeat",
+            "5",
+            "--out",
+            "/srv/out/run-7",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            super::reproduce(&run),
+            "nppbench run --matrix=MATRIX.toml --npp NPP_DIR --repeat 5 --out DIR"
+        );
+    }
+}
