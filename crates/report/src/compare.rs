@@ -191,7 +191,12 @@ fn hidden(m: &MemoryAnalysis<'_>) -> Option<f64> {
 }
 
 pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
-    let (b, c) = (RunAnalysis::new(base), RunAnalysis::new(cand));
+    compare_analysed(&RunAnalysis::new(base), &RunAnalysis::new(cand), t)
+}
+
+/// [`compare`] of runs already analysed (a page of several runs has them).
+pub fn compare_analysed(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Thresholds) -> Comparison {
+    let (base, cand) = (b.run, c.run);
     let (be, ce) = (&base.environment, &cand.environment);
     let mut environment_changes = Vec::new();
     let mut diff = |what: &str, x: String, y: String| {
@@ -220,13 +225,13 @@ pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
     };
     for bt in &b.throughput {
         let id = &bt.record.scenario.id;
-        let index = gpu_index(&b, bt.gpu);
+        let index = gpu_index(b, bt.gpu);
         // The same scenario on the same GPU (by position: runs from two machines pair their
         // first GPUs, their second, …).
         let Some(ct) = c
             .throughput
             .iter()
-            .find(|x| &x.record.scenario.id == id && gpu_index(&c, x.gpu) == index)
+            .find(|x| &x.record.scenario.id == id && gpu_index(c, x.gpu) == index)
         else {
             continue;
         };

@@ -310,6 +310,16 @@ impl<'a> RunAnalysis<'a> {
     }
 
     /// The primitives of the run, in catalogue order.
+    /// The primitives the matrix asked for and those measured, each once, sorted: a function the
+    /// run could not measure keeps its row.
+    pub fn all_primitives(&self) -> Vec<nppbench_model::Primitive> {
+        let mut out = self.run.matrix.primitives.clone();
+        out.extend(self.primitives());
+        out.sort();
+        out.dedup();
+        out
+    }
+
     pub fn primitives(&self) -> Vec<nppbench_model::Primitive> {
         let mut out: Vec<nppbench_model::Primitive> = self
             .memory

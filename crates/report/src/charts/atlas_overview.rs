@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::charts::{CAPTION_SIZE, CEILING_COLOUR, FONT, MIN_TEXT, WIDTH, class_colour, integer_label, svg};
+use crate::charts::{CAPTION_SIZE, CEILING_COLOUR, FONT, MIN_TEXT, WIDTH, class_colour, svg, x_axis};
 use crate::stats::LeakClass;
 
 /// One function's bar.
@@ -50,26 +50,8 @@ pub(crate) fn render(title: &str, bars: &[Bar]) -> Result<String, String> {
             }
         }
         let axis_y = 44 + (ROW * bars.len() as u32) as i32;
-        root.draw(&PathElement::new(
-            vec![(LEFT as i32, axis_y), (x_of(x_max), axis_y)],
-            BLACK.stroke_width(1),
-        ))
-        .map_err(e)?;
-        let mut t = 0.0;
-        while t <= x_max {
-            root.draw(&PathElement::new(
-                vec![(x_of(t), axis_y), (x_of(t), axis_y + 4)],
-                BLACK.stroke_width(1),
-            ))
-            .map_err(e)?;
-            root.draw(&Text::new(
-                integer_label(&t),
-                (x_of(t) - 8, axis_y + 6),
-                (FONT, MIN_TEXT),
-            ))
-            .map_err(e)?;
-            t += 20.0;
-        }
+        // A tick every 20 percentage points.
+        x_axis(root, LEFT as i32, axis_y, x_max, 20.0, x_of)?;
         root.draw(&PathElement::new(
             vec![(x_of(100.0), 36), (x_of(100.0), axis_y)],
             CEILING_COLOUR.stroke_width(1),

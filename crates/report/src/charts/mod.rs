@@ -135,6 +135,57 @@ pub(crate) fn stream_legend(root: &Area<'_>, y: i32) -> Result<(), String> {
     Ok(())
 }
 
+/// A tick step of 1, 2 or 5 × 10ⁿ giving about five ticks up to `max`.
+pub(crate) fn nice_step(max: f64) -> f64 {
+    let raw = max / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag)
+}
+
+/// A horizontal value axis at height `y` from `left` to `x_of(x_max)`: the line, a tick every
+/// `step` from 0, each labelled below it, centred (as many decimals as the step needs).
+pub(crate) fn x_axis(
+    root: &Area<'_>,
+    left: i32,
+    y: i32,
+    x_max: f64,
+    step: f64,
+    x_of: impl Fn(f64) -> i32,
+) -> Result<(), String> {
+    root.draw(&PathElement::new(
+        vec![(left, y), (x_of(x_max), y)],
+        BLACK.stroke_width(1),
+    ))
+    .map_err(drawing_error)?;
+    let label = TextStyle::from((FONT, MIN_TEXT).into_font()).pos(plotters::style::text_anchor::Pos::new(
+        plotters::style::text_anchor::HPos::Center,
+        plotters::style::text_anchor::VPos::Top,
+    ));
+    let mut t = 0.0;
+    while t <= x_max {
+        root.draw(&PathElement::new(
+            vec![(x_of(t), y), (x_of(t), y + 4)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(drawing_error)?;
+        let text = if step >= 1.0 {
+            format!("{t:.0}")
+        } else if step >= 0.1 {
+            format!("{t:.1}")
+        } else {
+            format!("{t:.2}")
+        };
+        root.draw(&Text::new(text, (x_of(t), y + 6), label.clone()))
+            .map_err(drawing_error)?;
+        t += step;
+    }
+    Ok(())
+}
+
 /// `5`, not `5.0`: axis labels of counts.
 pub(crate) fn integer_label(v: &f64) -> String {
     if (v - v.round()).abs() < 1e-9 {
@@ -228,4 +279,17 @@ pub(crate) fn legend_row(area: &Area<'_>, y: i32, colour: RGBColor, dashed: bool
     }
     area.draw(&Text::new(label.to_owned(), (108, y), (FONT, LABEL_SIZE)))
         .map_err(drawing_error)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ticks_are_round() {
+        // About five ticks up to the maximum.
+        assert_eq!(super::nice_step(3100.0), 1000.0);
+        assert_eq!(super::nice_step(9.0), 2.0);
+        assert_eq!(super::nice_step(3.5), 1.0);
+        assert_eq!(super::nice_step(650.0), 200.0);
+        assert_eq!(super::nice_step(15.0), 5.0);
+    }
 }

@@ -5,8 +5,8 @@ use nppbench_model::StreamKind;
 use plotters::prelude::*;
 
 use crate::charts::{
-    CAPTION_SIZE, CEILING_COLOUR, FONT, LABEL_SIZE, MIN_TEXT, REFERENCE_COLOUR, WIDTH, group_label, stream_colour,
-    stream_legend, svg,
+    CAPTION_SIZE, CEILING_COLOUR, FONT, LABEL_SIZE, MIN_TEXT, REFERENCE_COLOUR, WIDTH, group_label, nice_step,
+    stream_colour, stream_legend, svg, x_axis,
 };
 
 /// One bar.
@@ -70,27 +70,7 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
         }
         // Axis with ticks.
         let axis_y = y + 4;
-        root.draw(&PathElement::new(
-            vec![(LEFT as i32, axis_y), (LEFT as i32 + plot_w as i32, axis_y)],
-            BLACK.stroke_width(1),
-        ))
-        .map_err(e)?;
-        let step = nice_step(x_max);
-        let mut t = 0.0;
-        while t <= x_max {
-            root.draw(&PathElement::new(
-                vec![(x_of(t), axis_y), (x_of(t), axis_y + 4)],
-                BLACK.stroke_width(1),
-            ))
-            .map_err(e)?;
-            root.draw(&Text::new(
-                format!("{t:.0}"),
-                (x_of(t) - 10, axis_y + 6),
-                (FONT, MIN_TEXT),
-            ))
-            .map_err(e)?;
-            t += step;
-        }
+        x_axis(root, LEFT as i32, axis_y, x_max, nice_step(x_max), x_of)?;
         root.draw(&Text::new(
             "GB/s (bytes read + written)",
             (LEFT as i32 + plot_w as i32 / 2 - 80, axis_y + 22),
@@ -122,24 +102,4 @@ pub(crate) fn render(title: &str, groups: &[(String, Vec<Bar>)], ceiling_gbps: O
             .map_err(e)?;
         Ok(())
     })
-}
-
-/// A tick step of 1, 2 or 5 × 10ⁿ giving about five ticks.
-fn nice_step(max: f64) -> f64 {
-    let raw = max / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(raw)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn ticks_are_round() {
-        assert_eq!(super::nice_step(3100.0), 1000.0);
-        assert_eq!(super::nice_step(9.0), 2.0);
-    }
 }

@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::charts::{CAPTION_SIZE, CHAR_PX, FONT, MIN_TEXT, WIDTH, series_colour, svg};
+use crate::charts::{CAPTION_SIZE, CHAR_PX, FONT, MIN_TEXT, WIDTH, nice_step, series_colour, svg, x_axis};
 
 /// One version's mark in a row: the value and its interval; `None`: not measured in that version.
 pub(crate) type Mark = Option<(f64, Option<(f64, f64)>)>;
@@ -81,34 +81,7 @@ pub(crate) fn render(title: &str, x_desc: &str, versions: &[String], rows: &[Row
             }
         }
         let axis_y = top + (ROW * rows.len() as u32) as i32 + 2;
-        root.draw(&PathElement::new(
-            vec![(left as i32, axis_y), (x_of(x_max), axis_y)],
-            BLACK.stroke_width(1),
-        ))
-        .map_err(e)?;
-        let step = nice_step(x_max / 5.0);
-        let mut t = 0.0;
-        while t <= x_max {
-            root.draw(&PathElement::new(
-                vec![(x_of(t), axis_y), (x_of(t), axis_y + 4)],
-                BLACK.stroke_width(1),
-            ))
-            .map_err(e)?;
-            let text = if step >= 1.0 {
-                format!("{t:.0}")
-            } else if step >= 0.1 {
-                format!("{t:.1}")
-            } else {
-                format!("{t:.2}")
-            };
-            root.draw(&Text::new(
-                text,
-                (x_of(t), axis_y + 6),
-                TextStyle::from((FONT, MIN_TEXT).into_font()).pos(Pos::new(HPos::Center, VPos::Top)),
-            ))
-            .map_err(e)?;
-            t += step;
-        }
+        x_axis(root, left as i32, axis_y, x_max, nice_step(x_max), x_of)?;
         root.draw(&Text::new(
             x_desc.to_owned(),
             (left as i32, axis_y + 26),
@@ -119,26 +92,9 @@ pub(crate) fn render(title: &str, x_desc: &str, versions: &[String], rows: &[Row
     })
 }
 
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-fn nice_step(raw: f64) -> f64 {
-    let p = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * p)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * p)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn steps_are_round() {
-        assert_eq!(nice_step(0.7), 1.0);
-        assert_eq!(nice_step(130.0), 200.0);
-        assert_eq!(nice_step(3.0), 5.0);
-    }
 
     #[test]
     fn every_version_has_a_legend_entry_and_missing_marks_are_skipped() {

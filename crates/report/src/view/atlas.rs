@@ -1,12 +1,13 @@
 //! The atlas: one row per function of a run that measured several, and a section each with its
 //! rule and its scenarios.
 
-use nppbench_model::{Outcome, Primitive};
+use nppbench_model::Outcome;
 
 use super::run::{AtlasRow, FunctionView, MemoryRow, ThroughputRow};
 use super::{fmt, fmt_sig};
 use crate::analysis::RunAnalysis;
 use crate::analysis::rules::Rule;
+use crate::charts;
 use crate::stats::{LeakClass, median};
 
 /// `1.6`, or `1.2–1.7` where the values span more.
@@ -26,14 +27,11 @@ pub(super) fn rows(
     rules: &[Rule],
     memory: &[MemoryRow],
     throughput: &[ThroughputRow],
-) -> (Vec<AtlasRow>, Vec<FunctionView>) {
-    let mut primitives: Vec<Primitive> = a.run.matrix.primitives.clone();
-    primitives.extend(a.primitives());
-    primitives.sort();
-    primitives.dedup();
+) -> (Vec<AtlasRow>, Vec<FunctionView>, Vec<charts::atlas_overview::Bar>) {
     let mut rows = Vec::new();
     let mut sections = Vec::new();
-    for p in primitives {
+    let mut bars = Vec::new();
+    for p in a.all_primitives() {
         let row = p.row();
         let anchor = format!("fn-{p}");
         let mem: Vec<_> = a.memory.iter().filter(|m| m.record.scenario.primitive == p).collect();
@@ -90,6 +88,15 @@ pub(super) fn rows(
                 counter_examples: Vec::new(),
             },
         };
+        bars.push(charts::atlas_overview::Bar {
+            name: p.to_string(),
+            pct: best.and_then(|t| t.ceiling_pct(a.ceiling_gbps)).map(|(pct, _)| pct),
+            class: match (leaking.is_empty(), measured) {
+                (false, _) => Some(LeakClass::Leak),
+                (true, 0) => None,
+                (true, _) => Some(LeakClass::Flat),
+            },
+        });
         rows.push(AtlasRow {
             anchor: anchor.clone(),
             primitive: p.to_string(),
@@ -130,5 +137,5 @@ pub(super) fn rows(
             throughput: throughput.iter().filter(|t| t.primitive == p.name()).cloned().collect(),
         });
     }
-    (rows, sections)
+    (rows, sections, bars)
 }

@@ -526,35 +526,7 @@ fn charts_for(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, Strin
 
 /// The charts of a run that measured several functions: the atlas at a glance (each function's
 /// best kernel throughput as a share of the copy ceiling, coloured by whether it leaks).
-fn charts_for_atlas(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>, String> {
-    let mut primitives = a.run.matrix.primitives.clone();
-    primitives.extend(a.primitives());
-    primitives.sort();
-    primitives.dedup();
-    let bars: Vec<charts::atlas_overview::Bar> = primitives
-        .iter()
-        .map(|p| {
-            let mem: Vec<_> = a.memory.iter().filter(|m| m.record.scenario.primitive == *p).collect();
-            let class = if mem.iter().any(|m| m.class == Some(LeakClass::Leak)) {
-                Some(LeakClass::Leak)
-            } else if mem.iter().any(|m| m.class.is_some()) {
-                Some(LeakClass::Flat)
-            } else {
-                None
-            };
-            let pct = a
-                .throughput
-                .iter()
-                .filter(|t| t.record.scenario.primitive == *p)
-                .filter_map(|t| t.ceiling_pct(a.ceiling_gbps).map(|(p, _)| p))
-                .reduce(f64::max);
-            charts::atlas_overview::Bar {
-                name: p.to_string(),
-                pct,
-                class,
-            }
-        })
-        .collect();
+fn charts_for_atlas(bars: &[charts::atlas_overview::Bar], anchor: &str) -> Result<Vec<ChartView>, String> {
     if bars.is_empty() {
         return Ok(Vec::new());
     }
@@ -562,7 +534,7 @@ fn charts_for_atlas(a: &RunAnalysis<'_>, anchor: &str) -> Result<Vec<ChartView>,
         id: format!("{anchor}-atlas"),
         title: "Every function: throughput and leak".into(),
         caption: "Each function's fastest measured scenario: bytes read plus written per second of kernel time per call with the L2 cache flushed before each call (CUPTI kernel records), as a share of the device-to-device copy ceiling (measured on buffers far larger than L2). Red: some scenario of the function leaks per new thread; green: none does; no bar: throughput not measured.".into(),
-        svg: charts::atlas_overview::render("Kernel throughput, % of the copy ceiling", &bars)?,
+        svg: charts::atlas_overview::render("Kernel throughput, % of the copy ceiling", bars)?,
     }])
 }
 
@@ -606,10 +578,10 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
     let many_primitives = primitives.len() > 1;
     let memory: Vec<MemoryRow> = a.memory.iter().map(memory_row).collect();
     let throughput: Vec<ThroughputRow> = a.throughput.iter().map(|t| throughput_row(t, a.ceiling_gbps)).collect();
-    let (atlas, functions) = if many_primitives {
+    let (atlas, functions, bars) = if many_primitives {
         super::atlas::rows(a, &rules, &memory, &throughput)
     } else {
-        (Vec::new(), Vec::new())
+        (Vec::new(), Vec::new(), Vec::new())
     };
     let mut contexts: Vec<_> = run.memory.iter().map(|m| m.scenario.context).collect();
     contexts.sort();
@@ -630,7 +602,7 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
         functions,
         environment: environment(run),
         charts: if many_primitives {
-            charts_for_atlas(a, &anchor)?
+            charts_for_atlas(&bars, &anchor)?
         } else {
             charts_for(a, &anchor)?
         },

@@ -59,9 +59,9 @@ pub(crate) fn upgrade(analyses: &[RunAnalysis<'_>], runs: &[RunFile]) -> Result<
         return Err("no runs".into());
     }
     let label = labels(runs);
-    let comparisons: Vec<compare::Comparison> = runs[1..]
+    let comparisons: Vec<compare::Comparison> = analyses[1..]
         .iter()
-        .map(|c| compare::compare(&runs[0], c, Thresholds::default()))
+        .map(|c| compare::compare_analysed(&analyses[0], c, Thresholds::default()))
         .collect();
     let compare = compare_view::page(runs, &comparisons, Thresholds::default(), &[]);
     let versions = analyses
