@@ -47,6 +47,12 @@ enum Cmd {
         /// Memory scenarios at once (each in its own process); default: chosen from the machine.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         jobs: Option<u32>,
+        /// CUDA_DEVICE_MAX_CONNECTIONS for the memory probes: 1 to 32, or `inherit` (this
+        /// environment's). One connection halves the CUDA start-up each probe spends, which the
+        /// driver serialises host-wide; classes and slopes do not change (docs/performance.md).
+        /// Throughput probes always inherit the environment.
+        #[arg(long, value_name = "N|inherit", default_value = "1")]
+        probe_connections: String,
         /// Independent throughput passes (fresh processes), overriding the matrix's `repeat`.
         #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: Option<u32>,
@@ -159,6 +165,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             npp,
             devices,
             jobs,
+            probe_connections,
             repeat,
             out,
             resume,
@@ -168,6 +175,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             npp,
             devices,
             jobs,
+            probe_connections,
             repeat,
             out,
             resume,
@@ -472,9 +480,23 @@ struct RunArgs {
     npp: Vec<PathBuf>,
     devices: Option<String>,
     jobs: Option<u32>,
+    probe_connections: String,
     repeat: Option<u32>,
     out: PathBuf,
     resume: bool,
+}
+
+/// `--probe-connections N|inherit`: `Some(N)` to set, `None` to inherit.
+fn parse_probe_connections(spec: &str) -> anyhow::Result<Option<u32>> {
+    if spec == "inherit" {
+        return Ok(None);
+    }
+    match spec.trim().parse::<u32>() {
+        Ok(n) if (1..=32).contains(&n) => Ok(Some(n)),
+        _ => Err(bad_input(format!(
+            "--probe-connections {spec}: give a number of connections from 1 to 32 (CUDA's range), or `inherit` to leave CUDA_DEVICE_MAX_CONNECTIONS as the environment has it"
+        ))),
+    }
 }
 
 /// `--devices all` or `0,2`.
@@ -511,6 +533,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         check_npp_dir(dir)?;
     }
     let devices = parse_devices(args.devices.as_deref())?;
+    let probe_connections = parse_probe_connections(&args.probe_connections)?;
     let npp_dirs = if args.npp.is_empty() {
         vec![None]
     } else {
@@ -523,6 +546,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         npp_dirs,
         devices,
         jobs: args.jobs,
+        probe_connections,
         probe_exe: std::env::current_exe().context("locating the nppbench binary for its child probes")?,
         out_dir: out.clone(),
         command: std::env::args().collect(),

@@ -45,6 +45,21 @@ fn unknown_preset_is_bad_input() {
 }
 
 #[test]
+fn probe_connections_out_of_cudas_range_is_bad_input() {
+    for bad in ["0", "33", "many"] {
+        let o = nppbench(&["run", "--probe-connections", bad, "--out", "/tmp/x"]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "--probe-connections {bad}: give a number of connections from 1 to 32"
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
 fn malformed_matrix_is_bad_input_with_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("m.toml");

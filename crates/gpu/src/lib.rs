@@ -21,7 +21,7 @@ pub use error::GpuError;
 pub use event::{EventPair, copy_throughput};
 pub use hidden_streams::{StreamEvent, StreamTracker};
 pub use kernel_records::{KernelRecord, KernelRecorder};
-pub use memory::DeviceBuffer;
+pub use memory::{DeviceBuffer, HostBuffer};
 pub use nvml::{DeviceProcess, DeviceReading, ProcessMemoryProbe};
 pub use reference::{DelayKernel, ReferenceConvert};
 pub use stream::Stream;

@@ -66,6 +66,18 @@ impl DeviceBuffer {
         Ok(out)
     }
 
+    /// Copies the whole buffer into `host` (synchronous, after all preceding work), growing it to
+    /// fit, and returns the copy: a page-locked copy runs at the bus's speed, where a fresh
+    /// vector is first faulted in and then staged by the driver (a 132 MB 8K destination).
+    pub fn download_into<'h>(&self, host: &'h mut HostBuffer) -> Result<&'h [u8], GpuError> {
+        self.gpu.synchronize()?;
+        host.reserve(&self.gpu, self.bytes)?;
+        let out = host.slice_mut(self.bytes);
+        // SAFETY: `out` is exactly as large as the allocation.
+        unsafe { result::memcpy_dtoh_sync(out, self.ptr) }.map_err(GpuError::driver("cuMemcpyDtoH"))?;
+        Ok(&*out)
+    }
+
     /// Queues a write of `value` to every byte on `stream` (`cuMemsetD8Async`): what a cold
     /// measurement does between calls to push everything else out of the L2 cache.
     pub fn fill_async(&mut self, value: u8, stream: &crate::Stream) -> Result<(), GpuError> {
@@ -89,5 +101,66 @@ impl Drop for DeviceBuffer {
         let _ = self.gpu.bind_to_thread();
         // SAFETY: `ptr` came from cuMemAlloc and is freed once, here.
         let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+/// Page-locked host memory (`cuMemHostAlloc`), kept and reused for downloads; freed on drop.
+pub struct HostBuffer {
+    gpu: Option<Gpu>,
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Default for HostBuffer {
+    fn default() -> Self {
+        HostBuffer {
+            gpu: None,
+            ptr: std::ptr::null_mut(),
+            bytes: 0,
+        }
+    }
+}
+
+impl HostBuffer {
+    /// Makes room for `bytes`, reallocating (contents lost) only when it has less.
+    fn reserve(&mut self, gpu: &Gpu, bytes: usize) -> Result<(), GpuError> {
+        if bytes <= self.bytes {
+            return Ok(());
+        }
+        self.release();
+        gpu.bind_to_thread()?;
+        // SAFETY: the context is current; the pointer is owned by `self` and freed in `release`.
+        let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(GpuError::driver("cuMemHostAlloc"))?;
+        self.ptr = ptr.cast();
+        self.bytes = bytes;
+        self.gpu = Some(gpu.clone());
+        Ok(())
+    }
+
+    /// The first `len` bytes (`len` within the allocation).
+    fn slice_mut(&mut self, len: usize) -> &mut [u8] {
+        assert!(len <= self.bytes, "{len} bytes of a {}-byte host buffer", self.bytes);
+        if len == 0 {
+            return &mut [];
+        }
+        // SAFETY: `ptr` points to `self.bytes` bytes of host memory owned by `self`, borrowed
+        // mutably with it.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
+    }
+
+    fn release(&mut self) {
+        if let Some(gpu) = self.gpu.take() {
+            let _ = gpu.bind_to_thread();
+            // SAFETY: `ptr` came from cuMemHostAlloc and is freed once, here.
+            let _ = unsafe { result::free_host(self.ptr.cast()) };
+        }
+        self.ptr = std::ptr::null_mut();
+        self.bytes = 0;
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        self.release();
     }
 }

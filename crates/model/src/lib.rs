@@ -17,7 +17,7 @@ pub use run::{
     CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample, DeviceState, Environment, Estimate, FailureKind,
     GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat, KernelTiming,
     MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, Outcome, PhaseTime,
-    READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts, ThroughputRecord,
-    ThroughputResult, ToolInfo,
+    ProbeConnections, READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
+    ThroughputRecord, ThroughputResult, ToolInfo,
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};

@@ -60,6 +60,33 @@ pub struct Jobs {
     pub jobs: u32,
     /// Why that many: given with `--jobs`, or chosen from the machine (cores, device memory).
     pub reason: String,
+    /// `CUDA_DEVICE_MAX_CONNECTIONS` as the memory probes had it (absent in runs made before it
+    /// was recorded, whose probes inherited nppbench's environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ProbeConnections>,
+}
+
+/// `CUDA_DEVICE_MAX_CONNECTIONS` in the memory probes. Creating a CUDA context is serialised
+/// host-wide by the driver, and a context with one hardware connection is created in about half
+/// the time of the default eight; the memory probes' classes, slopes and NPP stream counts are the
+/// same either way (`reports/concurrency/`). Throughput probes always inherit the environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeConnections {
+    /// The value the probes had; `None`: unset, the driver's default (8).
+    pub value: Option<u32>,
+    /// Set by nppbench (`--probe-connections N`), not inherited from the environment.
+    pub set_by_nppbench: bool,
+}
+
+impl ProbeConnections {
+    /// The value as a sentence fragment: `CUDA_DEVICE_MAX_CONNECTIONS=1 (set by nppbench)`.
+    pub fn describe(&self) -> String {
+        match (self.value, self.set_by_nppbench) {
+            (Some(v), true) => format!("CUDA_DEVICE_MAX_CONNECTIONS={v} (set by nppbench, --probe-connections)"),
+            (Some(v), false) => format!("CUDA_DEVICE_MAX_CONNECTIONS={v} (from the environment)"),
+            (None, _) => "CUDA_DEVICE_MAX_CONNECTIONS unset (the driver's default, 8)".to_owned(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -380,6 +407,10 @@ pub struct MemoryResult {
     /// Other processes seen on the GPU before or after the calls.
     #[serde(default)]
     pub other_processes: Vec<GpuProcess>,
+    /// The device addresses of the call's buffers (sources, then the destination): NPP picks
+    /// some paths by a buffer's alignment, which the process's other allocations shift.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buffer_addresses: Vec<u64>,
 }
 
 /// What the calls' `NppStreamContext` declared, beside what the stream really is.
@@ -568,6 +599,11 @@ pub struct ReferenceResult {
     pub correctness: Correctness,
     #[serde(default)]
     pub kernel_records: Option<KernelRecords>,
+    /// The scenario whose run measured this reference, where one measurement serves every
+    /// scenario of the same geometry in a pass (the reference kernel does not depend on the
+    /// scenario's stream or context); absent where this scenario measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_in: Option<String>,
 }
 
 /// Schema version 1 → 2, on the JSON: the matrix named one primitive (`primitive`), version 2

@@ -5,14 +5,32 @@ use nppbench_model::RunFile;
 use nppbench_report::compare::{Change, Thresholds, compare};
 
 fn main() {
-    let read = |name: &str| RunFile::read(std::path::Path::new(&format!("reports/calibration/{name}.json"))).unwrap();
-    let plain: Vec<(String, RunFile)> = (1..=4)
-        .map(|i| (format!("quick-{i}"), read(&format!("quick-npp-13.0.1-{i}"))))
-        .collect();
-    let delayed: Vec<(String, RunFile)> = (1..=2)
-        .map(|i| (format!("delay-{i}"), read(&format!("delay-1000-cycles-npp-13.0.1-{i}"))))
-        .collect();
-    println!("| base | candidate | under 1 MP: slower / faster / judged | 1 MP and over: slower / faster / judged |");
+    // The folder (default: the committed quick runs) holds plain runs and delayed ones, whose
+    // names start with `delay-`.
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "reports/calibration".to_owned());
+    let runs = |delayed: bool| -> Vec<(String, RunFile)> {
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "json")
+                    && p.file_name().unwrap().to_string_lossy().starts_with("delay-") == delayed
+            })
+            .collect();
+        files.sort();
+        let name = if delayed { "delay-" } else { "plain-" };
+        files
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("{name}{}", i + 1), RunFile::read(p).unwrap()))
+            .collect()
+    };
+    let (plain, delayed) = (runs(false), runs(true));
+    println!(
+        "| base | candidate | under 1 MP: slower / faster / unsettled / judged | 1 MP and over: slower / faster / unsettled / judged |"
+    );
     println!("|---|---|---|---|");
     let mut pairs = Vec::new();
     for (i, a) in plain.iter().enumerate() {
@@ -34,7 +52,13 @@ fn main() {
                 .filter(|t| (t.pixels >= 1_000_000) == large)
                 .collect();
             let n = |v: Change| rows.iter().filter(|t| t.verdict == v).count();
-            format!("{} / {} / {}", n(Change::Slower), n(Change::Faster), rows.len())
+            format!(
+                "{} / {} / {} / {}",
+                n(Change::Slower),
+                n(Change::Faster),
+                n(Change::Unsettled),
+                rows.len()
+            )
         };
         println!("| {an} | {bn} | {} | {} |", count(false), count(true));
     }
@@ -55,13 +79,17 @@ fn main() {
                 .filter(|t| t.pixels >= 1_000_000 && t.verdict != Change::Slower)
             {
                 println!(
-                    "{dn} against {}: not found: {} ({:+.1}%, p {:?})",
-                    p.0, t.id, t.kernel.change_pct, t.kernel.p_value
+                    "{dn} against {}: not found: {} ({:+.1}%, p {:.3}, {:?})",
+                    p.0,
+                    t.id,
+                    t.kernel.change_pct,
+                    t.kernel.p_value.unwrap_or(f64::NAN),
+                    t.verdict
                 );
             }
         }
         println!(
-            "{dn} against quick-1: kernel time per call added at 1 MP and over, ns: {:.0} … {:.0}",
+            "{dn} against plain-1: kernel time per call added at 1 MP and over, ns: {:.0} … {:.0}",
             changes.first().unwrap_or(&0.0),
             changes.last().unwrap_or(&0.0)
         );

@@ -67,7 +67,8 @@ impl Default for Thresholds {
     }
 }
 
-/// The throughput verdict of one scenario: faster, slower, the same, or not enough passes.
+/// The throughput verdict of one scenario: faster, slower, the same, unsettled, or not enough
+/// passes.
 pub use crate::stats::tests_of_passes::Verdict as Change;
 
 /// What a throughput comparison timed.
@@ -252,6 +253,7 @@ pub fn compare_analysed(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Thresholds)
             (Change::Slower, _) | (_, Some(Change::Slower)) => Change::Slower,
             (Change::NotEnoughPasses, _) => Change::NotEnoughPasses,
             (Change::Faster, _) | (_, Some(Change::Faster)) => Change::Faster,
+            (Change::Unsettled, _) => Change::Unsettled,
             _ => Change::Same,
         };
         throughput.push(ThroughputChange {

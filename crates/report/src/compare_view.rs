@@ -82,7 +82,7 @@ pub struct ThroughputChangeRow {
     pub p_value: String,
     pub latency: String,
     pub passes: String,
-    /// `faster`, `slower`, `same`, `not enough passes`.
+    /// `faster`, `slower`, `same`, `unsettled: …`, `not enough passes to judge`.
     pub verdict: String,
     /// This row trips the regression gate.
     pub gated_failure: bool,
@@ -115,6 +115,7 @@ fn verdict_name(c: Change) -> &'static str {
         Change::Faster => "faster",
         Change::Slower => "slower",
         Change::Same => "same",
+        Change::Unsettled => "unsettled: no significant change, but the passes spread too much to call it the same",
         Change::NotEnoughPasses => "not enough passes to judge",
     }
 }
@@ -157,9 +158,17 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
             let new_leaks = c.memory.iter().filter(|m| m.new_leak).count();
             let fixed = c.memory.iter().filter(|m| m.fixed_leak).count();
             let streams = c.memory.iter().filter(|m| m.more_streams).count();
+            let unsettled = count(Change::Unsettled);
             let mut summary = vec![format!(
-                "Throughput: {slower} slower, {faster} faster, {} the same{} of {} scenarios.",
+                "Throughput: {slower} slower, {faster} faster, {} the same{}{} of {} scenarios.",
                 count(Change::Same),
+                if unsettled > 0 {
+                    format!(
+                        ", {unsettled} unsettled (no significant change, but the passes spread too much to call it the same)"
+                    )
+                } else {
+                    String::new()
+                },
                 if unjudged > 0 {
                     format!(", {unjudged} with too few passes to judge (fewer than {} a side)", crate::stats::tests_of_passes::MIN_PASSES)
                 } else {
@@ -236,7 +245,8 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                     gated_failure,
                     changed: matches!(x.verdict, Change::Faster | Change::Slower),
                 };
-                if row.changed {
+                // Unsettled rows are listed with the changes: a change could not be ruled out.
+                if row.changed || x.verdict == Change::Unsettled {
                     changed.push(row);
                 } else {
                     unchanged.push(row);
@@ -279,7 +289,12 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                 });
             }
             let counts = format!(
-                "{new_leaks} new leak(s), {fixed} leak(s) gone, {streams} scenario(s) with more NPP streams; throughput {slower} slower, {faster} faster{}",
+                "{new_leaks} new leak(s), {fixed} leak(s) gone, {streams} scenario(s) with more NPP streams; throughput {slower} slower, {faster} faster{}{}",
+                if unsettled > 0 {
+                    format!(", {unsettled} unsettled")
+                } else {
+                    String::new()
+                },
                 if unjudged > 0 {
                     format!(", {unjudged} not judged (fewer than {} passes a side)", crate::stats::tests_of_passes::MIN_PASSES)
                 } else {
@@ -319,7 +334,7 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
     let failed = views.iter().any(|v| v.failed);
     let any_change = views
         .iter()
-        .any(|v| !v.throughput_changed.is_empty() || !v.memory_changed.is_empty());
+        .any(|v| v.throughput_changed.iter().any(|r| r.changed) || !v.memory_changed.is_empty());
     let status = match (gates.is_empty(), failed, any_change) {
         (false, true, _) => "FAIL",
         (false, false, _) => "PASS",

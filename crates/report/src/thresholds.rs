@@ -18,9 +18,11 @@ pub const STREAMS_NEVER_DESTROYED_MARGIN: u32 = 1;
 /// finds a difference at all.
 pub const NOISE_PCT: f64 = 2.0;
 
-/// Host-latency changes smaller than this, in percent, are noise: the same pairs' latencies move
-/// by up to 7% with p < 0.01 (the host's scheduling), so 10%.
-pub const LATENCY_NOISE_PCT: f64 = 10.0;
+/// Host-latency changes smaller than this, in percent, are noise: one call's launch and
+/// synchronisation take 14.5 µs in one process and 18 µs in the next on the same H200 (the
+/// host's scheduling), so same-against-same pairs move by up to 23.8% (docs/calibration.md), with
+/// p < 0.01 where a process's three passes agree. 30%.
+pub const LATENCY_NOISE_PCT: f64 = 30.0;
 
 /// The significance level of the tests on passes.
 pub const ALPHA: f64 = 0.01;

@@ -111,7 +111,7 @@ fn pages() -> Vec<(&'static str, String)> {
     let compare = nppbench_report::render_compare(
         &[
             run("calibration/quick-npp-13.0.1-1.json"),
-            run("calibration/delay-1000-cycles-npp-13.0.1-1.json"),
+            run("calibration/delay-100-cycles-npp-13.0.1-1.json"),
         ],
         Thresholds::default(),
         &[Gate::Regression, Gate::Leak, Gate::Streams],

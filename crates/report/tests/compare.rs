@@ -23,11 +23,14 @@ fn a_run_against_itself_changes_nothing() {
     let c = compare(&r, &r, Thresholds::default());
     assert!(c.environment_changes.is_empty());
     assert_eq!(c.throughput.len(), 20);
+    // No change at all; a scenario whose passes spread beyond the noise band stays unsettled
+    // even against itself.
     assert!(
         c.throughput
             .iter()
-            .all(|t| t.verdict == Change::Same && t.kernel.change_pct.abs() < 1e-9)
+            .all(|t| matches!(t.verdict, Change::Same | Change::Unsettled) && t.kernel.change_pct.abs() < 1e-9)
     );
+    assert!(c.throughput.iter().filter(|t| t.verdict == Change::Same).count() >= 18);
     assert!(c.tripped(&ALL).is_empty());
     assert!(c.only_in_base.is_empty() && c.only_in_candidate.is_empty());
 }
@@ -44,7 +47,13 @@ fn same_against_same_runs_flag_nothing_at_the_default_settings() {
         for b in &runs[i + 1..] {
             let c = compare(a, b, Thresholds::default());
             for t in &c.throughput {
-                assert_eq!(t.verdict, Change::Same, "{} flagged: {:?}", t.id, t.kernel);
+                // Unsettled (the passes too spread to call it the same) is not a flag.
+                assert!(
+                    matches!(t.verdict, Change::Same | Change::Unsettled),
+                    "{} flagged: {:?}",
+                    t.id,
+                    t.kernel
+                );
                 judged += 1;
             }
             assert!(c.tripped(&ALL).is_empty());
@@ -53,8 +62,10 @@ fn same_against_same_runs_flag_nothing_at_the_default_settings() {
     assert_eq!(judged, 6 * 20, "six pairs of twenty scenarios");
 }
 
-/// The known change: a delay kernel of 1000 cycles after every call (NPPBENCH_DELAY_CYCLES) is
-/// found slower at a megapixel and above against every plain run, and never faster.
+/// The known change: a delay kernel of 100 cycles after every call (NPPBENCH_DELAY_CYCLES, about
+/// 0.6 µs: 3% of a 4K convert, 10% of a 1080p one) is found slower at a megapixel and above
+/// against every plain quick run; where it is not found the comparison says unsettled, never the
+/// same or faster.
 #[test]
 fn a_known_delay_is_found_at_a_megapixel_and_above() {
     let plain: Vec<RunFile> = (1..=4)
@@ -63,19 +74,58 @@ fn a_known_delay_is_found_at_a_megapixel_and_above() {
     let mut found = 0;
     let mut large = 0;
     for d in 1..=2 {
-        let delayed = read(&format!("calibration/delay-1000-cycles-npp-13.0.1-{d}.json"));
+        let delayed = read(&format!("calibration/delay-100-cycles-npp-13.0.1-{d}.json"));
         for p in &plain {
             let c = compare(p, &delayed, Thresholds::default());
             for t in c.throughput.iter().filter(|t| t.pixels >= 1_000_000) {
-                assert_ne!(t.verdict, Change::Faster, "{}", t.id);
+                assert!(
+                    matches!(t.verdict, Change::Slower | Change::Unsettled),
+                    "{}: {:?}",
+                    t.id,
+                    t.verdict
+                );
                 large += 1;
                 found += usize::from(t.verdict == Change::Slower);
             }
         }
     }
     assert!(large > 0);
-    // What docs/calibration.md reports from the same runs.
-    assert!(found * 100 >= large * 85, "{found} of {large} found slower");
+    // What docs/calibration.md reports from the same runs: 67 of 80 (the rest unsettled).
+    assert!(found * 100 >= large * 80, "{found} of {large} found slower");
+}
+
+/// The same delay on the full preset, where the 4K images it was sized for are: about 3% there,
+/// found slower in every 4K scenario against both plain runs; under 1% at 8K, inside the noise
+/// band, so never called slower there; the two plain runs flag nothing against each other.
+#[test]
+fn a_three_percent_change_at_4k_is_found() {
+    let plain: Vec<RunFile> = (1..=2)
+        .map(|i| read(&format!("calibration/full/full-npp-13.0.1-{i}.json")))
+        .collect();
+    let same = compare(&plain[0], &plain[1], Thresholds::default());
+    assert!(
+        same.throughput
+            .iter()
+            .all(|t| matches!(t.verdict, Change::Same | Change::Unsettled)),
+        "same against same"
+    );
+    let mut at_4k = 0;
+    for d in 1..=2 {
+        let delayed = read(&format!("calibration/full/delay-100-cycles-full-npp-13.0.1-{d}.json"));
+        for p in &plain {
+            for t in compare(p, &delayed, Thresholds::default()).throughput {
+                if (8_000_000..30_000_000).contains(&t.pixels) {
+                    assert_eq!(t.verdict, Change::Slower, "{}: {:?}", t.id, t.kernel);
+                    assert!((-5.0..-1.5).contains(&t.kernel.change_pct), "{}: {:?}", t.id, t.kernel);
+                    at_4k += 1;
+                }
+                if t.pixels >= 30_000_000 {
+                    assert_ne!(t.verdict, Change::Slower, "{}: under 1% is noise", t.id);
+                }
+            }
+        }
+    }
+    assert_eq!(at_4k, 4 * 14, "fourteen 4K scenarios, four comparisons");
 }
 
 #[test]
@@ -131,12 +181,12 @@ fn a_slower_4k_convert_trips_the_regression_gate() {
 #[test]
 fn a_launch_bound_image_is_judged_on_its_host_latency() {
     let base = run("h200-full-npp-13.0.1");
-    // Altered copy: the 31×31 scenarios' host latency made 30% longer in every pass, the kernel
-    // unchanged.
+    // Altered copy: the 31×31 scenarios' host latency made 50% longer in every pass (beyond the
+    // 30% band), the kernel unchanged.
     let mut cand = base.clone();
     for t in cand.throughput.iter_mut().filter(|t| t.scenario.geometry.width == 31) {
         if let Some(h) = t.result.as_mut().and_then(|r| r.host_latency.as_mut()) {
-            h.median_us *= 1.3;
+            h.median_us *= 1.5;
         }
     }
     let c = compare(&base, &cand, Thresholds::default());
@@ -144,7 +194,7 @@ fn a_launch_bound_image_is_judged_on_its_host_latency() {
     assert!(!slow.is_empty());
     assert!(
         slow.iter()
-            .all(|t| t.pixels < 1_000_000 && t.kernel.verdict == Change::Same)
+            .all(|t| t.pixels < 1_000_000 && t.kernel.change_pct == 0.0 && t.kernel.verdict != Change::Slower)
     );
     assert_eq!(
         c.tripped(&ALL),

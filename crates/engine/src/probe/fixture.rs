@@ -5,15 +5,55 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use nppbench_gpu::{DeviceBuffer, Gpu, Stream};
+use nppbench_gpu::{DeviceBuffer, Gpu, HostBuffer, Stream};
 use nppbench_model::{ContextFill, Correctness, FailureKind, Geometry, Primitive};
 use nppbench_npp::{DST_FILL, Npp, NppSearch, StreamContext};
 
 use crate::error::ProbeError;
 
-/// Expected outputs already computed, by primitive and geometry.
+/// Source patterns and expected outputs already computed, by primitive and geometry; and the
+/// device buffers of finished scenarios, kept for the next of the same sizes (allocating an 8K
+/// image's buffers takes tens of milliseconds, more than timing it).
 #[derive(Default)]
-pub(crate) struct ExpectedCache(std::collections::HashMap<(Primitive, Geometry), Arc<Vec<u8>>>);
+pub(crate) struct ExpectedCache {
+    prepared: std::collections::HashMap<(Primitive, Geometry), Prepared>,
+    spare: Vec<DeviceBuffer>,
+}
+
+/// The most device memory kept in spare buffers between scenarios.
+const SPARE_BYTES: u64 = 1 << 30;
+
+impl ExpectedCache {
+    /// A buffer of exactly `bytes`: a spare one, else a new allocation.
+    fn buffer(&mut self, gpu: &Gpu, bytes: u64) -> Result<DeviceBuffer, ProbeError> {
+        match self.spare.iter().position(|b| b.len() == bytes.max(1)) {
+            Some(i) => Ok(self.spare.swap_remove(i)),
+            None => Ok(DeviceBuffer::alloc(gpu, bytes)?),
+        }
+    }
+
+    /// Keeps a finished scenario's buffers for the next (its sources are uploaded again and its
+    /// destination cleared before use), the newest first, within [`SPARE_BYTES`].
+    pub(crate) fn recycle(&mut self, setup: Setup) {
+        let Setup { sources, dst, .. } = setup;
+        let dst = dst.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut kept: Vec<DeviceBuffer> = sources.into_iter().chain(std::iter::once(dst)).collect();
+        kept.append(&mut self.spare);
+        let mut total = 0;
+        kept.retain(|b| {
+            total += b.len();
+            total <= SPARE_BYTES
+        });
+        self.spare = kept;
+    }
+}
+
+/// A primitive's source patterns for one geometry and the output they must give.
+#[derive(Clone)]
+struct Prepared {
+    patterns: Arc<Vec<Vec<u8>>>,
+    expected: Arc<Vec<u8>>,
+}
 
 /// The device, NPP and buffers a scenario works on, with the reference output to check against.
 pub(crate) struct Setup {
@@ -52,9 +92,10 @@ impl Setup {
         )
     }
 
-    /// As [`Setup::new`], taking the expected output from `cache` when an earlier scenario of
-    /// the same primitive and geometry computed it (the CPU reference of a 1080p filter takes
-    /// tens of milliseconds, and a throughput probe meets each geometry once per stream kind).
+    /// As [`Setup::new`], taking the source patterns and expected output from `cache` when an
+    /// earlier scenario of the same primitive and geometry computed them (the CPU reference of a
+    /// 1080p filter takes tens of milliseconds, and a throughput probe meets each geometry once
+    /// per stream kind).
     pub(crate) fn with_cache(
         gpu: Gpu,
         npp_dir: Option<&Path>,
@@ -74,24 +115,30 @@ impl Setup {
                 npp.version()
             ))
         })?;
-        let patterns = nppbench_npp::source_buffers(primitive, g);
+        let Prepared { patterns, expected } = cache
+            .prepared
+            .entry((primitive, *g))
+            .or_insert_with(|| {
+                let patterns = nppbench_npp::source_buffers(primitive, g);
+                let expected = Arc::new(nppbench_npp::expected_output(primitive, g, &patterns));
+                Prepared {
+                    patterns: Arc::new(patterns),
+                    expected,
+                }
+            })
+            .clone();
         let mut sources = Vec::new();
-        for pattern in &patterns {
-            let mut buffer = DeviceBuffer::alloc(&gpu, g.src_bytes())?;
+        for pattern in patterns.iter() {
+            let mut buffer = cache.buffer(&gpu, g.src_bytes())?;
             buffer.upload(pattern)?;
             sources.push(buffer);
         }
-        let dst = DeviceBuffer::alloc(&gpu, g.dst_bytes(primitive))?;
+        let dst = cache.buffer(&gpu, g.dst_bytes(primitive))?;
         let ctx = npp.context(ContextFill::FromStream, stream, gpu.props())?;
         let scratch = match npp.scratch_bytes(primitive, g, &ctx)? {
             0 => None,
             bytes => Some(DeviceBuffer::alloc(&gpu, bytes)?),
         };
-        let expected = cache
-            .0
-            .entry((primitive, *g))
-            .or_insert_with(|| Arc::new(nppbench_npp::expected_output(primitive, g, &patterns)))
-            .clone();
         Ok(Setup {
             gpu,
             npp,
@@ -103,6 +150,13 @@ impl Setup {
             geometry: *g,
             context,
         })
+    }
+
+    /// The device addresses of the sources, then of the destination.
+    pub(crate) fn addresses(&self) -> Vec<u64> {
+        let mut out: Vec<u64> = self.sources.iter().map(DeviceBuffer::device_ptr).collect();
+        out.push(self.lock_dst().device_ptr());
+        out
     }
 
     /// The first source buffer (the reference kernel reads it).
@@ -155,7 +209,18 @@ impl Setup {
     /// Compares the destination with the CPU reference.
     pub(crate) fn check(&self) -> Result<Correctness, ProbeError> {
         let actual = self.lock_dst().download()?;
-        nppbench_npp::compare(self.primitive, &self.geometry, &self.expected, &actual)
+        self.compare(&actual)
+    }
+
+    /// As [`Setup::check`], downloading into `host`, page-locked and kept between scenarios.
+    pub(crate) fn check_with(&self, host: &mut HostBuffer) -> Result<Correctness, ProbeError> {
+        let dst = self.lock_dst();
+        let actual = dst.download_into(host)?;
+        self.compare(actual)
+    }
+
+    fn compare(&self, actual: &[u8]) -> Result<Correctness, ProbeError> {
+        nppbench_npp::compare(self.primitive, &self.geometry, &self.expected, actual)
             .map_err(|e| ProbeError::new(FailureKind::Mismatch, e))
     }
 }

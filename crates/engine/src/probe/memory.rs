@@ -201,6 +201,7 @@ pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool, Resources), Prob
         )?;
     }
     let correctness = setup.check()?;
+    let buffer_addresses = setup.addresses();
     let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
     let after = processes::census(rec.probes.nvml.as_ref(), &gpu.props().uuid, ask.parent_pid);
     let mut other_processes = before.others;
@@ -234,6 +235,7 @@ pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool, Resources), Prob
             context: Some(ctx.record()),
             concurrent_probes: before.siblings.max(after.siblings),
             other_processes,
+            buffer_addresses,
         },
         stopped,
         resources,

@@ -33,6 +33,8 @@ pub(super) struct Child<'a> {
     pub(super) name: String,
     /// Where every probe of the run is listed by pid as it starts ([`PROBE_PIDS_ENV`]).
     pub(super) pids_file: PathBuf,
+    /// Variables set for this probe beyond nppbench's own environment.
+    pub(super) env: &'a [(&'a str, String)],
 }
 
 /// The variable that names the file of the run's probe pids to each probe: a probe that sees
@@ -59,7 +61,7 @@ impl Child<'_> {
     /// Writes the request, starts the probe and waits for it. The deadline is `timeout` from
     /// the start, moved on whenever the answer file grows (a probe that streams answers).
     pub(super) fn run(&self, request: &Request, timeout: Duration) -> Result<Exit, RunError> {
-        self.run_until(request, timeout, false).map(|(exit, _)| exit)
+        self.run_until(request, timeout, None).map(|(exit, _)| exit)
     }
 
     /// As [`Child::run`], but returns as soon as a whole answer is in place (probes that answer
@@ -71,14 +73,27 @@ impl Child<'_> {
         request: &Request,
         timeout: Duration,
     ) -> Result<(Exit, Option<std::process::Child>), RunError> {
-        self.run_until(request, timeout, true)
+        self.run_until(request, timeout, Some(0))
     }
 
+    /// As [`Child::run_until_answered`] for a probe that streams one answer line per scenario:
+    /// returns once `lines` whole lines are in place.
+    pub(super) fn run_until_lines(
+        &self,
+        request: &Request,
+        timeout: Duration,
+        lines: usize,
+    ) -> Result<(Exit, Option<std::process::Child>), RunError> {
+        self.run_until(request, timeout, Some(lines))
+    }
+
+    /// Runs the probe; with `early`, returns as soon as the answer holds that many whole lines
+    /// (0: any answer at all, written whole).
     fn run_until(
         &self,
         request: &Request,
         timeout: Duration,
-        early: bool,
+        early: Option<usize>,
     ) -> Result<(Exit, Option<std::process::Child>), RunError> {
         let req = self.path("request.json");
         let resp = self.path("answer.json");
@@ -101,6 +116,7 @@ impl Child<'_> {
             // Its own process group: a Ctrl-C reaches nppbench, which decides what to stop.
             .process_group(0)
             .env(PROBE_PIDS_ENV, &self.pids_file)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .spawn()
             .map_err(io_error("starting probe", self.probe_exe))?;
         record_pid(&self.pids_file, child.id());
@@ -114,7 +130,15 @@ impl Child<'_> {
                 return Ok((Exit::Status(status), None));
             }
             let len = std::fs::metadata(&resp).map_or(0, |m| m.len());
-            if early && len > 0 {
+            let answered = match early {
+                Some(0) => len > 0,
+                Some(lines) => {
+                    len != seen_len
+                        && std::fs::read(&resp).is_ok_and(|a| a.iter().filter(|b| **b == b'\n').count() >= lines)
+                }
+                None => false,
+            };
+            if answered {
                 return Ok((Exit::Answered, Some(child)));
             }
             if len != seen_len {

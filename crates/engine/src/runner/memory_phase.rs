@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use nppbench_model::{Environment, Jobs, Matrix, MemoryRecord, MemoryScenario};
+use nppbench_model::{Environment, Jobs, Matrix, MemoryRecord, MemoryScenario, ProbeConnections};
 
 use super::child::{Child, Exit};
 use super::{Progress, RunError, RunOptions, Version};
@@ -48,12 +48,14 @@ pub(super) fn jobs(given: Option<u32>, matrix: &Matrix, env: &Environment) -> Re
         return Ok(Jobs {
             jobs: n,
             reason: "given with --jobs".into(),
+            connections: None,
         });
     }
     if !env.process_memory_probe {
         return Ok(Jobs {
             jobs: 1,
             reason: "NVML gives no per-process memory here, and the device-wide figure a leak would be judged on is shared by concurrent probes".into(),
+            connections: None,
         });
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -70,7 +72,28 @@ pub(super) fn jobs(given: Option<u32>, matrix: &Matrix, env: &Environment) -> Re
     Ok(Jobs {
         jobs,
         reason: format!("chosen from the machine: {limit}"),
+        connections: None,
     })
+}
+
+/// The variable that caps a CUDA context's hardware connections (work queues).
+pub(super) const MAX_CONNECTIONS_ENV: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
+
+/// What the memory probes will have for `CUDA_DEVICE_MAX_CONNECTIONS`: `given` (set by
+/// nppbench), else this process's own value, inherited.
+pub(super) fn connections(given: Option<u32>) -> ProbeConnections {
+    match given {
+        Some(n) => ProbeConnections {
+            value: Some(n),
+            set_by_nppbench: true,
+        },
+        None => ProbeConnections {
+            value: std::env::var(MAX_CONNECTIONS_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
+            set_by_nppbench: false,
+        },
+    }
 }
 
 /// What one worker hands back.
@@ -86,7 +109,7 @@ pub(super) fn run(
     opts: &RunOptions,
     matrix: &Matrix,
     v: &mut Version,
-    jobs: u32,
+    jobs: &Jobs,
     progress: &dyn Progress,
     stop: &AtomicBool,
 ) -> Result<bool, RunError> {
@@ -108,8 +131,17 @@ pub(super) fn run(
     let (tx, rx) = mpsc::channel::<Done>();
     let mut interrupted = false;
     let mut first_error = None;
+    // Set only where nppbench sets it; an inherited value is already in the environment.
+    let env: Vec<(&str, String)> = match &jobs.connections {
+        Some(ProbeConnections {
+            value: Some(n),
+            set_by_nppbench: true,
+        }) => vec![(MAX_CONNECTIONS_ENV, n.to_string())],
+        _ => Vec::new(),
+    };
+    let env = &env;
     std::thread::scope(|scope| {
-        for w in 0..jobs as usize {
+        for w in 0..jobs.jobs as usize {
             let (device, uuid) = gpus[w % gpus.len()].clone();
             let (tx, queue, work_dir, npp_dir) = (tx.clone(), &queue, work_dir.clone(), npp_dir.clone());
             scope.spawn(move || {
@@ -137,6 +169,7 @@ pub(super) fn run(
                         stop,
                         name: format!("memory-{i}"),
                         pids_file: opts.probe_pids_path(),
+                        env,
                     };
                     let request = Request::Memory {
                         npp_dir: npp_dir.clone(),

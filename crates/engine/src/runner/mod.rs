@@ -36,6 +36,9 @@ pub struct RunOptions {
     pub devices: Devices,
     /// Memory probes at once (`--jobs`); `None` chooses from the machine.
     pub jobs: Option<u32>,
+    /// `CUDA_DEVICE_MAX_CONNECTIONS` for the memory probes (`--probe-connections`, default 1);
+    /// `None` leaves them the environment's. See [`nppbench_model::ProbeConnections`].
+    pub probe_connections: Option<u32>,
     /// The binary that runs child probes (`nppbench` itself).
     pub probe_exe: PathBuf,
     /// Where run.json and the journal are written (for several versions, `runs/N/` inside).
@@ -213,8 +216,15 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
         phase: "environment".into(),
         wall_s: t.elapsed().as_secs_f64(),
     });
-    let jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment)?;
-    progress.note(&format!("memory scenarios: {} at once ({})", jobs.jobs, jobs.reason));
+    let mut jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment)?;
+    let connections = memory_phase::connections(opts.probe_connections);
+    progress.note(&format!(
+        "memory scenarios: {} at once ({}); {}",
+        jobs.jobs,
+        jobs.reason,
+        connections.describe()
+    ));
+    jobs.connections = Some(connections);
 
     let passes = matrix.settings.repeat.max(1);
     let total: usize = versions
@@ -251,7 +261,7 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     let t = Instant::now();
     if !interrupted {
         for v in &mut versions {
-            if memory_phase::run(opts, &matrix, v, jobs.jobs, progress, stop)? {
+            if memory_phase::run(opts, &matrix, v, &jobs, progress, stop)? {
                 interrupted = true;
                 break;
             }
@@ -313,6 +323,7 @@ fn environment(
         stop,
         name: "environment".to_owned(),
         pids_file: opts.probe_pids_path(),
+        env: &[],
     };
     let request = Request::Environment {
         npp_dir,

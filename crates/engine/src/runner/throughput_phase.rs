@@ -54,6 +54,7 @@ pub(super) fn run_pass(
                         stop,
                         name: format!("throughput-p{pass}-gpu{device}-{attempt}"),
                         pids_file: opts.probe_pids_path(),
+                        env: &[],
                     };
                     one_gpu(&todo, pass, uuid, |attempt, remaining| {
                         let child = child_for(attempt);
@@ -66,7 +67,18 @@ pub(super) fn run_pass(
                             criterion_dir: work_dir.join(format!("criterion-p{pass}-gpu{device}")),
                             parent_pid: std::process::id(),
                         };
-                        let exit = child.run(&request, Duration::from_secs(matrix.settings.scenario_timeout_s))?;
+                        // Every answer in place: the next pass need not wait for this probe's
+                        // CUDA context to be torn down; a thread reaps it.
+                        let (exit, exiting) = child.run_until_lines(
+                            &request,
+                            Duration::from_secs(matrix.settings.scenario_timeout_s),
+                            remaining.len(),
+                        )?;
+                        if let Some(mut exiting) = exiting {
+                            std::thread::spawn(move || {
+                                let _ = exiting.wait();
+                            });
+                        }
                         let answers: Vec<ThroughputRecord> = child
                             .answer()
                             .unwrap_or_default()

@@ -147,14 +147,14 @@ fn a_foreign_file_leaves_the_database_untouched() {
 #[test]
 fn a_run_with_test_hooks_needs_allow_test_hooks() {
     let (_dir, mut db) = generated::db();
-    let hooked = committed("calibration/delay-1000-cycles-npp-13.0.1-1.json");
+    let hooked = committed("calibration/delay-100-cycles-npp-13.0.1-1.json");
     let err = add_paths(&mut db, std::slice::from_ref(&hooked), false, throughput_rows).unwrap_err();
     assert!(err.to_string().contains("--allow-test-hooks"), "{err}");
-    assert!(err.to_string().contains("NPPBENCH_DELAY_CYCLES=1000"), "{err}");
+    assert!(err.to_string().contains("NPPBENCH_DELAY_CYCLES=100"), "{err}");
     assert_eq!(db.counts().unwrap(), (0, 0));
     add_paths(&mut db, &[hooked], true, throughput_rows).unwrap();
     let runs = db.runs().unwrap();
-    assert_eq!(runs[0].run.test_hooks, ["NPPBENCH_DELAY_CYCLES=1000"]);
+    assert_eq!(runs[0].run.test_hooks, ["NPPBENCH_DELAY_CYCLES=100"]);
 }
 
 #[test]

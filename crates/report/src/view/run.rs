@@ -294,7 +294,11 @@ fn throughput_row(t: &ThroughputAnalysis<'_>, ceiling: Option<f64>) -> Throughpu
                     .and_then(|r| r.reference_not_measured.clone())
                     .unwrap_or_else(|| "—".into())
             },
-            |x| x.path.clone(),
+            |x| match &x.measured_in {
+                // Measured once for the geometry, in another scenario of the same pass.
+                Some(id) if id != &t.record.scenario.id => format!("{}, measured with {id}", x.path),
+                _ => x.path.clone(),
+            },
         ),
     }
 }

@@ -75,7 +75,10 @@ pub(super) fn timing(a: &RunAnalysis<'_>) -> TimingView {
         let settled: Vec<f64> = results.iter().filter_map(|r| r.settled_after).map(f64::from).collect();
         let jobs = run.jobs.as_ref().map_or_else(
             || "one at a time".to_owned(),
-            |j| format!("{} at once ({})", j.jobs, j.reason),
+            |j| match &j.connections {
+                Some(c) => format!("{} at once ({}), each with {}", j.jobs, j.reason, c.describe()),
+                None => format!("{} at once ({})", j.jobs, j.reason),
+            },
         );
         let mut line = format!("{} memory scenarios, {jobs}", run.memory.len());
         if let Some(w) = median(&walls) {
