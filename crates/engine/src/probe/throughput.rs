@@ -24,7 +24,7 @@ use nppbench_model::{
 use nppbench_npp::{DST_FILL, StreamContext};
 use nppbench_stats::{median, median_interval, quantile};
 
-use super::fixture::{ExpectedCache, Setup};
+use super::fixture::{ScenarioCache, Setup};
 use super::{Resources, Steps, criterion_files, faults, processes};
 use crate::error::ProbeError;
 use crate::measurement::{CudaEventTime, DeviceReadings, TimingErrors};
@@ -75,7 +75,8 @@ struct Bench {
     /// Pushes the L2 cache out between cold calls: twice its size.
     flush: Option<DeviceBuffer>,
     warmed_once: bool,
-    expected: ExpectedCache,
+    /// Patterns, expected outputs and spare device buffers, kept between scenarios.
+    cache: ScenarioCache,
     /// Page-locked host memory the outputs are checked in, kept between scenarios.
     host: HostBuffer,
     /// The reference kernel's results in this pass, by geometry.
@@ -340,7 +341,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
         &s.geometry,
         s.context,
         &stream,
-        &mut bench.expected,
+        &mut bench.cache,
     )?;
     steps.done("buffers");
     // One call on a cleared destination; its output is checked after the timing (the calls are
@@ -458,7 +459,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
     // Once everything queued on them is done, the buffers can serve the next scenario.
     drop(timer);
     if bench.gpu.synchronize().is_ok() {
-        bench.expected.recycle(setup);
+        bench.cache.recycle(setup);
     }
     Ok(ThroughputResult {
         bytes_per_call: s.primitive.row().bytes_moved(s.geometry.width, s.geometry.height),
@@ -553,7 +554,7 @@ pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<Resources> {
             delay,
             flush,
             warmed_once: false,
-            expected: ExpectedCache::default(),
+            cache: ScenarioCache::default(),
             host: HostBuffer::default(),
             references: std::collections::HashMap::new(),
         }

@@ -208,3 +208,53 @@ fn describe_status(status: &ExitStatus) -> String {
         None => "the probe ended abnormally".to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+    use crate::protocol::Devices;
+
+    /// A stand-in probe (a shell script, no GPU): writes its answer lines, the variable it was
+    /// given among them, then takes its time to exit, as a probe tearing its context down does.
+    fn script(dir: &Path) -> PathBuf {
+        let exe = dir.join("probe.sh");
+        std::fs::write(
+            &exe,
+            "#!/bin/sh\n# probe --request R --answer A\nprintf 'one\\n%s\\n' \"$CUDA_DEVICE_MAX_CONNECTIONS\" > \"$5\"\nsleep 5\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        exe
+    }
+
+    #[test]
+    fn a_streamed_answer_is_taken_once_its_lines_are_in_and_the_probe_gets_its_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = script(dir.path());
+        let stop = AtomicBool::new(false);
+        let env = [("CUDA_DEVICE_MAX_CONNECTIONS", "1".to_owned())];
+        let child = Child {
+            work_dir: dir.path().to_owned(),
+            probe_exe: &exe,
+            stop: &stop,
+            name: "p".into(),
+            pids_file: dir.path().join("pids"),
+            env: &env,
+        };
+        let request = Request::Environment {
+            npp_dir: None,
+            devices: Devices::All,
+        };
+        let started = Instant::now();
+        let (exit, exiting) = child.run_until_lines(&request, Duration::from_secs(30), 2).unwrap();
+        assert!(matches!(exit, Exit::Answered));
+        assert!(started.elapsed() < Duration::from_secs(4), "waited for the exit");
+        let mut exiting = exiting.expect("the probe is still exiting");
+        assert!(exiting.try_wait().unwrap().is_none());
+        let _ = exiting.kill();
+        let _ = exiting.wait();
+        assert_eq!(child.answer().unwrap(), "one\n1\n");
+    }
+}
