@@ -152,15 +152,10 @@ pub fn compare(p: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> Re
 /// Whether any sample of `bytes` is a NaN (never, for integer samples).
 fn has_nan(sample: nppbench_catalog::Sample, bytes: &[u8]) -> bool {
     use nppbench_catalog::Sample;
-    match sample {
-        Sample::F32 => bytes
-            .chunks_exact(4)
-            .any(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_nan()),
-        Sample::F64 => bytes
-            .chunks_exact(8)
-            .any(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]).is_nan()),
-        Sample::U8 | Sample::U16 | Sample::S16 => false,
-    }
+    matches!(sample, Sample::F32 | Sample::F64)
+        && bytes
+            .chunks_exact(sample.bytes() as usize)
+            .any(|b| decode(sample, b).is_nan())
 }
 
 #[cfg(test)]

@@ -110,13 +110,16 @@ fn gate_name(g: Gate) -> &'static str {
     }
 }
 
-fn verdict_name(c: Change) -> &'static str {
+/// What an unsettled verdict means, in the words every page uses.
+const UNSETTLED_MEANS: &str = "no significant change, but the passes spread too much to call it the same";
+
+fn verdict_name(c: Change) -> String {
     match c {
-        Change::Faster => "faster",
-        Change::Slower => "slower",
-        Change::Same => "same",
-        Change::Unsettled => "unsettled: no significant change, but the passes spread too much to call it the same",
-        Change::NotEnoughPasses => "not enough passes to judge",
+        Change::Faster => "faster".into(),
+        Change::Slower => "slower".into(),
+        Change::Same => "same".into(),
+        Change::Unsettled => format!("unsettled: {UNSETTLED_MEANS}"),
+        Change::NotEnoughPasses => "not enough passes to judge".into(),
     }
 }
 
@@ -163,9 +166,7 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                 "Throughput: {slower} slower, {faster} faster, {} the same{}{} of {} scenarios.",
                 count(Change::Same),
                 if unsettled > 0 {
-                    format!(
-                        ", {unsettled} unsettled (no significant change, but the passes spread too much to call it the same)"
-                    )
+                    format!(", {unsettled} unsettled ({UNSETTLED_MEANS})")
                 } else {
                     String::new()
                 },
@@ -241,7 +242,7 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
                         |l| format!("{} → {} µs; {}", fmt_sig(l.base), fmt_sig(l.candidate), test_text(l)),
                     ),
                     passes: format!("{} vs {}", x.base_passes, x.cand_passes),
-                    verdict: verdict_name(x.verdict).to_owned(),
+                    verdict: verdict_name(x.verdict),
                     gated_failure,
                     changed: matches!(x.verdict, Change::Faster | Change::Slower),
                 };

@@ -44,30 +44,10 @@ pub struct PassTest {
     pub verdict: Verdict,
 }
 
-/// Welch's two-sided t-test: the p-value of "the means are equal". 1 with fewer than two values
-/// on a side.
-pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
-    let stats = |x: &[f64]| {
-        let n = x.len() as f64;
-        let m = x.iter().sum::<f64>() / n;
-        let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
-        (n, m, v)
-    };
-    if a.len() < 2 || b.len() < 2 {
-        return 1.0;
-    }
-    let ((na, ma, va), (nb, mb, vb)) = (stats(a), stats(b));
-    let se2 = va / na + vb / nb;
-    if se2 <= 0.0 {
-        return if ma == mb { 1.0 } else { 0.0 };
-    }
-    let t = (ma - mb) / se2.sqrt();
-    let df = se2.powi(2) / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
-    StudentsT::new(0.0, 1.0, df).map_or(1.0, |d| 2.0 * (1.0 - d.cdf(t.abs())))
-}
-
-/// Welch's 95% interval of `mean(a) − mean(b)`; `None` with fewer than two values on a side.
-pub fn welch_interval(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+/// What Welch's test and interval share: the difference of the means, its squared standard
+/// error and the Welch–Satterthwaite degrees of freedom; `None` with fewer than two values on a
+/// side.
+fn welch(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
@@ -78,12 +58,30 @@ pub fn welch_interval(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
         (n, m, v)
     };
     let ((na, ma, va), (nb, mb, vb)) = (stats(a), stats(b));
-    let d = ma - mb;
     let se2 = va / na + vb / nb;
+    let df = se2.powi(2) / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    Some((ma - mb, se2, df))
+}
+
+/// Welch's two-sided t-test: the p-value of "the means are equal". 1 with fewer than two values
+/// on a side.
+pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
+    let Some((d, se2, df)) = welch(a, b) else {
+        return 1.0;
+    };
+    if se2 <= 0.0 {
+        return if d == 0.0 { 1.0 } else { 0.0 };
+    }
+    let t = d / se2.sqrt();
+    StudentsT::new(0.0, 1.0, df).map_or(1.0, |dist| 2.0 * (1.0 - dist.cdf(t.abs())))
+}
+
+/// Welch's 95% interval of `mean(a) − mean(b)`; `None` with fewer than two values on a side.
+pub fn welch_interval(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    let (d, se2, df) = welch(a, b)?;
     if se2 <= 0.0 {
         return Some((d, d));
     }
-    let df = se2.powi(2) / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
     let t = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(0.975);
     Some((d - t * se2.sqrt(), d + t * se2.sqrt()))
 }

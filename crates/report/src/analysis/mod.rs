@@ -188,13 +188,16 @@ impl<'a> RunAnalysis<'a> {
             .iter()
             .filter_map(|m| m.result.as_ref())
             .flat_map(|r| &r.other_processes);
-        let tp = self
-            .run
+        each_once(env.iter().chain(mem).chain(self.beside_throughput()))
+    }
+
+    /// The other processes seen beside any throughput record, as often as seen.
+    fn beside_throughput(&self) -> impl Iterator<Item = &GpuProcess> {
+        self.run
             .throughput
             .iter()
             .filter_map(|t| t.result.as_ref())
-            .flat_map(|r| &r.other_processes);
-        each_once(env.iter().chain(mem).chain(tp))
+            .flat_map(|r| &r.other_processes)
     }
 
     /// The other processes that may have touched what a gate judges: those on the GPU when the
@@ -203,19 +206,13 @@ impl<'a> RunAnalysis<'a> {
     /// applied.
     pub fn sharing_that_touches_gates(&self) -> Vec<GpuProcess> {
         let env = &self.run.environment.other_processes;
-        let tp = self
-            .run
-            .throughput
-            .iter()
-            .filter_map(|t| t.result.as_ref())
-            .flat_map(|r| &r.other_processes);
         let device_wide = self
             .memory
             .iter()
             .filter(|m| m.probe == Probe::Device)
             .filter_map(|m| m.record.result.as_ref())
             .flat_map(|r| &r.other_processes);
-        each_once(env.iter().chain(tp).chain(device_wide))
+        each_once(env.iter().chain(self.beside_throughput()).chain(device_wide))
     }
 
     /// Throughput records taken while another process was on the GPU.
