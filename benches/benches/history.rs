@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use nppbench_history::findings::{Settings, analyse};
+use nppbench_history::changes::{Settings, analyse};
 use nppbench_history::{Db, History, RunRow};
 use nppbench_model::RunFile;
 use nppbench_report::history_view;
@@ -122,7 +122,7 @@ fn history(c: &mut Criterion) {
                 for i in 0..RUNS {
                     let run = generated_run(&base, i);
                     let start = Instant::now();
-                    let rows = history_view::scenario_rows(&run);
+                    let rows = nppbench_history::rows::scenario_rows(&run);
                     db.add(&RunRow::of(&run), &rows).unwrap();
                     total += start.elapsed();
                 }

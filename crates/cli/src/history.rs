@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Subcommand;
-use nppbench_history::findings::{Gate, Settings};
+use nppbench_history::changes::Settings;
+use nppbench_history::gates::Gate;
 use nppbench_history::{Added, Db, History, HistoryError};
 
-use crate::{GateFailed, bad_input};
+use crate::exit::{GateFailed, bad_input};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
@@ -40,12 +41,13 @@ enum HistoryCmd {
         db: PathBuf,
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
-        /// Exit with status 3 when a change new in the latest run goes the wrong way: regression
-        /// (a slower kernel), leak (a class that became leak); comma-separated.
-        #[arg(long, value_delimiter = ',', value_name = "KINDS")]
-        fail_on: Vec<String>,
+        /// Exit with status 3 when a change new in the latest run goes the wrong way
+        /// (comma-separated): `regression`, a change point that makes a kernel slower; `leak`, a
+        /// leak class that became leak. The history keeps no series `streams` could trip on.
+        #[arg(long, value_delimiter = ',', value_name = "GATES", value_enum)]
+        fail_on: Vec<Gate>,
         /// Shifts and disagreements smaller than this percentage are noise.
-        #[arg(long, default_value_t = nppbench_report::thresholds::NOISE_PCT)]
+        #[arg(long, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
         noise_pct: f64,
     },
     /// Write every scenario result, joined with its run's environment, as CSV.
@@ -85,13 +87,7 @@ fn history_error(e: HistoryError) -> anyhow::Error {
 
 fn add(runs: &[PathBuf], db_path: &Path, allow_test_hooks: bool) -> anyhow::Result<()> {
     let mut db = Db::open(db_path).map_err(history_error)?;
-    let added = nppbench_history::ingest::add_paths(
-        &mut db,
-        runs,
-        allow_test_hooks,
-        nppbench_report::history_view::scenario_rows,
-    )
-    .map_err(history_error)?;
+    let added = nppbench_history::ingest::add_paths(&mut db, runs, allow_test_hooks).map_err(history_error)?;
     for a in &added {
         let what = format!(
             "{} (NPP {}, {} @ {}, {})",
@@ -111,11 +107,14 @@ fn add(runs: &[PathBuf], db_path: &Path, allow_test_hooks: bool) -> anyhow::Resu
     Ok(())
 }
 
-fn report(db_path: &Path, out: &Path, fail_on: &[String], noise_pct: f64) -> anyhow::Result<()> {
-    let gates = fail_on
-        .iter()
-        .map(|g| g.parse::<Gate>().map_err(bad_input))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+fn report(db_path: &Path, out: &Path, gates: &[Gate], noise_pct: f64) -> anyhow::Result<()> {
+    let unjudged = nppbench_history::gates::unjudged_gates(gates);
+    if !unjudged.is_empty() {
+        return Err(bad_input(format!(
+            "history report --fail-on {}: the history cannot judge it (it keeps no series it could trip on); use regression or leak, or gate streams with nppbench compare",
+            crate::exit::gate_list(&unjudged)
+        )));
+    }
     if !(0.0..100.0).contains(&noise_pct) {
         return Err(bad_input("--noise-pct must be in [0, 100)"));
     }
@@ -125,8 +124,8 @@ fn report(db_path: &Path, out: &Path, fail_on: &[String], noise_pct: f64) -> any
         noise_pct,
         ..Settings::default()
     };
-    let findings = nppbench_history::findings::analyse(&history, &settings);
-    let r = nppbench_report::history_view::render(&history, &findings, &gates)
+    let findings = nppbench_history::changes::analyse(&history, &settings);
+    let r = nppbench_report::history_view::render(&history, &findings, gates)
         .with_context(|| format!("rendering the history of {}", db_path.display()))?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let page = out.join("index.html");
@@ -138,7 +137,7 @@ fn report(db_path: &Path, out: &Path, fail_on: &[String], noise_pct: f64) -> any
         for t in &r.tripped {
             eprintln!("{t}");
         }
-        return Err(GateFailed(fail_on.join(","), page.display().to_string()).into());
+        return Err(GateFailed(crate::exit::gate_list(gates), page.display().to_string()).into());
     }
     Ok(())
 }
@@ -163,7 +162,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::BadInput;
+    use crate::exit::BadInput;
 
     #[derive(Parser)]
     struct Cli {
@@ -208,15 +207,35 @@ mod tests {
         assert!(err.downcast_ref::<BadInput>().is_some(), "{err:#}");
         assert!(format!("{err:#}").contains("foreign.json"), "{err:#}");
         assert_eq!(Db::open(Path::new(&db)).unwrap().counts().unwrap(), before);
-        // An unknown gate.
-        let err = history(&["report", "--db", &db, "--out", &out, "--fail-on", "regression,speed"]).unwrap_err();
+        // An unknown gate: clap refuses it, naming it and the gates there are.
+        let err = Cli::try_parse_from([
+            "history",
+            "report",
+            "--db",
+            &db,
+            "--out",
+            &out,
+            "--fail-on",
+            "regression,speed",
+        ])
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.contains("'speed'") && err.contains("regression, leak, streams"),
+            "{err}"
+        );
+        // A gate the history cannot judge.
+        let err = history(&["report", "--db", &db, "--out", &out, "--fail-on", "streams"]).unwrap_err();
         assert!(err.downcast_ref::<BadInput>().is_some(), "{err:#}");
-        assert!(format!("{err:#}").contains("\"speed\""), "{err:#}");
+        assert!(format!("{err:#}").contains("--fail-on streams"), "{err:#}");
     }
 
     #[test]
     fn a_regression_in_the_latest_run_fails_the_gate_after_writing_the_page() {
-        // The committed H100 runs: NPP 13.2.0, the latest, is slower on the 31×31 legacy stream.
+        // The committed H100 runs, oldest first. NPP 13.2.0's event time per call on the 31×31
+        // legacy stream is twice the others', but its kernel time per call (CUPTI) is not: the
+        // history judges kernel time, as the pages do, so the real runs trip nothing.
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("history.db").display().to_string();
         let out = dir.path().join("page");
@@ -229,10 +248,27 @@ mod tests {
             history(&["add", &committed(run), "--db", &db]).unwrap();
         }
         let out_s = out.display().to_string();
-        history(&["report", "--db", &db, "--out", &out_s, "--fail-on", "leak"]).unwrap();
+        history(&["report", "--db", &db, "--out", &out_s, "--fail-on", "leak,regression"]).unwrap();
+        // Altered copy of the latest run, made later: every kernel of one scenario 30% slower.
+        let latest = Path::new(&committed("h100-npp-13.2.0.93")).join("run.json");
+        let mut run = nppbench_model::RunFile::read(&latest).unwrap();
+        run.started_at = "2099-01-01T00:00:00Z".into();
+        let id = "tp/Convert_8u32f_C1R/31x31-s32-d128/legacy_default/from_stream";
+        let mut altered_passes = 0;
+        for t in run.throughput.iter_mut().filter(|t| t.scenario.id == id) {
+            altered_passes += 1;
+            let records = t.result.as_mut().unwrap().kernel_records.as_mut().unwrap();
+            records.per_call_ns *= 1.3;
+        }
+        assert_eq!(altered_passes, 1);
+        let altered = dir.path().join("run.json");
+        std::fs::write(&altered, serde_json::to_string(&run).unwrap()).unwrap();
+        history(&["add", &altered.display().to_string(), "--db", &db]).unwrap();
         let err = history(&["report", "--db", &db, "--out", &out_s, "--fail-on", "regression"]).unwrap_err();
         assert!(err.downcast_ref::<GateFailed>().is_some(), "{err:#}");
         assert!(out.join("index.html").exists() && out.join("summary.md").exists());
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(summary.contains(id), "{summary}");
         let csv = dir.path().join("history.csv");
         history(&["export", "--db", &db, "--out", &csv.display().to_string()]).unwrap();
         assert!(std::fs::read_to_string(csv).unwrap().lines().count() > 100);

@@ -51,7 +51,7 @@ fn probe_connections_out_of_cudas_range_is_bad_input() {
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
         assert!(
             stderr(&o).contains(&format!(
-                "--probe-connections {bad}: give a number of connections from 1 to 32"
+                "invalid value '{bad}' for '--probe-connections <N|inherit>': give a number of connections from 1 to 32"
             )),
             "{}",
             stderr(&o)
@@ -149,7 +149,17 @@ fn run_without_a_gpu_says_what_is_missing() {
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(err.contains("nothing was measured"), "{err}");
-    assert!(err.contains("libcuda") || err.contains("NPP"), "{err}");
+    // The run names the first thing missing: the driver, checked before any probe starts; then
+    // NPP, which the probe loads before it opens the GPU; then the GPU.
+    let missing = if !nppbench_gpu::Gpu::driver_present() {
+        "no CUDA driver library (libcuda.so)".to_owned()
+    } else {
+        match nppbench_engine::load_npp(None) {
+            Err(e) => e.to_string().lines().next().unwrap_or_default().to_owned(),
+            Ok(_) => nppbench_engine::gpu_missing().expect("a GPU is missing"),
+        }
+    };
+    assert!(err.contains(&missing), "{missing:?} not in {err}");
     assert!(!dir.path().join("run.json").exists());
 }
 
@@ -205,7 +215,11 @@ fn compare_exit_status_gates_ci() {
     assert!(out.join("compare.html").exists() && out.join("summary.md").exists());
     let summary = String::from_utf8_lossy(&gated.stdout);
     assert!(summary.starts_with("## FAIL"), "the verdict first: {summary}");
-    assert!(stderr(&gated).contains("fails on --fail-on regression"));
+    let tripped = format!(
+        "error: the comparison fails on --fail-on regression,leak; see {}",
+        out.join("compare.html").display()
+    );
+    assert_eq!(stderr(&gated).trim_end(), tripped);
     let ungated = nppbench(&["compare", b, s, "--out", o]);
     assert_eq!(
         ungated.status.code(),
@@ -214,7 +228,7 @@ fn compare_exit_status_gates_ci() {
     );
     let typo = nppbench(&["compare", b, s, "--out", o, "--fail-on", "regresion"]);
     assert_eq!(typo.status.code(), Some(2));
-    assert!(stderr(&typo).contains("regression, leak, streams"));
+    assert!(stderr(&typo).contains("regression, leak, streams"), "{}", stderr(&typo));
 }
 
 #[test]

@@ -96,7 +96,7 @@ fn a_crashing_memory_probe_is_recorded_and_the_rest_complete() {
         "{:?}",
         crashed.outcome
     );
-    assert!(r.memory.iter().filter(|m| m.outcome == Outcome::Ok).count() == 1);
+    assert_eq!(r.memory.iter().filter(|m| m.outcome == Outcome::Ok).count(), 1);
     assert!(r.throughput.iter().all(|t| t.outcome == Outcome::Ok));
 }
 

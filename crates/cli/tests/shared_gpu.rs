@@ -4,7 +4,7 @@
 //! loop. Skips (saying why) where there is no GPU.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use nppbench_model::RunFile;
@@ -50,17 +50,21 @@ height = 1080
 src_stride = 1920
 "#;
 
-#[test]
-fn another_process_on_the_gpu_is_named_and_gates_refuse_it() {
-    if !nppbench_engine::gpu_available("another_process_on_the_gpu_is_named_and_gates_refuse_it") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let ready = dir.path().join("signals").join("ready");
-    std::fs::create_dir_all(ready.parent().unwrap()).unwrap();
-    let mut loader = Command::new(std::env::current_exe().unwrap())
+/// `nppbench ARGS`, run to the end.
+fn nppbench(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Starts the loader (this test binary again) and waits until it holds its memory: the loader
+/// and its pid. It goes once `ready`'s folder does.
+fn start_loader(ready: &Path) -> (Child, u32) {
+    let loader = Command::new(std::env::current_exe().unwrap())
         .args(["--ignored", "--exact", "gpu_loader", "--nocapture"])
-        .env("NPPBENCH_LOADER_READY", &ready)
+        .env("NPPBENCH_LOADER_READY", ready)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -69,28 +73,32 @@ fn another_process_on_the_gpu_is_named_and_gates_refuse_it() {
     while !ready.exists() && t.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let loader_pid: u32 = std::fs::read_to_string(&ready)
+    let pid = std::fs::read_to_string(ready)
         .expect("the loader started")
         .parse()
         .unwrap();
+    (loader, pid)
+}
+
+#[test]
+fn another_process_on_the_gpu_is_named_and_gates_refuse_it() {
+    if !nppbench_engine::gpu_available("another_process_on_the_gpu_is_named_and_gates_refuse_it") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("signals").join("ready");
+    std::fs::create_dir_all(ready.parent().unwrap()).unwrap();
+    let (mut loader, loader_pid) = start_loader(&ready);
     let m = dir.path().join("tiny.toml");
     std::fs::write(&m, TINY).unwrap();
     let shared = dir.path().join("shared");
-    let o = Command::new(bin())
-        .args([
-            "run",
-            "--matrix",
-            m.to_str().unwrap(),
-            "--out",
-            shared.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let shared = shared.to_str().unwrap();
+    let o = nppbench(&["run", "--matrix", m.to_str().unwrap(), "--out", shared]);
     // The loader goes once its folder does.
     std::fs::remove_dir_all(ready.parent().unwrap()).unwrap();
     let _ = loader.wait();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let run = RunFile::read(&shared.join("run.json")).unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = RunFile::read(&Path::new(shared).join("run.json")).unwrap();
     let named = |list: &[nppbench_model::GpuProcess]| list.iter().any(|p| p.pid == loader_pid);
     assert!(
         named(&run.environment.other_processes),
@@ -102,60 +110,31 @@ fn another_process_on_the_gpu_is_named_and_gates_refuse_it() {
     assert!(tp.other_processes.iter().any(|p| p.used_bytes.unwrap_or(0) >= 3 << 30));
     let mem = run.memory[0].result.as_ref().unwrap();
     assert!(named(&mem.other_processes), "{:?}", mem.other_processes);
+    the_report_and_compare_say_so(dir.path(), shared, loader_pid);
+}
 
-    // The report says so; compare will not gate on it without --allow-shared-gpu.
-    let report = dir.path().join("report");
-    let o = Command::new(bin())
-        .args([
-            "report",
-            "--from",
-            shared.to_str().unwrap(),
-            "--out",
-            report.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+/// The report of a run on a shared GPU says so; compare will not gate on it without
+/// --allow-shared-gpu.
+fn the_report_and_compare_say_so(dir: &Path, shared: &str, loader_pid: u32) {
+    let report = dir.join("report");
+    let o = nppbench(&["report", "--from", shared, "--out", report.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let summary = std::fs::read_to_string(report.join("summary.md")).unwrap();
     assert!(summary.contains("The GPU was shared with other processes"), "{summary}");
     assert!(summary.contains(&format!("PID {loader_pid}")), "{summary}");
-    let cmp = dir.path().join("cmp");
-    let gated = Command::new(bin())
-        .args([
-            "compare",
-            shared.to_str().unwrap(),
-            shared.to_str().unwrap(),
-            "--out",
-            cmp.to_str().unwrap(),
-            "--fail-on",
-            "regression",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        gated.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&gated.stderr)
-    );
-    assert!(String::from_utf8_lossy(&gated.stderr).contains("--allow-shared-gpu"));
-    let allowed = Command::new(bin())
-        .args([
-            "compare",
-            shared.to_str().unwrap(),
-            shared.to_str().unwrap(),
-            "--out",
-            cmp.to_str().unwrap(),
-            "--fail-on",
-            "regression",
-            "--allow-shared-gpu",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        allowed.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&allowed.stderr)
-    );
+    let cmp = dir.join("cmp");
+    let gate = [
+        "compare",
+        shared,
+        shared,
+        "--out",
+        cmp.to_str().unwrap(),
+        "--fail-on",
+        "regression",
+    ];
+    let gated = nppbench(&gate);
+    assert_eq!(gated.status.code(), Some(2), "{}", stderr(&gated));
+    assert!(stderr(&gated).contains("--allow-shared-gpu"));
+    let allowed = nppbench(&[&gate[..], &["--allow-shared-gpu"]].concat());
+    assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
 }

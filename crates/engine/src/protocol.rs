@@ -1,9 +1,38 @@
-//! What the parent and a child probe exchange, as JSON files.
+//! What the parent and a child probe exchange: the subcommand that starts a probe, the
+//! `NPPBENCH_*` variables either side reads, and the request and answer JSON files.
 
 use std::path::PathBuf;
 
 use nppbench_model::{Environment, MemoryResult, MemoryScenario, Outcome, Settings, ThroughputScenario};
 use serde::{Deserialize, Serialize};
+
+/// The hidden subcommand of the `nppbench` binary that runs one child probe.
+pub const PROBE_SUBCOMMAND: &str = "probe";
+
+/// Names the file of the run's probe pids to each probe (set by the parent): a probe that sees
+/// one of them on the GPU knows it for a sibling, even one already gone from `/proc`.
+pub(crate) const PROBE_PIDS_ENV: &str = "NPPBENCH_PROBE_PIDS";
+
+/// The test hook for calibration: `NPPBENCH_DELAY_CYCLES=N` queues N SM clock cycles of GPU
+/// work after every timed call of a throughput probe, a known slowdown for `compare` to find.
+/// Inherited by the probes; run.json says so ([`TEST_HOOKS`]).
+pub(crate) const DELAY_CYCLES_ENV: &str = "NPPBENCH_DELAY_CYCLES";
+
+/// A test hook for the fault tests: `NPPBENCH_FAULT=KIND@TEXT` makes the probe of every scenario
+/// whose id contains TEXT crash, hang or run out of memory. Inherited by the probes; run.json
+/// says so ([`TEST_HOOKS`]).
+pub(crate) const FAULT_ENV: &str = "NPPBENCH_FAULT";
+
+/// The test hooks a run records in run.json when they are set, in this order.
+pub(crate) const TEST_HOOKS: [&str; 2] = [DELAY_CYCLES_ENV, FAULT_ENV];
+
+/// `NPPBENCH_CLEAN_EXIT=1`: a probe tears its CUDA resources down and exits normally, for a
+/// profiler that reports at exit (such as Nsight Compute). Inherited by the probes.
+pub(crate) const CLEAN_EXIT_ENV: &str = "NPPBENCH_CLEAN_EXIT";
+
+/// `NPPBENCH_REQUIRE_GPU=1`: a GPU test fails instead of skipping where there is no GPU (set on
+/// the GPU machine). Read by the tests' guard, not by a probe.
+pub(crate) const REQUIRE_GPU_ENV: &str = "NPPBENCH_REQUIRE_GPU";
 
 /// Which GPUs a run measures.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

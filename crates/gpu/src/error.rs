@@ -5,7 +5,7 @@ use cudarc::driver::DriverError;
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     #[error(
-        "no CUDA driver library (libcuda.so) could be loaded: install the NVIDIA driver, or run on a machine with an NVIDIA GPU; to render a report without a GPU use `--from RUN.json`"
+        "no CUDA driver library (libcuda.so) could be loaded: install the NVIDIA driver, or run on a machine with an NVIDIA GPU; to render a report of a run made elsewhere, use `nppbench report --from RUN.json --out DIR`"
     )]
     NoDriver,
     #[error("{call}: {name} ({message})")]

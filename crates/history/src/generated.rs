@@ -1,10 +1,10 @@
 //! Generated runs and results for the unit tests, labelled as such: made-up environments and
 //! figures with a known answer, not measurements.
 
-use nppbench_stats::LeakClass;
+use nppbench_analysis::LeakClass;
 
 use crate::Db;
-use crate::ingest::{Kind, MemoryFigures, RunRow, ScenarioRow, ThroughputFigures, Timing};
+use crate::rows::{Kind, MemoryFigures, RunRow, ScenarioRow, ThroughputFigures, Timing};
 
 pub(crate) const H200: &str = "NVIDIA H200 (generated)";
 
@@ -41,7 +41,7 @@ pub(crate) fn throughput(scenario: &str, uuid: &str, kernel_ns: f64) -> Scenario
         context: "from_stream".to_owned(),
         threading: None,
         gpu_uuid: uuid.to_owned(),
-        status: "ok".to_owned(),
+        status: nppbench_model::Status::Ok,
         throughput: Some(ThroughputFigures {
             passes: 3,
             kernel_ns,
@@ -68,7 +68,7 @@ pub(crate) fn memory(scenario: &str, uuid: &str, class: LeakClass) -> ScenarioRo
         context: "from_stream".to_owned(),
         threading: Some(scenario.to_owned()),
         gpu_uuid: uuid.to_owned(),
-        status: "ok".to_owned(),
+        status: nppbench_model::Status::Ok,
         throughput: None,
         memory: Some(MemoryFigures {
             class: Some(class),

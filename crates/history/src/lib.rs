@@ -2,28 +2,31 @@
 //! time with their change points, the environment changes they line up with, and the runners of
 //! one GPU model that disagree.
 //!
-//! Data flows one way: run.json ([`nppbench_model::RunFile`]) → [`ingest`] (one [`RunRow`] and
-//! its [`ScenarioRow`]s; throughput passes aggregated here, memory figures handed in by the
-//! report's analysis) → [`db`] (SQLite, one transaction per run) → [`series`] (a series per
-//! scenario, GPU model and runner) → [`findings`] (change points, environment changes, leak class
+//! Data flows one way: run.json ([`nppbench_model::RunFile`]) → [`rows`] (one [`RunRow`] and
+//! its [`ScenarioRow`]s, every figure from `nppbench_analysis`) → [`ingest`] (files checked, then
+//! added) → [`db`] (SQLite, one transaction per run) → [`series`] (a series per
+//! scenario, GPU model and runner) → [`changes`] (change points, environment changes, leak class
 //! changes, fleet disagreements, gates) → the report crate's `history_view` (words, charts, page).
 //! This crate never touches the GPU and never renders.
 
 #![forbid(unsafe_code)]
 
+pub mod changes;
 pub mod db;
 pub mod export;
-pub mod findings;
+pub mod gates;
 #[cfg(test)]
 mod generated;
 pub mod ingest;
+pub mod rows;
 pub mod series;
 
 use std::path::PathBuf;
 
+pub use changes::{Findings, Settings};
 pub use db::{Added, Db};
-pub use findings::{Findings, Gate, Settings};
-pub use ingest::{Kind, MemoryFigures, RunRow, ScenarioRow, ThroughputFigures};
+pub use gates::Gate;
+pub use rows::{Kind, MemoryFigures, RunRow, ScenarioRow, ThroughputFigures};
 pub use series::History;
 
 /// Everything that can go wrong with a history: its database or the runs given to it.
@@ -37,8 +40,6 @@ pub enum HistoryError {
         "{path} was made with test hooks ({hooks}): it measures nppbench's calibration, not NPP; nothing was added: pass --allow-test-hooks to add it anyway"
     )]
     TestHooks { path: PathBuf, hooks: String },
-    #[error("no run.json or run-*.json under {path}: give run files or folders that hold them")]
-    NoRuns { path: PathBuf },
     #[error("no history at {path}: add runs first with `nppbench history add RUN.json --db {path}`")]
     Missing { path: PathBuf },
     #[error("the folder {path} does not exist: create it, or give a --db file in a folder that does")]
@@ -73,7 +74,6 @@ impl HistoryError {
             self,
             HistoryError::Run(_)
                 | HistoryError::TestHooks { .. }
-                | HistoryError::NoRuns { .. }
                 | HistoryError::Missing { .. }
                 | HistoryError::NoFolder { .. }
                 | HistoryError::NotAHistory { .. }

@@ -4,11 +4,12 @@
 
 use std::collections::HashMap;
 
-use nppbench_stats::LeakClass;
+use nppbench_analysis::LeakClass;
+use nppbench_model::Status;
 
 use crate::HistoryError;
 use crate::db::{Db, StoredRun};
-use crate::ingest::{Kind, MemoryFigures, ThroughputFigures};
+use crate::rows::{Kind, MemoryFigures, ThroughputFigures};
 
 /// What makes a series: the scenario (its axes), the GPU model and the runner host.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -28,7 +29,7 @@ pub struct SeriesKey {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuFigures {
     pub gpu_uuid: String,
-    pub status: String,
+    pub status: Status,
     pub throughput: Option<ThroughputFigures>,
     pub memory: Option<MemoryFigures>,
 }
@@ -39,7 +40,7 @@ pub struct Point {
     /// Index into [`History::runs`].
     pub run: usize,
     /// The worst status of its GPUs (`ok` when every one was).
-    pub status: String,
+    pub status: Status,
     /// Kernel time per call (throughput): the median over this run's GPUs of the model, ns.
     pub kernel_ns: Option<f64>,
     /// The fastest and slowest pass over those GPUs.
@@ -105,7 +106,7 @@ impl History {
                         Some(p) if p.run == run => p.gpus.push(f),
                         _ => points.push(Point {
                             run,
-                            status: String::new(),
+                            status: Status::Ok,
                             kernel_ns: None,
                             kernel_ns_range: None,
                             class: None,
@@ -127,27 +128,12 @@ impl History {
     }
 }
 
-fn status_rank(status: &str) -> u8 {
-    match status {
-        "ok" => 0,
-        "not_measured" => 1,
-        "stopped_at_budget" => 2,
-        _ => 3,
-    }
-}
-
 /// A point's figures from its GPUs'.
 fn combine(p: &mut Point) {
-    p.status = p
-        .gpus
-        .iter()
-        .map(|g| g.status.as_str())
-        .max_by_key(|s| status_rank(s))
-        .unwrap_or("ok")
-        .to_owned();
+    p.status = p.gpus.iter().map(|g| g.status).max().unwrap_or(Status::Ok);
     let t: Vec<&ThroughputFigures> = p.gpus.iter().filter_map(|g| g.throughput.as_ref()).collect();
     let times: Vec<f64> = t.iter().map(|t| t.kernel_ns).collect();
-    p.kernel_ns = nppbench_stats::median(&times);
+    p.kernel_ns = nppbench_analysis::median(&times);
     p.kernel_ns_range = (!t.is_empty()).then(|| {
         (
             t.iter().map(|t| t.kernel_ns_min).fold(f64::INFINITY, f64::min),

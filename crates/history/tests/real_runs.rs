@@ -5,10 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use nppbench_history::findings::{EnvField, Settings, analyse};
-use nppbench_history::ingest::{Kind, add_paths};
+use nppbench_analysis::LeakClass;
+use nppbench_history::changes::{EnvField, Settings, analyse};
+use nppbench_history::ingest::add_paths;
+use nppbench_history::rows::Kind;
 use nppbench_history::{Added, Db, History};
-use nppbench_stats::LeakClass;
 
 fn reports() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
@@ -19,13 +20,7 @@ fn reports() -> PathBuf {
 fn history() -> (tempfile::TempDir, Db, Vec<nppbench_history::ingest::AddReport>) {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Db::open(&dir.path().join("history.db")).unwrap();
-    let added = add_paths(
-        &mut db,
-        &[reports()],
-        false,
-        nppbench_report::history_view::scenario_rows,
-    )
-    .unwrap();
+    let added = add_paths(&mut db, &[reports()], false).unwrap();
     (dir, db, added)
 }
 
@@ -46,13 +41,7 @@ fn committed_runs_make_one_history_with_copies_counted_once() {
     let counts = db.counts().unwrap();
     assert_eq!(counts.0, 9);
     // Adding them all again changes nothing.
-    add_paths(
-        &mut db,
-        &[reports()],
-        false,
-        nppbench_report::history_view::scenario_rows,
-    )
-    .unwrap();
+    add_paths(&mut db, &[reports()], false).unwrap();
     assert_eq!(db.counts().unwrap(), counts);
     let mut csv = Vec::new();
     assert_eq!(nppbench_history::export::write_csv(&db, &mut csv).unwrap(), counts.1);

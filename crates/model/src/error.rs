@@ -15,6 +15,12 @@ pub enum ModelError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path}: no such file or folder")]
+    NoSuchPath { path: PathBuf },
+    #[error(
+        "{path}: holds no run.json, no run-N-*.json and no runs/N/run.json, nor does any folder in it (it holds: {holds}); give a run.json or a report folder"
+    )]
+    NoRuns { path: PathBuf, holds: String },
     #[error("{path} is not valid JSON ({message}); it may be truncated: re-run `nppbench run` to write it again")]
     RunJsonSyntax { path: PathBuf, message: String },
     #[error("{path} is not an nppbench run.json ({message})")]

@@ -1,4 +1,5 @@
-//! The data nppbench passes between its layers: scenarios, matrices, presets and the run.json schema.
+//! The data nppbench passes between its layers: scenarios, matrices, presets, outcomes and the
+//! run.json schema, and where run files are found.
 //!
 //! This crate knows nothing of the GPU or of rendering. The engine fills these types from
 //! measurements; the report reads them back. Everything here is plain serde data.
@@ -6,18 +7,26 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod find;
 mod matrix;
+mod outcome;
+mod preset;
 mod run;
 mod scenario;
+mod settings;
 
 pub use error::ModelError;
-pub use matrix::{Matrix, MatrixSpec, Preset, Settings};
+pub use find::find_run_files;
+pub use matrix::{Matrix, MatrixSpec};
 pub use nppbench_catalog::{self as catalog, Primitive};
+pub use outcome::{FailureKind, Outcome, Status};
+pub use preset::Preset;
 pub use run::{
-    CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample, DeviceState, Environment, Estimate, FailureKind,
-    GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat, KernelTiming,
-    MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, Outcome, PhaseTime,
-    ProbeConnections, READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
-    ThroughputRecord, ThroughputResult, ToolInfo,
+    CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample, DeviceState, Environment, Estimate, GpuEnvironment,
+    GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat, KernelTiming, MemoryReading,
+    MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, PhaseTime, ProbeConnections,
+    READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts, ThroughputRecord,
+    ThroughputResult, ToolInfo,
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
+pub use settings::Settings;

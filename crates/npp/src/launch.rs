@@ -1,5 +1,6 @@
 //! The call layer: one catalogue row's function called through its looked-up symbol, with the
-//! arguments its [`Args`] variant declares. The only place a symbol gets a signature.
+//! arguments its [`Args`] variant declares. The only place a symbol gets a signature; each
+//! function here is an `unsafe fn` whose `# Safety` section says what its caller vouches for.
 
 use std::ffi::c_int;
 
@@ -55,7 +56,17 @@ fn by_value_int(row: &Row, constant: Constant) -> c_int {
 }
 
 /// Calls `f`, `row`'s function, with `a`.
-pub(crate) fn call(row: &Row, f: RawFn, a: &Launch) -> NppStatus {
+///
+/// # Safety
+///
+/// - `f` must be the function `row` names ([`Row::symbol`]), looked up in an NPP whose library
+///   is still open, so that it has the C signature `row.args` declares.
+/// - `a`'s device pointers must be live device allocations of the context's device that hold
+///   the call: each source `src_step × roi.height` bytes, the destination `dst_step × dst_size`
+///   rows (a reduction's results), a reduction's scratch buffer the size NPP's
+///   `…GetBufferHostSize` asked for; the steps must hold a row of the ROI.
+/// - `a.ctx` must name a live stream (or the legacy default stream).
+pub(crate) unsafe fn call(row: &Row, f: RawFn, a: &Launch) -> NppStatus {
     let [src, src2] = a.sources.map(|p| p as Ptr);
     let dst = a.dst as Ptr;
     let float = row.src.sample.is_float();
@@ -72,11 +83,12 @@ pub(crate) fn call(row: &Row, f: RawFn, a: &Launch) -> NppStatus {
     };
     let host = constants.as_ref().map_or(std::ptr::null(), HostConstants::ptr);
     let (ss, ds, roi, ctx) = (a.src_step, a.dst_step, a.roi, a.ctx);
-    // SAFETY: each arm gives `f` the C signature its row's `Args` variant declares (checked
-    // against the headers of NPP 12.2 and 13.0 for every row; `sys` holds the types); the caller
-    // checked that every device buffer holds its geometry and that the steps hold a row; host
-    // arrays (`host`, the channel order) live until the call returns, and NPP reads them during
-    // the call; the context names a live stream.
+    // SAFETY: `f` is `row`'s function (the caller's word, # Safety), and each arm gives it the C
+    // signature its row's `Args` variant declares (checked against the headers of NPP 12.2 and
+    // 13.0 for every row; `sys` holds the types); the caller vouches that every device buffer
+    // holds its geometry, that the steps hold a row and that the context names a live stream;
+    // host arrays (`host`, the channel order) live until the call returns, and NPP reads them
+    // during the call.
     unsafe {
         use std::mem::transmute as t;
         match row.args {
@@ -144,20 +156,37 @@ pub(crate) fn call(row: &Row, f: RawFn, a: &Launch) -> NppStatus {
 }
 
 /// Calls a `…GetBufferHostSize` function `f` for `roi`.
-pub(crate) fn buffer_size(f: RawFn, roi: NppiSize, ctx: NppStreamContext) -> (NppStatus, u64) {
+///
+/// # Safety
+///
+/// `f` must be a `…GetBufferHostSize_…_Ctx` function (the signature [`sys::BufferSizeFn`]),
+/// looked up in an NPP whose library is still open.
+pub(crate) unsafe fn buffer_size(f: RawFn, roi: NppiSize, ctx: NppStreamContext) -> (NppStatus, u64) {
     let mut size = 0u64;
-    // SAFETY: `f` is a `…GetBufferHostSize_…_Ctx` function: it writes an `int` (NPP 12) or a
-    // `size_t` (NPP 13) through the pointer, either of which the zeroed `u64` holds (little-endian).
+    // SAFETY: `f` is a `…GetBufferHostSize_…_Ctx` function (the caller's word, # Safety): it
+    // writes an `int` (NPP 12) or a `size_t` (NPP 13) through the pointer, either of which the
+    // zeroed `u64` holds (little-endian).
     let status = unsafe { std::mem::transmute::<RawFn, sys::BufferSizeFn>(f)(roi, &mut size, ctx) };
     (status, size)
 }
 
 /// `nppSetStream(stream)` then `nppGetStreamContext(&ctx)`: how code written before the `_Ctx`
 /// functions took a context, or ported from it, fills one.
-pub(crate) fn legacy_context(set: RawFn, get: RawFn, stream: *mut std::ffi::c_void) -> (NppStatus, NppStreamContext) {
+///
+/// # Safety
+///
+/// `set` and `get` must be libnppc's `nppSetStream` and `nppGetStreamContext`, looked up in an
+/// NPP whose library is still open; `stream` must be a live CUDA stream (or null, the legacy
+/// default stream).
+pub(crate) unsafe fn legacy_context(
+    set: RawFn,
+    get: RawFn,
+    stream: *mut std::ffi::c_void,
+) -> (NppStatus, NppStreamContext) {
     let mut ctx = NppStreamContext::zeroed();
-    // SAFETY: `set` and `get` are libnppc's nppSetStream and nppGetStreamContext, whose
-    // signatures `sys` declares; the context is written through a valid pointer.
+    // SAFETY: `set` and `get` are libnppc's nppSetStream and nppGetStreamContext (the caller's
+    // word, # Safety), whose signatures `sys` declares; `stream` is live; the context is written
+    // through a valid pointer.
     let status = unsafe {
         let s = std::mem::transmute::<RawFn, sys::SetStream>(set)(stream);
         if s < 0 {

@@ -4,21 +4,22 @@
 //! Three layers, as in cudarc: [`sys`] holds the C types and the function-pointer type of every
 //! argument list the catalogue knows; `load` opens the libraries and looks symbols up, and
 //! `launch` calls a catalogue row's function through its symbol with the signature its row
-//! declares; `call` turns each `NppStatus` into a `Result`; the safe types here sit on top.
-//! `unsafe` lives in `load` and `launch` only.
+//! declares (`unsafe fn`s: the caller vouches for the symbol and the buffers); `status` turns
+//! each `NppStatus` into a `Result`; the safe types here sit on top and check what `launch`'s
+//! safety sections ask, save what [`Npp::run`] says it leaves to its caller.
 //!
 //! NPP links its own CUDA runtime statically, so the driver is all else a version needs.
 
-mod call;
 mod check;
 mod launch;
 mod load;
+mod status;
 pub mod sys;
 
-pub use call::{NppError, is_out_of_memory, status_name};
 pub use check::{DST_FILL, compare, expected_output, source_buffers};
 pub use load::{LoadError, NppSearch, Version};
 pub use nppbench_catalog::Library;
+pub use status::{NppError, is_out_of_memory, status_name};
 
 use std::ffi::c_int;
 use std::path::PathBuf;
@@ -27,9 +28,9 @@ use std::sync::OnceLock;
 use nppbench_gpu::{DeviceBuffer, DeviceProps, Stream};
 use nppbench_model::{ContextFill, ContextRecord, Geometry, Primitive};
 
-use crate::call::check;
 use crate::launch::Launch;
 use crate::load::Libraries;
+use crate::status::check;
 use crate::sys::{NppStreamContext, NppiSize, RawFn};
 
 /// `cudaStreamNonBlocking`, as `nStreamFlags` declares a non-blocking stream.
@@ -155,7 +156,9 @@ impl Npp {
                     .libs
                     .symbol(Library::Nppc, "nppGetStreamContext")
                     .map_err(unavailable)?;
-                let (status, ctx) = launch::legacy_context(set, get, stream.raw().cast());
+                // SAFETY: `set` and `get` were just looked up by name in libnppc, which `self`
+                // keeps open; `stream` is borrowed, so alive, for the call.
+                let (status, ctx) = unsafe { launch::legacy_context(set, get, stream.raw().cast()) };
                 check("nppSetStream/nppGetStreamContext", status, String::new)?;
                 raw = ctx;
             }
@@ -187,7 +190,9 @@ impl Npp {
                 function: buffer_size.to_owned(),
                 reason,
             })?;
-        let (status, size) = launch::buffer_size(f, roi(g), ctx.raw);
+        // SAFETY: `f` is the row's `…GetBufferHostSize_…_Ctx` function, looked up by the name the
+        // row declares in the row's library, which `self` keeps open.
+        let (status, size) = unsafe { launch::buffer_size(f, roi(g), ctx.raw) };
         check(buffer_size, status, || format!("width {} height {}", g.width, g.height))?;
         Ok(size)
     }
@@ -198,7 +203,9 @@ impl Npp {
     ///
     /// The buffers must hold the geometry (sources `src_stride × height` bytes, the destination
     /// [`Geometry::dst_bytes`], a reduction's scratch [`Npp::scratch_bytes`]); this is checked,
-    /// so a wrong geometry is an error rather than an out-of-bounds access.
+    /// so a wrong geometry is an error rather than an out-of-bounds access — except the size of
+    /// a reduction's scratch buffer (only its presence is checked) and the life of `ctx`'s
+    /// stream, which must outlive the call.
     pub fn run(
         &self,
         p: Primitive,
@@ -262,7 +269,12 @@ impl Npp {
             scratch: scratch.map_or(0, DeviceBuffer::device_ptr),
             ctx: ctx.raw,
         };
-        let status = launch::call(row, f, &launch);
+        // SAFETY: `f` is `p`'s own function, looked up by `row.symbol()` in the libraries `self`
+        // keeps open; the checks above bound each source and the destination by the geometry
+        // (validated, so the steps hold a row) and require a reduction's scratch buffer, whose
+        // size, like the liveness of `ctx`'s stream, is the caller's (see this function's
+        // documentation: sized by `Npp::scratch_bytes`, the stream alive while its context is used).
+        let status = unsafe { launch::call(row, f, &launch) };
         check(&function, status, || {
             format!(
                 "width {} height {} src_stride {} dst_stride {}",

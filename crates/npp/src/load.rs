@@ -10,6 +10,11 @@ use nppbench_catalog::Library as NppLibrary;
 
 use crate::sys;
 
+/// The variable naming the folder NPP is loaded from when `--npp` is not given (the user's; the
+/// engine's own `NPPBENCH_*` variables are in its protocol module). Spelled out again in
+/// [`LoadError`]'s message, which must be a literal.
+const NPP_DIR_ENV: &str = "NPPBENCH_NPP_DIR";
+
 /// The NPP major versions nppbench knows, newest first.
 const MAJORS: [&str; 2] = ["13", "12"];
 
@@ -38,8 +43,8 @@ impl NppSearch {
         if let Some(dir) = explicit {
             return NppSearch::only(dir.to_owned(), "--npp");
         }
-        if let Some(dir) = env("NPPBENCH_NPP_DIR") {
-            return NppSearch::only(dir, "NPPBENCH_NPP_DIR");
+        if let Some(dir) = env(NPP_DIR_ENV) {
+            return NppSearch::only(dir, NPP_DIR_ENV);
         }
         let mut places = Vec::new();
         for (var, why) in [("CUDA_HOME", "CUDA_HOME"), ("CUDA_PATH", "CUDA_PATH")] {

@@ -1,8 +1,8 @@
 //! Prints the calibration table of docs/calibration.md from the committed runs (a development
 //! aid): each same-against-same pair and each delayed run against each plain run, with how many
 //! scenarios `compare` flags at the default settings, by image size.
+use nppbench_analysis::compare::{Change, Thresholds, compare};
 use nppbench_model::RunFile;
-use nppbench_report::compare::{Change, Thresholds, compare};
 
 fn main() {
     // The folder (default: the committed quick runs) holds plain runs and delayed ones, whose

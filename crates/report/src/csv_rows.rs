@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::analysis::{RunAnalysis, ThroughputAnalysis};
 use crate::view::{class_name, fmt};
+use nppbench_analysis::{MemoryAnalysis, RunAnalysis, ThroughputAnalysis};
 
 /// One row. Field order is column order.
 #[derive(Debug, Serialize)]
@@ -74,19 +74,24 @@ fn o(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(String::new, |v| fmt(v, digits))
 }
 
-fn status(o: &nppbench_model::Outcome) -> String {
-    match o {
-        nppbench_model::Outcome::Ok => "ok".into(),
-        nppbench_model::Outcome::Failed { .. } => "failed".into(),
-        nppbench_model::Outcome::StoppedAtBudget { .. } => "stopped_at_budget".into(),
-        nppbench_model::Outcome::NotMeasured { .. } => "not_measured".into(),
-    }
+pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
+    let mut out: Vec<Row> = a.memory.iter().map(|m| memory_row(a, m)).collect();
+    out.extend(a.throughput.iter().map(|t| throughput_row(a, t)));
+    out
 }
 
-pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
+/// A row with the run's columns filled and every scenario column empty.
+fn blank(
+    a: &RunAnalysis<'_>,
+    kind: &'static str,
+    id: &str,
+    g: &nppbench_model::Geometry,
+    stream: String,
+    st: String,
+) -> Row {
     let env = &a.run.environment;
     let ceiling = o(a.ceiling_gbps, 1);
-    let base = |kind, id: &str, g: &nppbench_model::Geometry, stream: String, st: String| Row {
+    Row {
         npp_version: env.npp.full_version(),
         kind,
         scenario_id: id.to_owned(),
@@ -133,91 +138,94 @@ pub(crate) fn rows(a: &RunAnalysis<'_>) -> Vec<Row> {
         device_samples: String::new(),
         declared_stream_flags: String::new(),
         real_stream_flags: String::new(),
-    };
-    let ceiling_gbps = a.ceiling_gbps;
-    let per_call = |r: &mut Row, t: &ThroughputAnalysis<'_>| {
-        r.kernel_per_call_us = o(t.kernel_per_call_us, 3);
-        r.kernel_per_call_gbps = o(t.kernel_gbps, 1);
-        r.cold_per_call_us = o(t.cold_per_call_us, 3);
-        r.cold_per_call_gbps = o(t.cold_gbps, 1);
-        r.pct_of_copy_ceiling_cold = o(t.cold_gbps.zip(ceiling_gbps).map(|(g, c)| 100.0 * g / c), 1);
-        r.host_latency_us = o(t.host_latency_us, 2);
-        r.passes = t.pass_kernel_ns.len().max(t.pass_event_ns.len()).to_string();
-        if t.device_samples > 0 {
-            r.throttled_samples = t.throttled_samples.to_string();
-            r.device_samples = t.device_samples.to_string();
-        }
-    };
-    let mut out = Vec::new();
-    for m in &a.memory {
-        let s = &m.record.scenario;
-        let tp = a.throughput_for(m);
-        let mut r = base(
-            "memory",
-            &s.id,
-            &s.geometry,
-            s.stream.to_string(),
-            status(&m.record.outcome),
-        );
-        r.threading = s.threading.to_string();
-        if m.class.is_some() {
-            r.threads_spawned = m.threads_spawned.to_string();
-            r.calls = m.calls.to_string();
-            r.leak_class = class_name(m.class).to_owned();
-            r.growth_mib = fmt(m.total_growth_mib(), 2);
-        }
-        r.leak_mib_per_thread = o(m.per_thread.map(|f| f.slope), 4);
-        r.leak_mib_per_thread_ci_low = o(m.per_thread.map(|f| f.slope_ci.0), 4);
-        r.leak_mib_per_thread_ci_high = o(m.per_thread.map(|f| f.slope_ci.1), 4);
-        r.leak_mib_per_call = o(m.per_call.map(|f| f.slope), 4);
-        r.leak_r2 = o(m.per_thread.or(m.per_call).map(|f| f.r2), 4);
-        r.latency_us = o(m.latency_us, 2);
-        r.hidden_streams_per_thread = o(m.hidden_per_thread.map(|f| f.slope), 3);
-        r.streams_never_destroyed = m.streams_never_destroyed.map_or_else(String::new, |n| n.to_string());
-        r.kernel_gbps = o(tp.and_then(|t| t.gbps), 1);
-        r.kernel_median_us = o(tp.and_then(|t| t.median_us), 3);
-        r.pct_of_copy_ceiling = o(tp.and_then(|t| t.pct_of_ceiling), 1);
-        r.reference_kernel_gbps = o(tp.and_then(|t| t.reference_gbps), 1);
-        r.kernel_record_median_us = o(tp.and_then(|t| t.kernel_only_us), 3);
-        r.kernels_per_call = o(tp.and_then(|t| t.kernels_per_call), 2);
-        r.primitive = s.primitive.to_string();
-        r.context = s.context.to_string();
-        if let Some(gpu) = &m.record.gpu {
-            r.gpu_uuid = gpu.clone();
-        }
-        if let Some(t) = tp {
-            per_call(&mut r, t);
-        }
-        if let Some(c) = m.record.result.as_ref().and_then(|r| r.context) {
-            r.declared_stream_flags = c.declared_flags.to_string();
-            r.real_stream_flags = c.stream_flags.to_string();
-        }
-        out.push(r);
     }
-    for t in &a.throughput {
-        let s = &t.record.scenario;
-        let mut r = base(
-            "throughput",
-            &s.id,
-            &s.geometry,
-            s.stream.to_string(),
-            status(t.outcome),
-        );
-        r.kernel_gbps = o(t.gbps, 1);
-        r.kernel_median_us = o(t.median_us, 3);
-        r.pct_of_copy_ceiling = o(t.pct_of_ceiling, 1);
-        r.reference_kernel_gbps = o(t.reference_gbps, 1);
-        r.kernel_record_median_us = o(t.kernel_only_us, 3);
-        r.kernels_per_call = o(t.kernels_per_call, 2);
-        r.primitive = s.primitive.to_string();
-        r.context = s.context.to_string();
-        if let Some(gpu) = t.gpu {
-            r.gpu_uuid = gpu.to_owned();
-        }
+}
+
+/// The per-call columns of a throughput scenario (warm and cold kernel time, host latency).
+fn per_call(r: &mut Row, t: &ThroughputAnalysis<'_>) {
+    r.kernel_per_call_us = o(t.kernel_per_call_us, 3);
+    r.kernel_per_call_gbps = o(t.kernel_gbps, 1);
+    r.cold_per_call_us = o(t.cold_per_call_us, 3);
+    r.cold_per_call_gbps = o(t.cold_gbps, 1);
+    r.pct_of_copy_ceiling_cold = o(t.cold_pct_of_ceiling, 1);
+    r.host_latency_us = o(t.host_latency_us, 2);
+    r.passes = t.pass_kernel_ns.len().max(t.pass_event_ns.len()).to_string();
+    if t.device_samples > 0 {
+        r.throttled_samples = t.throttled_samples.to_string();
+        r.device_samples = t.device_samples.to_string();
+    }
+}
+
+fn memory_row(a: &RunAnalysis<'_>, m: &MemoryAnalysis<'_>) -> Row {
+    let s = &m.record.scenario;
+    let tp = a.throughput_for(m);
+    let mut r = blank(
+        a,
+        "memory",
+        &s.id,
+        &s.geometry,
+        s.stream.to_string(),
+        m.record.outcome.status().as_str().to_owned(),
+    );
+    r.threading = s.threading.to_string();
+    if m.class.is_some() {
+        r.threads_spawned = m.threads_spawned.to_string();
+        r.calls = m.calls.to_string();
+        r.leak_class = class_name(m.class).to_owned();
+        r.growth_mib = fmt(m.total_growth_mib(), 2);
+    }
+    r.leak_mib_per_thread = o(m.per_thread.map(|f| f.slope), 4);
+    r.leak_mib_per_thread_ci_low = o(m.per_thread.map(|f| f.slope_ci.0), 4);
+    r.leak_mib_per_thread_ci_high = o(m.per_thread.map(|f| f.slope_ci.1), 4);
+    r.leak_mib_per_call = o(m.per_call.map(|f| f.slope), 4);
+    r.leak_r2 = o(m.per_thread.or(m.per_call).map(|f| f.r2), 4);
+    r.latency_us = o(m.latency_us, 2);
+    r.hidden_streams_per_thread = o(m.hidden_per_thread.map(|f| f.slope), 3);
+    r.streams_never_destroyed = m.streams_never_destroyed.map_or_else(String::new, |n| n.to_string());
+    r.kernel_gbps = o(tp.and_then(|t| t.gbps), 1);
+    r.kernel_median_us = o(tp.and_then(|t| t.median_us), 3);
+    r.pct_of_copy_ceiling = o(tp.and_then(|t| t.pct_of_ceiling), 1);
+    r.reference_kernel_gbps = o(tp.and_then(|t| t.reference_gbps), 1);
+    r.kernel_record_median_us = o(tp.and_then(|t| t.kernel_only_us), 3);
+    r.kernels_per_call = o(tp.and_then(|t| t.kernels_per_call), 2);
+    r.primitive = s.primitive.to_string();
+    r.context = s.context.to_string();
+    if let Some(gpu) = &m.record.gpu {
+        r.gpu_uuid = gpu.clone();
+    }
+    if let Some(t) = tp {
         per_call(&mut r, t);
-        out.push(r);
     }
-    out
+    if let Some(c) = m.record.result.as_ref().and_then(|r| r.context) {
+        r.declared_stream_flags = c.declared_flags.to_string();
+        r.real_stream_flags = c.stream_flags.to_string();
+    }
+    r
+}
+
+fn throughput_row(a: &RunAnalysis<'_>, t: &ThroughputAnalysis<'_>) -> Row {
+    let s = &t.record.scenario;
+    let mut r = blank(
+        a,
+        "throughput",
+        &s.id,
+        &s.geometry,
+        s.stream.to_string(),
+        t.outcome.status().as_str().to_owned(),
+    );
+    r.kernel_gbps = o(t.gbps, 1);
+    r.kernel_median_us = o(t.median_us, 3);
+    r.pct_of_copy_ceiling = o(t.pct_of_ceiling, 1);
+    r.reference_kernel_gbps = o(t.reference_gbps, 1);
+    r.kernel_record_median_us = o(t.kernel_only_us, 3);
+    r.kernels_per_call = o(t.kernels_per_call, 2);
+    r.primitive = s.primitive.to_string();
+    r.context = s.context.to_string();
+    if let Some(gpu) = t.gpu {
+        r.gpu_uuid = gpu.to_owned();
+    }
+    per_call(&mut r, t);
+    r
 }
 
 /// atlas.csv: one row per function of each run that measured several (the atlas table).

@@ -1,57 +1,30 @@
-//! Reports from run.json: statistics, charts and pages. This crate never touches the GPU.
+//! Reports from run.json: charts and pages. This crate never touches the GPU and computes no
+//! figure: every figure, rule, verdict and comparison comes from `nppbench_analysis`.
 //!
-//! Data flows one way: [`RunFile`] records → [`analysis`] (fits, classes, GB/s) →
-//! [`findings`] (verdict, fixes) → [`view`] models with every number formatted → tera
-//! templates (`templates/`, embedded) → `index.html`, `summary.md`; and `scenarios.csv`.
+//! Data flows one way: [`RunFile`] records → `nppbench_analysis` (figures, rules, verdicts,
+//! comparisons) → [`view`] models with every number formatted → tera templates (`templates/`,
+//! embedded) → `index.html`, `summary.md`; and `scenarios.csv`, `atlas.csv`.
 
 #![forbid(unsafe_code)]
 
-pub mod analysis;
 mod charts;
-pub mod compare;
 pub mod compare_view;
 mod csv_rows;
-pub mod findings;
+mod error;
 pub mod history_view;
-pub use nppbench_stats as stats;
-pub mod thresholds;
+mod templates;
 pub mod view;
+
+/// The judging layer, re-exported for front ends that render and judge (the CLI's gates).
+pub use nppbench_analysis::{self as analysis, compare};
 
 use std::path::{Path, PathBuf};
 
+use nppbench_analysis::RunAnalysis;
 use nppbench_model::RunFile;
 
-use crate::analysis::RunAnalysis;
-
-const PAGE: &str = include_str!("../../../templates/report.html.tera");
-const SUMMARY: &str = include_str!("../../../templates/summary.md.tera");
-const STYLE: &str = include_str!("../../../templates/report.css");
-const COMPARE_PAGE: &str = include_str!("../../../templates/compare.html.tera");
-const COMPARE_SUMMARY: &str = include_str!("../../../templates/compare.md.tera");
-/// Macros both the report and the compare page use (a comparison's tables).
-const MACROS: &str = include_str!("../../../templates/macros.html.tera");
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error("nothing to render: give at least one run.json")]
-    NoRuns,
-    #[error("drawing a chart: {0}")]
-    Chart(String),
-    #[error("rendering {template}")]
-    Template {
-        template: &'static str,
-        #[source]
-        source: tera::Error,
-    },
-    #[error("writing a CSV")]
-    Csv(#[from] csv::Error),
-    #[error("writing {path}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
+pub use crate::error::ReportError;
+use crate::templates::{COMPARE_PAGE, COMPARE_SUMMARY, MACROS, PAGE, SUMMARY, render_templates};
 
 /// The rendered files.
 #[derive(Debug, Clone)]
@@ -106,34 +79,6 @@ fn page_of(
         runs: views,
         back: None,
     })
-}
-
-/// Renders `templates` (name, text; the `.html` ones autoescaped) with `model` and the style
-/// sheet, in order.
-fn render_templates<const N: usize>(
-    templates: [(&'static str, &'static str); N],
-    model: &impl serde::Serialize,
-) -> Result<[String; N], ReportError> {
-    let mut tera = tera::Tera::default();
-    tera.autoescape_on(vec![".html"]);
-    // All at once: a template may import another's macros.
-    tera.add_raw_templates(templates)
-        .map_err(|source| ReportError::Template {
-            template: templates[0].0,
-            source,
-        })?;
-    let mut ctx = tera::Context::from_serialize(model).map_err(|source| ReportError::Template {
-        template: templates[0].0,
-        source,
-    })?;
-    ctx.insert("style", STYLE);
-    let mut out = templates.map(|(name, _)| (name, String::new()));
-    for (name, text) in &mut out {
-        *text = tera
-            .render(name, &ctx)
-            .map_err(|source| ReportError::Template { template: name, source })?;
-    }
-    Ok(out.map(|(_, text)| text))
 }
 
 /// Renders the pages, the Markdown summary and the CSVs of `runs` (several runs: the

@@ -5,12 +5,13 @@ use std::time::Duration;
 use nppbench_gpu::{DeviceBuffer, Gpu};
 
 use crate::error::ProbeError;
+use crate::protocol::FAULT_ENV;
 
 /// A test hook for the fault tests: `NPPBENCH_FAULT=KIND@TEXT` makes the probe of every scenario
 /// whose id contains TEXT crash (`crash`: SIGABRT), hang (`hang`), or ask the device for more
 /// memory than it has (`oom`: a real CUDA out-of-memory error, without filling the device).
 pub(crate) fn inject(id: &str, gpu: &Gpu) -> Result<(), ProbeError> {
-    let Some(spec) = std::env::var_os("NPPBENCH_FAULT") else {
+    let Some(spec) = std::env::var_os(FAULT_ENV) else {
         return Ok(());
     };
     let spec = spec.to_string_lossy();

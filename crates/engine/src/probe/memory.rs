@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
 use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
+use nppbench_npp::StreamContext;
 use nppbench_stats::settle;
 
-use super::fixture::Setup;
+use super::setup::Setup;
 use super::{Resources, Steps, faults, processes, threads};
 use crate::error::ProbeError;
 
@@ -55,7 +56,31 @@ struct Recorder<'a> {
     growth_mib: Vec<f64>,
 }
 
-impl Recorder<'_> {
+impl<'a> Recorder<'a> {
+    /// A recorder reading `gpu` and `nvml`, with no baseline and no stream tracker yet.
+    fn new(
+        gpu: &'a Gpu,
+        nvml: Option<ProcessMemoryProbe>,
+        budget_mib: u64,
+        own_streams: &'a AtomicU32,
+    ) -> Recorder<'a> {
+        Recorder {
+            probes: Probes { gpu, nvml },
+            baseline: MemoryReading {
+                device_used_bytes: 0,
+                process_used_bytes: None,
+            },
+            budget_bytes: budget_mib.saturating_mul(1 << 20),
+            started: Instant::now(),
+            series: MemorySeries::default(),
+            tracker: Err("not started".to_owned()),
+            streams: StreamCounts::default(),
+            own_streams,
+            first_mib: None,
+            growth_mib: Vec::new(),
+        }
+    }
+
     /// Samples memory after a call; returns whether the process has grown past the budget.
     fn record(&mut self, threads_spawned: u32, latency: Duration) -> Result<bool, ProbeError> {
         let reading = self.probes.read()?;
@@ -133,6 +158,52 @@ pub(crate) struct Ask<'a> {
     pub(crate) parent_pid: u32,
 }
 
+/// How a scenario's calls ended: the warm-up call's context, whether the budget stopped them
+/// and after how many calls the class settled (if it did).
+struct Driven {
+    ctx: StreamContext,
+    stopped: bool,
+    settled_after: Option<u32>,
+}
+
+/// Makes the scenario's calls, sampling memory after each: the warm-up call on this thread,
+/// checked, then the rest as its threading model says, until the calls are done, the budget is
+/// reached or the class is settled.
+fn drive(
+    rec: &mut Recorder<'_>,
+    setup: &Setup,
+    shared: &Stream,
+    ask: &Ask<'_>,
+    own_streams: &AtomicU32,
+) -> Result<Driven, ProbeError> {
+    let s = ask.scenario;
+    let (latency, ctx, _) = setup.checked_call(shared)?;
+    let mut stopped = rec.record(1, latency)?;
+    let mut settled_after = None;
+    if !stopped {
+        threads::drive(
+            setup,
+            shared,
+            s.threading,
+            s.calls,
+            own_streams,
+            |threads_spawned, latency| {
+                stopped = rec.record(threads_spawned, latency)?;
+                if !stopped && rec.settled(s, ask.min_calls) {
+                    settled_after = Some(rec.series.len() as u32);
+                    return Ok(true);
+                }
+                Ok(stopped)
+            },
+        )?;
+    }
+    Ok(Driven {
+        ctx,
+        stopped,
+        settled_after,
+    })
+}
+
 /// Runs a memory scenario; returns its result, whether it stopped at the budget, and the GPU
 /// resources it used, still alive: dropping them tears the CUDA context down, which the caller
 /// does after writing the answer (or never, when the process ends there).
@@ -147,21 +218,7 @@ pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool, Resources), Prob
     let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok();
     let before = processes::census(nvml.as_ref(), &gpu.props().uuid, ask.parent_pid);
     steps.done("nvml");
-    let mut rec = Recorder {
-        probes: Probes { gpu: &gpu, nvml },
-        baseline: MemoryReading {
-            device_used_bytes: 0,
-            process_used_bytes: None,
-        },
-        budget_bytes: ask.budget_mib.saturating_mul(1 << 20),
-        started: Instant::now(),
-        series: MemorySeries::default(),
-        tracker: Err("not started".to_owned()),
-        streams: StreamCounts::default(),
-        own_streams: &own_streams,
-        first_mib: None,
-        growth_mib: Vec::new(),
-    };
+    let mut rec = Recorder::new(&gpu, nvml, ask.budget_mib, &own_streams);
     // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
     let kind = if s.threading.owns_stream() {
         StreamKind::NonBlocking
@@ -179,27 +236,11 @@ pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool, Resources), Prob
     let startup_ms = entered.elapsed().as_secs_f64() * 1e3;
     rec.started = Instant::now();
 
-    // The warm-up call, on this thread, checked.
-    let (latency, ctx, _) = setup.checked_call(&shared)?;
-    let mut stopped = rec.record(1, latency)?;
-    let mut settled_after = None;
-    if !stopped {
-        threads::drive(
-            &setup,
-            &shared,
-            s.threading,
-            s.calls,
-            &own_streams,
-            |threads_spawned, latency| {
-                stopped = rec.record(threads_spawned, latency)?;
-                if !stopped && rec.settled(s, ask.min_calls) {
-                    settled_after = Some(rec.series.len() as u32);
-                    return Ok(true);
-                }
-                Ok(stopped)
-            },
-        )?;
-    }
+    let Driven {
+        ctx,
+        stopped,
+        settled_after,
+    } = drive(&mut rec, &setup, &shared, ask, &own_streams)?;
     let correctness = setup.check()?;
     let buffer_addresses = setup.addresses();
     let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;

@@ -4,11 +4,11 @@
 //! failed outcome with its kind; only a crash or a hang leaves the parent to explain what
 //! happened.
 
-mod criterion_files;
+mod environment;
 mod faults;
-mod fixture;
 mod memory;
 mod processes;
+mod setup;
 mod threads;
 mod throughput;
 
@@ -17,9 +17,7 @@ use std::path::Path;
 use anyhow::Context;
 use nppbench_model::Outcome;
 
-use crate::protocol::{MemoryReply, Request};
-
-pub(crate) use throughput::DELAY_HOOK;
+use crate::protocol::{CLEAN_EXIT_ENV, MemoryReply, Request};
 
 /// Wall times of a probe's steps, each recorded as it finishes.
 pub(crate) struct Steps(Vec<nppbench_model::PhaseTime>, std::time::Instant);
@@ -38,21 +36,9 @@ impl Steps {
     }
 }
 
-/// Other processes on a GPU (NVML's list less this process, its parent and the parent's other
-/// children).
-pub(crate) fn other_processes(
-    nvml: Option<&nppbench_gpu::ProcessMemoryProbe>,
-    uuid: &str,
-    parent_pid: u32,
-) -> Vec<nppbench_model::GpuProcess> {
-    processes::census(nvml, uuid, parent_pid).others
-}
-
-pub(crate) use processes::merge as merge_processes;
-
 /// GPU resources a probe used, kept alive past its answer: dropping them tears down the CUDA
 /// context (slow, and serialised in the driver across processes), so a probe process ends
-/// without dropping them ([`crate::end_probe`]).
+/// without dropping them ([`end_probe`]).
 pub struct Resources {
     _held: Vec<Box<dyn std::any::Any>>,
 }
@@ -61,6 +47,19 @@ impl Resources {
     pub(crate) fn new(held: Vec<Box<dyn std::any::Any>>) -> Resources {
         Resources { _held: held }
     }
+}
+
+/// Ends a probe process once its answer is written, without tearing down the CUDA resources it
+/// still holds (see [`nppbench_gpu::exit_now`]): the kernel driver reclaims them.
+/// With `NPPBENCH_CLEAN_EXIT=1` (for a profiler that reports at exit, such as Nsight Compute) it
+/// tears everything down and exits normally instead.
+pub fn end_probe(resources: Resources) -> ! {
+    if std::env::var_os(CLEAN_EXIT_ENV).is_some_and(|v| v == "1") {
+        drop(resources);
+        std::process::exit(0);
+    }
+    std::mem::forget(resources);
+    nppbench_gpu::exit_now(0)
 }
 
 /// Runs the probe described by the JSON file `request` and writes its answer to `response`.
@@ -79,7 +78,7 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<Resources> {
     };
     match request {
         Request::Environment { npp_dir, devices } => {
-            let reply = crate::env::capture(npp_dir.as_deref(), &devices);
+            let reply = environment::capture(npp_dir.as_deref(), &devices);
             write(serde_json::to_string(&reply)?)?;
             Ok(Resources::new(Vec::new()))
         }

@@ -4,6 +4,8 @@
 use nppbench_gpu::ProcessMemoryProbe;
 use nppbench_model::GpuProcess;
 
+use crate::protocol::PROBE_PIDS_ENV;
+
 /// The parent pid of `pid`, from `/proc/PID/stat` (`None` where it cannot be read).
 fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -44,7 +46,7 @@ pub(crate) fn census(nvml: Option<&ProcessMemoryProbe>, uuid: &str, parent_pid: 
 /// The pids of the run's probes, from the file the parent names in `NPPBENCH_PROBE_PIDS`
 /// (empty where there is none).
 fn known_probes() -> Vec<u32> {
-    std::env::var_os(crate::runner::PROBE_PIDS_ENV)
+    std::env::var_os(PROBE_PIDS_ENV)
         .and_then(|f| std::fs::read_to_string(f).ok())
         .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
         .unwrap_or_default()

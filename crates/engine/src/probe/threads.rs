@@ -7,7 +7,7 @@ use std::time::Duration;
 use nppbench_gpu::Stream;
 use nppbench_model::{FailureKind, StreamKind, Threading};
 
-use super::fixture::Setup;
+use super::setup::Setup;
 use crate::error::ProbeError;
 
 fn spawn_error(e: std::io::Error) -> ProbeError {

@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 use nppbench_model::FailureKind;
 
 use super::{RunError, io_error};
-use crate::PROBE_SUBCOMMAND;
 use crate::error::ProbeError;
-use crate::protocol::Request;
+use crate::protocol::{PROBE_PIDS_ENV, PROBE_SUBCOMMAND, Request};
 
 /// How a child probe ended.
 pub(super) enum Exit {
@@ -36,10 +35,6 @@ pub(super) struct Child<'a> {
     /// Variables set for this probe beyond nppbench's own environment.
     pub(super) env: &'a [(&'a str, String)],
 }
-
-/// The variable that names the file of the run's probe pids to each probe: a probe that sees
-/// one of them on the GPU knows it for a sibling, even one already gone from `/proc`.
-pub(crate) const PROBE_PIDS_ENV: &str = "NPPBENCH_PROBE_PIDS";
 
 /// Appends `pid` to the run's list of probes (one line, one write: appends from several
 /// threads do not interleave).

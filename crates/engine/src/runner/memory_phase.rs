@@ -3,11 +3,12 @@
 //! exits); a crash in one loses only its scenario.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use nppbench_model::{Environment, Jobs, Matrix, MemoryRecord, MemoryScenario, ProbeConnections};
+use nppbench_model::{Environment, Jobs, Matrix, MemoryRecord, MemoryScenario, ProbeConnections, Settings};
 
 use super::child::{Child, Exit};
 use super::{Progress, RunError, RunOptions, Version};
@@ -103,6 +104,115 @@ enum Done {
     Error(RunError),
 }
 
+/// What every worker of the memory phase shares: the queue of scenarios and how to start a
+/// probe for one.
+struct Workers<'a> {
+    opts: &'a RunOptions,
+    settings: &'a Settings,
+    queue: Mutex<std::vec::IntoIter<(usize, &'a MemoryScenario)>>,
+    work_dir: PathBuf,
+    npp_dir: Option<PathBuf>,
+    /// Variables set for each probe beyond nppbench's own environment.
+    env: Vec<(&'static str, String)>,
+    stop: &'a AtomicBool,
+}
+
+impl Workers<'_> {
+    /// One worker: takes scenarios from the queue and runs each in a fresh probe on GPU
+    /// `device`, sending each record to `tx`, until the queue is empty, the run is interrupted
+    /// or the parent fails.
+    fn work(&self, (device, uuid): (u32, String), tx: &mpsc::Sender<Done>) {
+        let stop = self.stop;
+        // Probes that answered and are still exiting; reaped as they finish, and at most two
+        // left behind before this worker waits for the oldest.
+        let mut exiting: Vec<std::process::Child> = Vec::new();
+        loop {
+            reap(&mut exiting, 2);
+            let next = self.queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+            let Some((i, scenario)) = next else { break };
+            if stop.load(Ordering::SeqCst) {
+                let _ = tx.send(Done::Interrupted);
+                break;
+            }
+            let done = self.run_one(i, scenario, device, &uuid, &mut exiting);
+            let go_on = matches!(done, Done::Record(_));
+            if tx.send(done).is_err() || !go_on {
+                break;
+            }
+        }
+        if stop.load(Ordering::SeqCst) {
+            for c in &mut exiting {
+                let _ = c.kill();
+            }
+        }
+        reap(&mut exiting, 0);
+    }
+
+    /// Runs scenario `i` in a fresh probe on GPU `device` (UUID `uuid`); a probe still exiting
+    /// after its answer joins `exiting`.
+    fn run_one(
+        &self,
+        i: usize,
+        scenario: &MemoryScenario,
+        device: u32,
+        uuid: &str,
+        exiting: &mut Vec<std::process::Child>,
+    ) -> Done {
+        let stop = self.stop;
+        let child = Child {
+            work_dir: self.work_dir.clone(),
+            probe_exe: &self.opts.probe_exe,
+            stop,
+            name: format!("memory-{i}"),
+            pids_file: self.opts.probe_pids_path(),
+            env: &self.env,
+        };
+        let request = Request::Memory {
+            npp_dir: self.npp_dir.clone(),
+            device,
+            scenario: scenario.clone(),
+            memory_budget_mib: self.settings.memory_budget_mib,
+            min_calls: self.settings.min_calls,
+            parent_pid: std::process::id(),
+        };
+        let started = Instant::now();
+        let exit = match child.run_until_answered(&request, Duration::from_secs(self.settings.scenario_timeout_s)) {
+            Ok((exit, still_exiting)) => {
+                exiting.extend(still_exiting);
+                exit
+            }
+            Err(e) => return Done::Error(e),
+        };
+        if matches!(exit, Exit::Interrupted) || stop.load(Ordering::SeqCst) {
+            return Done::Interrupted;
+        }
+        let reply = child
+            .answer()
+            .and_then(|a| serde_json::from_str::<MemoryReply>(&a).ok())
+            .unwrap_or_else(|| MemoryReply {
+                outcome: child.failure(&exit).outcome(),
+                result: None,
+            });
+        Done::Record(Box::new(MemoryRecord {
+            scenario: scenario.clone(),
+            outcome: reply.outcome,
+            result: reply.result,
+            gpu: Some(uuid.to_owned()),
+            wall_ms: Some(started.elapsed().as_secs_f64() * 1e3),
+        }))
+    }
+}
+
+/// Reaps the probes of `exiting` that have exited, then waits for the oldest until at most
+/// `keep` are left.
+fn reap(exiting: &mut Vec<std::process::Child>, keep: usize) {
+    exiting.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
+    while exiting.len() > keep {
+        let mut oldest = exiting.remove(0);
+        let _ = oldest.wait();
+    }
+}
+
 /// Runs version `v`'s memory scenarios not yet done, `jobs` at once. Returns whether the run was
 /// interrupted.
 pub(super) fn run(
@@ -124,102 +234,29 @@ pub(super) fn run(
         return Ok(false);
     }
     let gpus = v.gpus();
-    let settings = &matrix.settings;
-    let queue = Mutex::new(todo.into_iter());
-    let work_dir = opts.work_dir(v.index);
-    let npp_dir = v.npp_dir.clone();
+    let workers = Workers {
+        opts,
+        settings: &matrix.settings,
+        queue: Mutex::new(todo.into_iter()),
+        work_dir: opts.work_dir(v.index),
+        npp_dir: v.npp_dir.clone(),
+        // Set only where nppbench sets it; an inherited value is already in the environment.
+        env: match &jobs.connections {
+            Some(ProbeConnections {
+                value: Some(n),
+                set_by_nppbench: true,
+            }) => vec![(MAX_CONNECTIONS_ENV, n.to_string())],
+            _ => Vec::new(),
+        },
+        stop,
+    };
     let (tx, rx) = mpsc::channel::<Done>();
     let mut interrupted = false;
     let mut first_error = None;
-    // Set only where nppbench sets it; an inherited value is already in the environment.
-    let env: Vec<(&str, String)> = match &jobs.connections {
-        Some(ProbeConnections {
-            value: Some(n),
-            set_by_nppbench: true,
-        }) => vec![(MAX_CONNECTIONS_ENV, n.to_string())],
-        _ => Vec::new(),
-    };
-    let env = &env;
     std::thread::scope(|scope| {
         for w in 0..jobs.jobs as usize {
-            let (device, uuid) = gpus[w % gpus.len()].clone();
-            let (tx, queue, work_dir, npp_dir) = (tx.clone(), &queue, work_dir.clone(), npp_dir.clone());
-            scope.spawn(move || {
-                // Probes that answered and are still exiting; reaped as they finish, and at most
-                // two left behind before this worker waits for the oldest.
-                let mut exiting: Vec<std::process::Child> = Vec::new();
-                let reap = |exiting: &mut Vec<std::process::Child>, keep: usize| {
-                    exiting.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
-                    while exiting.len() > keep {
-                        let mut oldest = exiting.remove(0);
-                        let _ = oldest.wait();
-                    }
-                };
-                loop {
-                    reap(&mut exiting, 2);
-                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-                    let Some((i, scenario)) = next else { break };
-                    if stop.load(Ordering::SeqCst) {
-                        let _ = tx.send(Done::Interrupted);
-                        break;
-                    }
-                    let child = Child {
-                        work_dir: work_dir.clone(),
-                        probe_exe: &opts.probe_exe,
-                        stop,
-                        name: format!("memory-{i}"),
-                        pids_file: opts.probe_pids_path(),
-                        env,
-                    };
-                    let request = Request::Memory {
-                        npp_dir: npp_dir.clone(),
-                        device,
-                        scenario: scenario.clone(),
-                        memory_budget_mib: settings.memory_budget_mib,
-                        min_calls: settings.min_calls,
-                        parent_pid: std::process::id(),
-                    };
-                    let started = Instant::now();
-                    let exit =
-                        match child.run_until_answered(&request, Duration::from_secs(settings.scenario_timeout_s)) {
-                            Ok((exit, still_exiting)) => {
-                                exiting.extend(still_exiting);
-                                exit
-                            }
-                            Err(e) => {
-                                let _ = tx.send(Done::Error(e));
-                                break;
-                            }
-                        };
-                    if matches!(exit, Exit::Interrupted) || stop.load(Ordering::SeqCst) {
-                        let _ = tx.send(Done::Interrupted);
-                        break;
-                    }
-                    let reply = child
-                        .answer()
-                        .and_then(|a| serde_json::from_str::<MemoryReply>(&a).ok())
-                        .unwrap_or_else(|| MemoryReply {
-                            outcome: child.failure(&exit).outcome(),
-                            result: None,
-                        });
-                    let record = MemoryRecord {
-                        scenario: scenario.clone(),
-                        outcome: reply.outcome,
-                        result: reply.result,
-                        gpu: Some(uuid.clone()),
-                        wall_ms: Some(started.elapsed().as_secs_f64() * 1e3),
-                    };
-                    if tx.send(Done::Record(Box::new(record))).is_err() {
-                        break;
-                    }
-                }
-                if stop.load(Ordering::SeqCst) {
-                    for c in &mut exiting {
-                        let _ = c.kill();
-                    }
-                }
-                reap(&mut exiting, 0);
-            });
+            let (gpu, tx, workers) = (gpus[w % gpus.len()].clone(), tx.clone(), &workers);
+            scope.spawn(move || workers.work(gpu, &tx));
         }
         drop(tx);
         for done in rx {

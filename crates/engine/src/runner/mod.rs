@@ -7,7 +7,7 @@
 //! once, spread over the GPUs).
 
 mod child;
-pub(crate) use child::PROBE_PIDS_ENV;
+mod environment_phase;
 mod journal;
 mod memory_phase;
 mod throughput_phase;
@@ -15,15 +15,14 @@ mod throughput_phase;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nppbench_model::{
-    Environment, Matrix, MemoryRecord, Outcome, PhaseTime, RunFile, SCHEMA_VERSION, ThroughputRecord,
+    Environment, Jobs, Matrix, MemoryRecord, Outcome, PhaseTime, RunFile, SCHEMA_VERSION, ThroughputRecord,
 };
 
-use self::child::Child;
-use self::journal::{Journal, JournalEntry, Resumed};
-use crate::protocol::{Devices, EnvironmentReply, Request};
+use self::journal::{Journal, JournalEntry};
+use crate::protocol::{Devices, TEST_HOOKS};
 
 /// What `nppbench run` was asked to do.
 #[derive(Debug, Clone)]
@@ -65,7 +64,7 @@ impl RunOptions {
         self.run_dir(i).join(".nppbench-work")
     }
 
-    /// The pids of every probe this run started, one a line (see `child::PROBE_PIDS_ENV`).
+    /// The pids of every probe this run started, one a line (see `NPPBENCH_PROBE_PIDS`).
     pub fn probe_pids_path(&self) -> PathBuf {
         self.work_dir(0).join("probes.pids")
     }
@@ -134,6 +133,21 @@ impl Version {
         Ok(())
     }
 
+    /// The scenarios this version has yet to run: every throughput scenario on each GPU in each
+    /// of `passes` passes, less the records already in, and the memory scenarios not yet done.
+    fn remaining(&self, matrix: &Matrix, passes: u32) -> usize {
+        let gpus = self.gpus().len();
+        let tp = matrix.throughput.len() * gpus * passes as usize;
+        let done_tp = self.throughput.len();
+        let done_mem: BTreeSet<&str> = self.memory.iter().map(|r| r.scenario.id.as_str()).collect();
+        tp.saturating_sub(done_tp)
+            + matrix
+                .memory
+                .iter()
+                .filter(|s| !done_mem.contains(s.id.as_str()))
+                .count()
+    }
+
     /// The GPUs of this version's environment, as ordinals and UUIDs.
     fn gpus(&self) -> Vec<(u32, String)> {
         self.environment
@@ -146,7 +160,7 @@ impl Version {
 
 /// Test hooks set in this process's environment, as run.json records them.
 fn test_hooks() -> Vec<String> {
-    [crate::probe::DELAY_HOOK, "NPPBENCH_FAULT"]
+    TEST_HOOKS
         .into_iter()
         .filter_map(|k| std::env::var(k).ok().map(|v| format!("{k}={v}")))
         .collect()
@@ -163,54 +177,10 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     let mut matrix = opts.matrix.clone();
     let t = Instant::now();
     for (index, npp_dir) in opts.npp_dirs.iter().enumerate() {
-        let work_dir = opts.work_dir(index);
-        std::fs::create_dir_all(&work_dir).map_err(io_error("creating work folder", &work_dir))?;
-        let journal_path = opts.journal_path(index);
-        let resumed = if opts.resume {
-            let r = journal::read(&journal_path)?;
-            progress.note(&format!(
-                "resuming matrix {:?}: {} memory and {} throughput records already done",
-                r.matrix.name,
-                r.memory.len(),
-                r.throughput.len()
-            ));
-            matrix = r.matrix.clone();
-            r
-        } else {
-            progress.note(&format!(
-                "probing the GPUs, driver and NPP{}",
-                npp_dir
-                    .as_ref()
-                    .map_or(String::new(), |d| format!(" in {}", d.display()))
-            ));
-            let environment = environment(opts, index, npp_dir.clone(), stop)?;
-            check_fits(&opts.matrix, &environment)?;
-            Resumed {
-                started_at: jiff::Timestamp::now().to_string(),
-                environment,
-                matrix: opts.matrix.clone(),
-                memory: Vec::new(),
-                throughput: Vec::new(),
-            }
-        };
-        let mut journal = Journal::open(journal_path, opts.resume)?;
-        if !opts.resume {
-            journal.append(&JournalEntry::Header {
-                started_at: resumed.started_at.clone(),
-                command: opts.command.clone(),
-                environment: Box::new(resumed.environment.clone()),
-                matrix: Box::new(resumed.matrix.clone()),
-            })?;
-        }
-        versions.push(Version {
-            index,
-            npp_dir: npp_dir.clone(),
-            started_at: resumed.started_at,
-            environment: resumed.environment,
-            journal,
-            memory: resumed.memory,
-            throughput: resumed.throughput,
-        });
+        let (version, its_matrix) = environment_phase::open_version(opts, index, npp_dir, progress, stop)?;
+        // A resumed run goes on with the matrix its journal holds.
+        matrix = its_matrix;
+        versions.push(version);
     }
     phases.push(PhaseTime {
         phase: "environment".into(),
@@ -227,22 +197,7 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     jobs.connections = Some(connections);
 
     let passes = matrix.settings.repeat.max(1);
-    let total: usize = versions
-        .iter()
-        .map(|v| {
-            let gpus = v.gpus().len();
-            let tp = matrix.throughput.len() * gpus * passes as usize;
-            let done_tp = v.throughput.len();
-            let done_mem: BTreeSet<&str> = v.memory.iter().map(|r| r.scenario.id.as_str()).collect();
-            tp.saturating_sub(done_tp)
-                + matrix
-                    .memory
-                    .iter()
-                    .filter(|s| !done_mem.contains(s.id.as_str()))
-                    .count()
-        })
-        .sum();
-    progress.begin(total);
+    progress.begin(versions.iter().map(|v| v.remaining(&matrix, passes)).sum());
 
     let t = Instant::now();
     let mut interrupted = false;
@@ -273,94 +228,63 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     });
     progress.finish();
 
-    let wall_s = clock.elapsed().as_secs_f64();
-    let hooks = test_hooks();
-    Ok(versions
-        .into_iter()
-        .map(|v| {
-            let Version {
-                started_at,
-                environment,
-                mut memory,
-                mut throughput,
-                ..
-            } = v;
-            // Report scenarios in matrix order (passes in order), whatever order they finished in.
-            let order = |ids: &[&str], id: &str| ids.iter().position(|x| *x == id).unwrap_or(usize::MAX);
-            let memory_ids: Vec<&str> = matrix.memory.iter().map(|s| s.id.as_str()).collect();
-            memory.sort_by_key(|r| order(&memory_ids, &r.scenario.id));
-            let throughput_ids: Vec<&str> = matrix.throughput.iter().map(|s| s.id.as_str()).collect();
-            throughput.sort_by_key(|r| (r.pass, order(&throughput_ids, &r.scenario.id), r.gpu.clone()));
-            RunFile {
-                schema_version: SCHEMA_VERSION,
-                tool: crate::tool_info(),
-                command: opts.command.clone(),
-                started_at,
-                finished_at: jiff::Timestamp::now().to_string(),
-                wall_s,
-                interrupted,
-                environment,
-                matrix: matrix.clone(),
-                memory,
-                throughput,
-                phases: phases.clone(),
-                jobs: Some(jobs.clone()),
-                test_hooks: hooks.clone(),
-            }
-        })
-        .collect())
+    let ending = Ending {
+        opts,
+        matrix: &matrix,
+        wall_s: clock.elapsed().as_secs_f64(),
+        interrupted,
+        phases,
+        jobs,
+        test_hooks: test_hooks(),
+    };
+    Ok(versions.into_iter().map(|v| ending.run_file(v)).collect())
 }
 
-fn environment(
-    opts: &RunOptions,
-    index: usize,
-    npp_dir: Option<PathBuf>,
-    stop: &AtomicBool,
-) -> Result<Environment, RunError> {
-    let child = Child {
-        work_dir: opts.work_dir(index),
-        probe_exe: &opts.probe_exe,
-        stop,
-        name: "environment".to_owned(),
-        pids_file: opts.probe_pids_path(),
-        env: &[],
-    };
-    let request = Request::Environment {
-        npp_dir,
-        devices: opts.devices.clone(),
-    };
-    let exit = child.run(&request, Duration::from_secs(120))?;
-    match child.answer().map(|a| serde_json::from_str::<EnvironmentReply>(&a)) {
-        Some(Ok(EnvironmentReply::Ok(env))) => Ok(*env),
-        Some(Ok(EnvironmentReply::Err(e))) => Err(RunError::Environment(e)),
-        Some(Ok(EnvironmentReply::BadDevices(e))) => Err(RunError::Input(e)),
-        _ => Err(RunError::Environment(format!(
-            "the environment probe failed: {}",
-            child.failure(&exit)
-        ))),
-    }
+/// What every version's run.json shares at the end of a run.
+struct Ending<'a> {
+    opts: &'a RunOptions,
+    matrix: &'a Matrix,
+    wall_s: f64,
+    interrupted: bool,
+    phases: Vec<PhaseTime>,
+    jobs: Jobs,
+    test_hooks: Vec<String>,
 }
 
-/// Rejects, before any scenario runs, a matrix whose buffers cannot fit in a device's free
-/// memory.
-fn check_fits(matrix: &Matrix, env: &Environment) -> Result<(), RunError> {
-    for gpu in env.all_gpus() {
-        let free = gpu.gpu.memory_free_bytes_at_start;
-        for (p, g) in matrix.buffers() {
-            let need = g.buffer_bytes(p);
-            if need > free / 2 {
-                return Err(RunError::Input(format!(
-                    "geometry {} of {p} needs {} MiB of device memory for its buffers, more than half of the {} MiB free on {} (GPU {}); use a smaller geometry",
-                    g.label(),
-                    need >> 20,
-                    free >> 20,
-                    gpu.gpu.name,
-                    gpu.gpu.ordinal
-                )));
-            }
+impl Ending<'_> {
+    /// Version `v`'s run.json, its scenarios in matrix order (passes in order), whatever order
+    /// they finished in.
+    fn run_file(&self, v: Version) -> RunFile {
+        let Version {
+            started_at,
+            environment,
+            mut memory,
+            mut throughput,
+            ..
+        } = v;
+        let matrix = self.matrix;
+        let order = |ids: &[&str], id: &str| ids.iter().position(|x| *x == id).unwrap_or(usize::MAX);
+        let memory_ids: Vec<&str> = matrix.memory.iter().map(|s| s.id.as_str()).collect();
+        memory.sort_by_key(|r| order(&memory_ids, &r.scenario.id));
+        let throughput_ids: Vec<&str> = matrix.throughput.iter().map(|s| s.id.as_str()).collect();
+        throughput.sort_by_key(|r| (r.pass, order(&throughput_ids, &r.scenario.id), r.gpu.clone()));
+        RunFile {
+            schema_version: SCHEMA_VERSION,
+            tool: crate::provenance::tool_info(),
+            command: self.opts.command.clone(),
+            started_at,
+            finished_at: jiff::Timestamp::now().to_string(),
+            wall_s: self.wall_s,
+            interrupted: self.interrupted,
+            environment,
+            matrix: matrix.clone(),
+            memory,
+            throughput,
+            phases: self.phases.clone(),
+            jobs: Some(self.jobs.clone()),
+            test_hooks: self.test_hooks.clone(),
         }
     }
-    Ok(())
 }
 
 /// Writes `DIR/run.json` atomically: a temporary file in the same folder, then a rename.
@@ -380,6 +304,7 @@ mod tests {
 
     use nppbench_model::{Preset, RunFile};
 
+    use super::environment_phase::check_fits;
     use super::*;
 
     /// The environment of a committed real run, with its free memory set to `free` bytes (an

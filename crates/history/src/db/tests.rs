@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 use super::*;
 use crate::generated;
-use crate::ingest::{add_paths, throughput_rows};
+use crate::ingest::add_paths;
 
 fn committed(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports").join(path)
@@ -67,7 +67,7 @@ fn a_v1_database_is_migrated_and_keeps_its_runs() {
     assert_eq!(results[0].row.throughput.as_ref().unwrap().kernel_ns, 1664.0);
     // The columns version 2 added are there and take new runs.
     let run = generated::run(2, "gen", "GPU-gen", "13.0.1", "580.1");
-    let mut row = generated::memory("single", "GPU-gen", nppbench_stats::LeakClass::Flat);
+    let mut row = generated::memory("single", "GPU-gen", nppbench_analysis::LeakClass::Flat);
     row.memory.as_mut().unwrap().hidden_streams_per_thread = Some(0.25);
     db.add(&run, &[row]).unwrap();
     let mut hidden = Vec::new();
@@ -99,7 +99,7 @@ fn a_committed_run_and_its_copy_are_one_run() {
     let original = committed("h100-quick-npp-13.0.1/run.json");
     let copy = dir.path().join("run-copy.json");
     std::fs::copy(&original, &copy).unwrap();
-    let added = add_paths(&mut db, &[original, copy], false, throughput_rows).unwrap();
+    let added = add_paths(&mut db, &[original, copy], false).unwrap();
     assert!(matches!(added[0].added, Added::New { results } if results > 0));
     assert_eq!(added[1].added, Added::AlreadyPresent);
     assert_eq!(db.counts().unwrap().0, 1);
@@ -135,7 +135,7 @@ fn a_foreign_file_leaves_the_database_untouched() {
         let bad = dir.path().join(name);
         std::fs::write(&bad, text).unwrap();
         // The good run first: it must not be added either.
-        let err = add_paths(&mut db, &[good.clone(), bad.clone()], false, throughput_rows).unwrap_err();
+        let err = add_paths(&mut db, &[good.clone(), bad.clone()], false).unwrap_err();
         let message = err.to_string();
         assert!(err.is_bad_input(), "{message}");
         assert!(message.contains(&bad.display().to_string()), "{message}");
@@ -148,11 +148,11 @@ fn a_foreign_file_leaves_the_database_untouched() {
 fn a_run_with_test_hooks_needs_allow_test_hooks() {
     let (_dir, mut db) = generated::db();
     let hooked = committed("calibration/delay-100-cycles-npp-13.0.1-1.json");
-    let err = add_paths(&mut db, std::slice::from_ref(&hooked), false, throughput_rows).unwrap_err();
+    let err = add_paths(&mut db, std::slice::from_ref(&hooked), false).unwrap_err();
     assert!(err.to_string().contains("--allow-test-hooks"), "{err}");
     assert!(err.to_string().contains("NPPBENCH_DELAY_CYCLES=100"), "{err}");
     assert_eq!(db.counts().unwrap(), (0, 0));
-    add_paths(&mut db, &[hooked], true, throughput_rows).unwrap();
+    add_paths(&mut db, &[hooked], true).unwrap();
     let runs = db.runs().unwrap();
     assert_eq!(runs[0].run.test_hooks, ["NPPBENCH_DELAY_CYCLES=100"]);
 }
@@ -208,7 +208,7 @@ fn export_joins_every_result_with_its_run() {
             &generated::run(i, "a", "GPU-a", "13.0.1", "580.1"),
             &[
                 generated::throughput("blocking", "GPU-a", 1000.0 + i as f64),
-                generated::memory("single", "GPU-a", nppbench_stats::LeakClass::Flat),
+                generated::memory("single", "GPU-a", nppbench_analysis::LeakClass::Flat),
             ],
         )
         .unwrap();

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::charts::{CAPTION_SIZE, CEILING_COLOUR, FONT, MIN_TEXT, WIDTH, class_colour, svg, x_axis};
-use crate::stats::LeakClass;
+use nppbench_analysis::LeakClass;
 
 /// One function's bar.
 pub(crate) struct Bar {
@@ -77,7 +77,7 @@ mod tests {
                 super::Bar {
                     name: "Copy_8u_C1R".into(),
                     pct: Some(80.0),
-                    class: Some(crate::stats::LeakClass::Leak),
+                    class: Some(nppbench_analysis::LeakClass::Leak),
                 },
                 super::Bar {
                     name: "Foo".into(),

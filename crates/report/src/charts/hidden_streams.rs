@@ -3,8 +3,8 @@
 
 use nppbench_model::{StreamKind, Threading};
 
-use crate::analysis::MemoryAnalysis;
 use crate::charts::{Line, line_chart, series_colour, stream_colour};
+use nppbench_analysis::MemoryAnalysis;
 
 pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<String, String> {
     let lines: Vec<Line> = scenarios

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::charts::{CHAR_PX, FONT, LABEL_SIZE, MIN_TEXT, WIDTH, class_colour, svg};
-use crate::stats::LeakClass;
+use nppbench_analysis::LeakClass;
 
 /// One cell: its class (`None`: failed) and the text shown in it.
 pub(crate) struct Cell {

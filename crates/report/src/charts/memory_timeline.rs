@@ -4,11 +4,11 @@
 use nppbench_model::{StreamKind, Threading};
 use plotters::style::RGBColor;
 
-use crate::analysis::MemoryAnalysis;
 use crate::charts::{Line, line_chart, series_colour, stream_colour};
+use nppbench_analysis::MemoryAnalysis;
 
 /// `scenarios`: those of one leaking geometry and of its padded-ROI variant
-/// ([`crate::analysis::selection::timeline`]).
+/// ([`nppbench_analysis::selection::timeline`]).
 pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<String, String> {
     let mut lines = Vec::new();
     let line = |m: &MemoryAnalysis<'_>, label: String, colour: RGBColor, dashed: bool| Line {

@@ -12,7 +12,7 @@ pub(crate) mod version_dots;
 use nppbench_model::StreamKind;
 use plotters::prelude::*;
 
-use crate::stats::LeakClass;
+use nppbench_analysis::LeakClass;
 
 /// Chart width in SVG pixels; pages scale it down to the screen.
 pub(crate) const WIDTH: u32 = 760;

@@ -1,9 +1,50 @@
 //! The verdict and the fixes in words, generated from the typed findings.
 
-use super::fmt;
-use super::run::{FixView, VerdictView};
-use crate::analysis::RunAnalysis;
-use crate::findings::{Fix, Verdict};
+use serde::Serialize;
+
+use super::format::fmt;
+use nppbench_analysis::RunAnalysis;
+use nppbench_analysis::verdict::{Fix, Verdict};
+
+/// One primitive's leak rule, in words.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleView {
+    pub primitive: String,
+    pub library: String,
+    pub leaks: bool,
+    pub sentence: String,
+    pub support: String,
+    pub equivalents: Vec<String>,
+    pub counter_examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VerdictView {
+    pub headline: String,
+    pub leak_found: bool,
+    pub never: Vec<String>,
+    pub details: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FixView {
+    pub title: String,
+    pub effect: String,
+    pub works: bool,
+}
+
+pub(super) fn rule_view_of(r: &nppbench_analysis::rules::Rule) -> RuleView {
+    let w = rule_words(r);
+    RuleView {
+        primitive: r.primitive.to_string(),
+        library: r.primitive.row().library.to_string(),
+        leaks: r.leaking > 0,
+        sentence: w.sentence,
+        support: w.support,
+        equivalents: w.equivalents,
+        counter_examples: w.counter_examples,
+    }
+}
 
 pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
     let gpu = &a.run.environment.gpu.name;
@@ -193,8 +234,8 @@ fn one_of<T: std::fmt::Display>(items: &[T]) -> String {
 }
 
 /// One literal of a rule, in words.
-pub(crate) fn literal(l: &crate::analysis::rules::Literal) -> String {
-    use crate::analysis::rules::Feature as F;
+pub(crate) fn literal(l: &nppbench_analysis::rules::Literal) -> String {
+    use nppbench_analysis::rules::Feature as F;
     let is = if l.holds { "is" } else { "is not" };
     match &l.feature {
         F::WidthBytesMultiple(m) => format!("the width in bytes {is} a multiple of {m}"),
@@ -223,8 +264,8 @@ pub(crate) struct RuleWords {
     pub(crate) counter_examples: Vec<String>,
 }
 
-pub(crate) fn rule_words(r: &crate::analysis::rules::Rule) -> RuleWords {
-    use crate::analysis::rules::RuleKind;
+pub(crate) fn rule_words(r: &nppbench_analysis::rules::Rule) -> RuleWords {
+    use nppbench_analysis::rules::RuleKind;
     let support = format!(
         "{} measured scenarios: {} leak, {} do not",
         r.measured,
@@ -278,7 +319,7 @@ pub(crate) fn rule_words(r: &crate::analysis::rules::Rule) -> RuleWords {
             RuleWords {
                 sentence: format!(
                     "No rule of up to {} conditions separates the leaking scenarios exactly; the closest, “leaks when {}”, gets {} of {} wrong",
-                    crate::analysis::rules::MAX_LITERALS,
+                    nppbench_analysis::rules::MAX_LITERALS,
                     one_of_and(&parts),
                     counter_examples.len(),
                     r.measured

@@ -1,15 +1,11 @@
 //! Where a run's time went, phase by phase and scenario by scenario; and, where it measured
 //! several GPUs, each GPU and where they disagree.
 
-use std::collections::BTreeMap;
-
+use nppbench_analysis::thresholds::{ALPHA, NOISE_PCT};
+use nppbench_analysis::{RunAnalysis, timing};
 use serde::Serialize;
 
-use super::fmt;
-use crate::analysis::RunAnalysis;
-use crate::stats::median;
-use crate::stats::tests_of_passes::{Verdict, compare_passes};
-use crate::thresholds::{ALPHA, NOISE_PCT};
+use super::format::{fmt, fmt_p};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TimingView {
@@ -35,18 +31,6 @@ pub struct GpuRow {
     pub throughput: String,
 }
 
-/// Each step's median over the scenarios, in milliseconds, in first-seen order.
-fn step_medians<'a>(steps: impl Iterator<Item = &'a nppbench_model::PhaseTime>) -> Vec<(String, f64)> {
-    let mut by: Vec<(String, Vec<f64>)> = Vec::new();
-    for s in steps {
-        match by.iter_mut().find(|(p, _)| *p == s.phase) {
-            Some((_, v)) => v.push(s.wall_s * 1e3),
-            None => by.push((s.phase.clone(), vec![s.wall_s * 1e3])),
-        }
-    }
-    by.into_iter().map(|(p, v)| (p, median(&v).unwrap_or(0.0))).collect()
-}
-
 fn steps_text(steps: &[(String, f64)]) -> String {
     steps
         .iter()
@@ -67,72 +51,22 @@ pub(super) fn timing(a: &RunAnalysis<'_>) -> TimingView {
         })
         .collect();
     let mut lines = Vec::new();
-    let results: Vec<_> = run.memory.iter().filter_map(|m| m.result.as_ref()).collect();
-    if !run.memory.is_empty() {
-        let walls: Vec<f64> = run.memory.iter().filter_map(|m| m.wall_ms).collect();
-        let startup: Vec<f64> = results.iter().map(|r| r.startup_ms).collect();
-        let calls: Vec<f64> = results.iter().map(|r| r.wall_ms).collect();
-        let settled: Vec<f64> = results.iter().filter_map(|r| r.settled_after).map(f64::from).collect();
-        let jobs = run.jobs.as_ref().map_or_else(
-            || "one at a time".to_owned(),
-            |j| match &j.connections {
-                Some(c) => format!("{} at once ({}), each with {}", j.jobs, j.reason, c.describe()),
-                None => format!("{} at once ({})", j.jobs, j.reason),
-            },
-        );
-        let mut line = format!("{} memory scenarios, {jobs}", run.memory.len());
-        if let Some(w) = median(&walls) {
-            line.push_str(&format!(
-                "; per scenario a median {} ms from its process's start to its answer",
-                fmt(w, 0)
-            ));
-        }
-        if let (Some(s), Some(c)) = (median(&startup), median(&calls)) {
-            let steps = step_medians(results.iter().flat_map(|r| &r.startup));
-            line.push_str(&format!(
-                ", of which {} ms start-up{} and {} ms of calls",
-                fmt(s, 0),
-                if steps.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", steps_text(&steps))
-                },
-                fmt(c, 0)
-            ));
-        }
-        line.push('.');
-        lines.push(line);
-        if !settled.is_empty() {
-            lines.push(format!(
-                "{} of {} memory scenarios stopped once their class was settled (a median of {} calls, at most {} asked for, at least {} before stopping).",
-                settled.len(),
-                results.len(),
-                fmt(median(&settled).unwrap_or(0.0), 0),
-                run.matrix.settings.calls + 1,
-                run.matrix.settings.min_calls.min(run.matrix.settings.calls)
-            ));
-        }
+    if let Some(m) = timing::memory_timing(a) {
+        lines.extend(memory_lines(a, &m));
     }
-    if !run.throughput.is_empty() {
-        let walls: Vec<f64> = run.throughput.iter().filter_map(|t| t.wall_ms).collect();
-        let steps = step_medians(
-            run.throughput
-                .iter()
-                .filter_map(|t| t.result.as_ref())
-                .flat_map(|r| &r.steps),
-        );
+    if let Some(t) = timing::throughput_timing(a) {
         let mut line = format!(
             "{} throughput records ({} scenarios, {} pass(es), {} GPU(s))",
-            run.throughput.len(),
+            t.records,
             run.matrix.throughput.len(),
             run.matrix.settings.repeat,
             run.environment.all_gpus().len()
         );
-        if let Some(w) = median(&walls) {
+        if let Some(w) = t.wall_ms {
             line.push_str(&format!("; a median {} ms each", fmt(w, 0)));
         }
-        if !steps.is_empty() {
-            line.push_str(&format!(" ({})", steps_text(&steps)));
+        if !t.steps.is_empty() {
+            line.push_str(&format!(" ({})", steps_text(&t.steps)));
         }
         line.push('.');
         lines.push(line);
@@ -144,19 +78,56 @@ pub(super) fn timing(a: &RunAnalysis<'_>) -> TimingView {
     }
 }
 
+fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
+    let run = a.run;
+    let mut lines = Vec::new();
+    let jobs = run.jobs.as_ref().map_or_else(
+        || "one at a time".to_owned(),
+        |j| match &j.connections {
+            Some(c) => format!("{} at once ({}), each with {}", j.jobs, j.reason, c.describe()),
+            None => format!("{} at once ({})", j.jobs, j.reason),
+        },
+    );
+    let mut line = format!("{} memory scenarios, {jobs}", m.scenarios);
+    if let Some(w) = m.wall_ms {
+        line.push_str(&format!(
+            "; per scenario a median {} ms from its process's start to its answer",
+            fmt(w, 0)
+        ));
+    }
+    if let (Some(s), Some(c)) = (m.startup_ms, m.calls_ms) {
+        line.push_str(&format!(
+            ", of which {} ms start-up{} and {} ms of calls",
+            fmt(s, 0),
+            if m.steps.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", steps_text(&m.steps))
+            },
+            fmt(c, 0)
+        ));
+    }
+    line.push('.');
+    lines.push(line);
+    if m.settled > 0 {
+        lines.push(format!(
+            "{} of {} memory scenarios stopped once their class was settled (a median of {} calls, at most {} asked for, at least {} before stopping).",
+            m.settled,
+            m.answered,
+            fmt(m.settled_calls.unwrap_or(0.0), 0),
+            run.matrix.settings.calls + 1,
+            run.matrix.settings.min_calls.min(run.matrix.settings.calls)
+        ));
+    }
+    lines
+}
+
 pub(super) fn gpus(a: &RunAnalysis<'_>) -> Vec<GpuRow> {
     let run = a.run;
     if run.environment.gpus.len() < 2 {
         return Vec::new();
     }
-    let mut mem: BTreeMap<&str, usize> = BTreeMap::new();
-    for m in &run.memory {
-        *mem.entry(m.gpu.as_deref().unwrap_or("")).or_default() += 1;
-    }
-    let mut tp: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in &run.throughput {
-        *tp.entry(t.gpu.as_deref().unwrap_or("")).or_default() += 1;
-    }
+    let (mem, tp) = timing::scenarios_per_gpu(a);
     run.environment
         .gpus
         .iter()
@@ -173,46 +144,30 @@ pub(super) fn gpus(a: &RunAnalysis<'_>) -> Vec<GpuRow> {
         .collect()
 }
 
-/// Where the GPUs of one host disagree: the same throughput scenario faster or slower on a GPU
-/// than on the first, by the calibrated test on passes.
+/// Where the GPUs of one host disagree, in words (the judgement is the analysis's).
 pub(super) fn disagreements(a: &RunAnalysis<'_>) -> Vec<String> {
-    let gpus = a.run.environment.gpus.clone();
-    if gpus.len() < 2 {
-        return Vec::new();
-    }
-    let first = gpus[0].gpu.uuid.as_str();
-    let mut out = Vec::new();
-    let mut judged = 0;
-    for t in a.throughput.iter().filter(|t| t.gpu.is_some_and(|g| g != first)) {
-        let Some(base) = a
-            .throughput
-            .iter()
-            .find(|b| b.gpu == Some(first) && b.record.scenario.id == t.record.scenario.id)
-        else {
-            continue;
-        };
-        let test = compare_passes(&base.pass_kernel_ns, &t.pass_kernel_ns, ALPHA, NOISE_PCT);
-        judged += 1;
-        if matches!(test.verdict, Verdict::Faster | Verdict::Slower) {
-            let ordinal = gpus
-                .iter()
-                .find(|g| Some(g.gpu.uuid.as_str()) == t.gpu)
-                .map_or(0, |g| g.gpu.ordinal);
-            out.push(format!(
-                "{} on GPU {ordinal} takes {} µs per call against {} µs on GPU {}: {:+.1}%{}",
-                t.record.scenario.id,
+    let agreement = timing::gpu_agreement(a);
+    let mut out: Vec<String> = agreement
+        .disagreements
+        .iter()
+        .map(|d| {
+            let test = &d.test;
+            format!(
+                "{} on GPU {} takes {} µs per call against {} µs on GPU {}: {:+.1}%{}",
+                d.scenario_id,
+                d.gpu_ordinal,
                 fmt(test.candidate / 1e3, 2),
                 fmt(test.base / 1e3, 2),
-                gpus[0].gpu.ordinal,
+                d.first_ordinal,
                 -test.change_pct,
-                test.p_value
-                    .map_or(String::new(), |p| format!(" (p {})", super::fmt_p(p)))
-            ));
-        }
-    }
-    if out.is_empty() && judged > 0 {
+                test.p_value.map_or(String::new(), |p| format!(" (p {})", fmt_p(p)))
+            )
+        })
+        .collect();
+    if out.is_empty() && agreement.judged > 0 {
         out.push(format!(
-            "The GPUs agree: none of {judged} throughput scenarios measured on several GPUs differs from the first GPU beyond {}% (Welch's test on passes, p < {ALPHA}).",
+            "The GPUs agree: none of {} throughput scenarios measured on several GPUs differs from the first GPU beyond {}% (Welch's test on passes, p < {ALPHA}).",
+            agreement.judged,
             fmt(NOISE_PCT, 0)
         ));
     }

@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 use nppbench_model::{ContextFill, Primitive, RunFile, Threading};
 use serde::Serialize;
 
-use super::run::ChartView;
-use super::{labels, run_page_name};
-use crate::analysis::{RunAnalysis, ThroughputAnalysis};
+use super::format::{labels, run_json_name, run_page_name};
+use super::prose;
+use super::run_charts::ChartView;
 use crate::charts::version_dots::{self, Mark, Row};
-use crate::compare::{self, Thresholds};
 use crate::compare_view::{self, ComparePage};
-use crate::stats::{LeakClass, median, median_interval};
-use crate::thresholds::LAUNCH_BOUND_PIXELS;
+use nppbench_analysis::compare::{self, Thresholds};
+use nppbench_analysis::thresholds::LAUNCH_BOUND_PIXELS;
+use nppbench_analysis::{RunAnalysis, ThroughputAnalysis};
 
 #[derive(Debug, Serialize)]
 pub struct UpgradeView {
@@ -75,8 +75,8 @@ pub(crate) fn upgrade(analyses: &[RunAnalysis<'_>], runs: &[RunFile]) -> Result<
                 status: if leaking > 0 { "LEAKS" } else { "NO LEAK" }.into(),
                 leaking: format!("{leaking} of {measured} memory scenarios leak"),
                 page: run_page_name(i),
-                run_json: super::run_json_name(i, a.run, analyses.len()),
-                warnings: super::prose::warnings(a).len(),
+                run_json: run_json_name(i, a.run, analyses.len()),
+                warnings: prose::warnings(a).len(),
                 interrupted: a.run.interrupted,
             }
         })
@@ -96,7 +96,7 @@ pub(crate) fn upgrade(analyses: &[RunAnalysis<'_>], runs: &[RunFile]) -> Result<
         .map(|a| {
             a.rules()
                 .iter()
-                .map(|r| (r.primitive, super::prose::rule_words(r).sentence))
+                .map(|r| (r.primitive, prose::rule_words(r).sentence))
                 .collect()
         })
         .collect();
@@ -146,20 +146,9 @@ fn scenario_label(many: bool, p: Primitive, geometry: &str, stream: &str) -> Str
     }
 }
 
-/// Kernel GB/s of one scenario and its interval: over the passes' medians where there are
-/// three or more, else the first pass's interval over calls.
+/// Kernel GB/s of one scenario and its interval (the analysis's figure), as a chart mark.
 pub(super) fn kernel_mark(t: &ThroughputAnalysis<'_>) -> Mark {
-    let gbps = t.kernel_gbps?;
-    let per_call = t.kernel_per_call_us?;
-    let bytes_per_us = gbps * per_call;
-    let mut passes: Vec<f64> = t.pass_kernel_ns.iter().map(|ns| ns / 1e3).collect();
-    passes.sort_by(f64::total_cmp);
-    let ci_us = if passes.len() >= 3 {
-        median_interval(&passes, 0.95)
-    } else {
-        t.kernel_per_call_ci_us
-    };
-    Some((gbps, ci_us.map(|(lo, hi)| (bytes_per_us / hi, bytes_per_us / lo))))
+    t.kernel_gbps_interval()
 }
 
 fn throughput_chart(analyses: &[RunAnalysis<'_>], label: &[String]) -> Result<Option<ChartView>, String> {
@@ -301,21 +290,8 @@ fn leak_chart(analyses: &[RunAnalysis<'_>], label: &[String]) -> Result<Option<C
                 marks: analyses
                     .iter()
                     .map(|a| {
-                        let measured: Vec<_> = a
-                            .memory
-                            .iter()
-                            .filter(|m| m.record.scenario.primitive == *p && ids.contains(&m.record.scenario.id))
-                            .filter(|m| m.class.is_some())
-                            .collect();
-                        if measured.is_empty() {
-                            return None;
-                        }
-                        let slopes: Vec<f64> = measured
-                            .iter()
-                            .filter(|m| m.class == Some(LeakClass::Leak))
-                            .filter_map(|m| m.per_thread.map(|f| f.slope))
-                            .collect();
-                        Some((median(&slopes).unwrap_or(0.0), None))
+                        a.median_leak_slope(*p, |id| ids.iter().any(|i| i == id))
+                            .map(|slope| (slope, None))
                     })
                     .collect(),
             })

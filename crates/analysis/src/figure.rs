@@ -1,0 +1,89 @@
+//! Every figure a page, CSV, history row or gate reads, under one typed name with one derivation
+//! from a pass's record: nvbench's tags, criterion's formatter. A throughput figure of a scenario
+//! is the median over its passes of the per-pass figure derived here; nothing else derives it.
+
+use nppbench_model::ThroughputResult;
+use nppbench_stats::median;
+
+/// A figure measured once per throughput pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PassFigure {
+    /// Time per call from CUDA events around batches of calls (criterion's median), ns.
+    EventTimePerCall,
+    /// Kernel time per call, warm (CUPTI: the kernels of one call summed, median over calls), ns.
+    /// Runs made before per-call grouping recorded the kernel time over all calls divided by
+    /// the calls; that mean stands in for them.
+    KernelTimePerCallWarm,
+    /// Kernel time per call, cold (L2 flushed before each call), ns.
+    KernelTimePerCallCold,
+    /// Host latency of a call (launch plus synchronise), median over calls, µs.
+    HostLatencyPerCall,
+}
+
+impl PassFigure {
+    /// The stable name, as CSVs and compare.json spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PassFigure::EventTimePerCall => "event_time_per_call_ns",
+            PassFigure::KernelTimePerCallWarm => "kernel_time_per_call_warm_ns",
+            PassFigure::KernelTimePerCallCold => "kernel_time_per_call_cold_ns",
+            PassFigure::HostLatencyPerCall => "host_latency_per_call_us",
+        }
+    }
+
+    /// The figure of one pass, where that pass measured it.
+    pub fn of(self, r: &ThroughputResult) -> Option<f64> {
+        match self {
+            PassFigure::EventTimePerCall => Some(r.kernel.median.point_ns),
+            PassFigure::KernelTimePerCallWarm => r
+                .per_call
+                .as_ref()
+                .map(|c| c.median_ns)
+                .or_else(|| r.kernel_records.map(|k| k.per_call_ns)),
+            PassFigure::KernelTimePerCallCold => r.cold.as_ref().map(|c| c.median_ns),
+            PassFigure::HostLatencyPerCall => r.host_latency.map(|h| h.median_us),
+        }
+    }
+
+    /// The figure of each pass that measured it, in pass order.
+    pub fn of_passes<'r>(self, passes: impl IntoIterator<Item = &'r ThroughputResult>) -> Vec<f64> {
+        passes.into_iter().filter_map(|r| self.of(r)).collect()
+    }
+}
+
+/// A scenario's figure over its passes: the median of the passes' figures.
+pub fn over_passes(pass_values: &[f64]) -> Option<f64> {
+    median(pass_values)
+}
+
+/// GB/s (10⁹ bytes read plus written per second) of `bytes_per_call` moved in `ns_per_call`;
+/// `None` where either is not positive.
+pub fn gbps(bytes_per_call: f64, ns_per_call: f64) -> Option<f64> {
+    (ns_per_call > 0.0 && bytes_per_call > 0.0).then(|| bytes_per_call / ns_per_call)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gbps_is_bytes_per_nanosecond_and_refuses_zero() {
+        assert_eq!(gbps(2e9, 1e9), Some(2.0));
+        assert_eq!(gbps(0.0, 5.0), None);
+        assert_eq!(gbps(5.0, 0.0), None);
+    }
+
+    #[test]
+    fn names_are_distinct() {
+        let all = [
+            PassFigure::EventTimePerCall,
+            PassFigure::KernelTimePerCallWarm,
+            PassFigure::KernelTimePerCallCold,
+            PassFigure::HostLatencyPerCall,
+        ];
+        let mut names: Vec<&str> = all.iter().map(|f| f.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+    }
+}

@@ -1,0 +1,108 @@
+//! One memory scenario judged: growth per new thread and per call, its leak class, the streams
+//! NPP created and never destroyed, and the host latency of a call.
+
+use nppbench_model::{MemoryRecord, Outcome};
+use nppbench_stats::{Fit, LeakClass, classify, least_squares, median};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Which memory probe a series was taken from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// This process, from NVML.
+    Process,
+    /// Device-wide used memory (`cuMemGetInfo`), where NVML gave no per-process figure.
+    Device,
+}
+
+/// One memory scenario, judged.
+#[derive(Debug, Clone)]
+pub struct MemoryAnalysis<'a> {
+    pub record: &'a MemoryRecord,
+    pub probe: Probe,
+    /// Growth over the first sample, MiB, one value per call.
+    pub growth_mib: Vec<f64>,
+    pub threads_spawned: u32,
+    pub calls: u32,
+    /// MiB per new thread: memory against threads spawned.
+    pub per_thread: Option<Fit>,
+    /// MiB per call: memory against calls.
+    pub per_call: Option<Fit>,
+    /// `None` when the scenario failed before any sample.
+    pub class: Option<LeakClass>,
+    /// Streams NPP (not nppbench) created, cumulative, one value per call.
+    pub hidden_streams: Option<Vec<f64>>,
+    /// Hidden streams against threads spawned.
+    pub hidden_per_thread: Option<Fit>,
+    pub streams_never_destroyed: Option<u32>,
+    /// Median host latency of a call (launch + synchronise), warm-up call excluded, µs.
+    pub latency_us: Option<f64>,
+}
+
+impl MemoryAnalysis<'_> {
+    pub fn total_growth_mib(&self) -> f64 {
+        self.growth_mib.last().copied().unwrap_or(0.0)
+    }
+
+    pub fn hidden_streams_total(&self) -> Option<f64> {
+        self.hidden_streams.as_ref().and_then(|h| h.last().copied())
+    }
+}
+
+pub(crate) fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
+    let empty = MemoryAnalysis {
+        record,
+        probe: Probe::Device,
+        growth_mib: Vec::new(),
+        threads_spawned: 0,
+        calls: 0,
+        per_thread: None,
+        per_call: None,
+        class: None,
+        hidden_streams: None,
+        hidden_per_thread: None,
+        streams_never_destroyed: None,
+        latency_us: None,
+    };
+    let Some(result) = &record.result else {
+        return empty;
+    };
+    let s = &result.samples;
+    if s.is_empty() {
+        return empty;
+    }
+    let process: Option<Vec<u64>> = s.process_used_bytes.iter().copied().collect();
+    let (probe, bytes) = match process {
+        Some(p) => (Probe::Process, p),
+        None => (Probe::Device, s.device_used_bytes.clone()),
+    };
+    let first = bytes[0] as f64;
+    let growth_mib: Vec<f64> = bytes.iter().map(|b| (*b as f64 - first) / MIB).collect();
+    let threads: Vec<f64> = s.threads_spawned.iter().map(|&t| f64::from(t)).collect();
+    let calls: Vec<f64> = s.call.iter().map(|&c| f64::from(c)).collect();
+    let class = match record.outcome {
+        Outcome::StoppedAtBudget { .. } => LeakClass::Leak,
+        _ => classify(&growth_mib),
+    };
+    let hidden_streams: Option<Vec<f64>> = result.streams.as_ref().map(|st| {
+        st.created
+            .iter()
+            .zip(&st.created_by_nppbench)
+            .map(|(c, own)| f64::from(c.saturating_sub(*own)))
+            .collect()
+    });
+    MemoryAnalysis {
+        record,
+        probe,
+        per_thread: least_squares(&threads, &growth_mib),
+        per_call: least_squares(&calls, &growth_mib),
+        hidden_per_thread: hidden_streams.as_ref().and_then(|h| least_squares(&threads, h)),
+        hidden_streams,
+        streams_never_destroyed: result.streams.as_ref().map(|st| st.never_destroyed),
+        threads_spawned: s.threads_spawned.last().copied().unwrap_or(0),
+        calls: s.call.last().copied().unwrap_or(0),
+        latency_us: median(&s.latency_us[1.min(s.latency_us.len())..]),
+        class: Some(class),
+        growth_mib,
+    }
+}

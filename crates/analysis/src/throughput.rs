@@ -1,0 +1,170 @@
+//! One throughput scenario on one GPU judged over its passes: time per call (events, kernels warm
+//! and cold), GB/s against the copy ceiling, host latency, kernels per call and the clocks.
+
+use nppbench_model::{Outcome, ThroughputRecord, ThroughputResult};
+use nppbench_stats::{median, median_interval};
+
+use crate::figure::{PassFigure, gbps, over_passes};
+
+/// One throughput scenario on one GPU, over its passes (each a fresh process).
+#[derive(Debug, Clone)]
+pub struct ThroughputAnalysis<'a> {
+    /// The first pass's record: the scenario, and the first pass's detail.
+    pub record: &'a ThroughputRecord,
+    /// Every pass's record, in pass order.
+    pub passes: Vec<&'a ThroughputRecord>,
+    /// The GPU it ran on (`None` in runs made before runs could use several).
+    pub gpu: Option<&'a str>,
+    /// `ok` when every pass measured; else the first pass's outcome that did not.
+    pub outcome: &'a Outcome,
+    /// Each measured pass's median time per call from CUDA events around batches, ns.
+    pub pass_event_ns: Vec<f64>,
+    /// Each measured pass's kernel time per call (CUPTI, the kernels of a call summed), ns.
+    pub pass_kernel_ns: Vec<f64>,
+    /// Each measured pass's median host latency per call, µs.
+    pub pass_latency_us: Vec<f64>,
+    /// Each measured pass's cold kernel time per call (L2 flushed before each call), ns.
+    pub pass_cold_ns: Vec<f64>,
+    /// GB/s (10⁹ bytes read plus written per second) at the median over passes of the event
+    /// time per call.
+    pub gbps: Option<f64>,
+    /// GB/s at the ends of the first pass's 95% interval of its median (slow end first).
+    pub gbps_ci: Option<(f64, f64)>,
+    pub pct_of_ceiling: Option<f64>,
+    /// The cold kernel GB/s in percent of the copy ceiling (of the GPU it ran on).
+    pub cold_pct_of_ceiling: Option<f64>,
+    pub reference_gbps: Option<f64>,
+    /// Event time per call, median over passes, µs.
+    pub median_us: Option<f64>,
+    /// Kernel time per call (CUPTI), median over passes, µs; with the first pass's 95% interval
+    /// of its median over calls.
+    pub kernel_per_call_us: Option<f64>,
+    pub kernel_per_call_ci_us: Option<(f64, f64)>,
+    /// GB/s at the kernel time per call: what the kernels alone achieve.
+    pub kernel_gbps: Option<f64>,
+    /// Cold kernel time per call, median over passes, µs.
+    pub cold_per_call_us: Option<f64>,
+    /// GB/s at the cold kernel time per call: what the kernels achieve from DRAM, comparable with
+    /// the copy ceiling (measured on buffers far larger than L2).
+    pub cold_gbps: Option<f64>,
+    /// Host latency per call, median over passes, µs.
+    pub host_latency_us: Option<f64>,
+    /// The median of single kernels' durations (not of calls): what runs before per-call
+    /// grouping reported as "kernel alone"; kept for scenarios.csv's old column.
+    pub kernel_only_us: Option<f64>,
+    /// Kernels NPP launched per call (CUPTI's records over the calls).
+    pub kernels_per_call: Option<f64>,
+    /// Each kernel of a call and its median duration (first pass), µs.
+    pub kernels: Vec<(String, f64)>,
+    /// Criterion samples read while the GPU throttled, and samples read, over every pass.
+    pub throttled_samples: u32,
+    pub device_samples: u32,
+    /// The median SM clock over the samples, MHz.
+    pub sm_mhz: Option<f64>,
+}
+
+impl ThroughputAnalysis<'_> {
+    /// Kernel GB/s (warm) and its interval: over the passes' medians where there are three or
+    /// more, else the first pass's interval over calls (slow end first).
+    pub fn kernel_gbps_interval(&self) -> Option<(f64, Option<(f64, f64)>)> {
+        let gbps = self.kernel_gbps?;
+        let per_call = self.kernel_per_call_us?;
+        let bytes_per_us = gbps * per_call;
+        let mut passes: Vec<f64> = self.pass_kernel_ns.iter().map(|ns| ns / 1e3).collect();
+        passes.sort_by(f64::total_cmp);
+        let ci_us = if passes.len() >= 3 {
+            median_interval(&passes, 0.95)
+        } else {
+            self.kernel_per_call_ci_us
+        };
+        Some((gbps, ci_us.map(|(lo, hi)| (bytes_per_us / hi, bytes_per_us / lo))))
+    }
+
+    /// Percent of the copy ceiling at the cold kernel time (L2 flushed before each call, as the
+    /// ceiling's own buffers are far larger than L2), with `true`; else at the warm kernel time,
+    /// with `false` (runs made before cold timing).
+    pub fn ceiling_pct(&self, ceiling_gbps: Option<f64>) -> Option<(f64, bool)> {
+        let c = ceiling_gbps?;
+        match (self.cold_gbps, self.kernel_gbps) {
+            (Some(g), _) => Some((100.0 * g / c, true)),
+            (None, Some(g)) => Some((100.0 * g / c, false)),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn analyse_throughput<'a>(
+    passes: Vec<&'a ThroughputRecord>,
+    gpu: Option<&'a str>,
+    ceiling_gbps: Option<f64>,
+) -> ThroughputAnalysis<'a> {
+    let record = passes[0];
+    let outcome = passes
+        .iter()
+        .map(|t| &t.outcome)
+        .find(|o| !matches!(o, Outcome::Ok))
+        .unwrap_or(&record.outcome);
+    let results: Vec<&ThroughputResult> = passes.iter().filter_map(|t| t.result.as_ref()).collect();
+    let pass_event_ns = PassFigure::EventTimePerCall.of_passes(results.iter().copied());
+    let pass_kernel_ns = PassFigure::KernelTimePerCallWarm.of_passes(results.iter().copied());
+    let pass_latency_us = PassFigure::HostLatencyPerCall.of_passes(results.iter().copied());
+    let pass_cold_ns = PassFigure::KernelTimePerCallCold.of_passes(results.iter().copied());
+    let first = results.first().copied();
+    let bytes = first.map_or(0.0, |r| r.bytes_per_call as f64);
+    let gbps_at = |ns: f64| gbps(bytes, ns);
+    let event_ns = over_passes(&pass_event_ns);
+    let kernel_ns = over_passes(&pass_kernel_ns);
+    let cold_ns = over_passes(&pass_cold_ns);
+    let gbps = event_ns.and_then(gbps_at);
+    let samples: Vec<&nppbench_model::DeviceSample> = results
+        .iter()
+        .filter_map(|r| r.device.as_ref())
+        .flat_map(|d| &d.samples)
+        .collect();
+    let clocks: Vec<f64> = samples.iter().map(|s| f64::from(s.sm_mhz)).collect();
+    ThroughputAnalysis {
+        record,
+        gpu,
+        outcome,
+        gbps,
+        gbps_ci: first.and_then(|r| gbps_at(r.kernel.median.upper_ns).zip(gbps_at(r.kernel.median.lower_ns))),
+        pct_of_ceiling: gbps.zip(ceiling_gbps).map(|(g, c)| 100.0 * g / c),
+        cold_pct_of_ceiling: cold_ns.and_then(gbps_at).zip(ceiling_gbps).map(|(g, c)| 100.0 * g / c),
+        reference_gbps: results
+            .iter()
+            .find_map(|r| r.reference.as_ref())
+            .and_then(|x| gbps_at(x.kernel.median.point_ns)),
+        median_us: event_ns.map(|ns| ns / 1e3),
+        kernel_per_call_us: kernel_ns.map(|ns| ns / 1e3),
+        kernel_per_call_ci_us: first
+            .and_then(|r| r.per_call.as_ref())
+            .map(|c| (c.lower_ns / 1e3, c.upper_ns / 1e3)),
+        kernel_gbps: kernel_ns.and_then(gbps_at),
+        cold_per_call_us: cold_ns.map(|ns| ns / 1e3),
+        cold_gbps: cold_ns.and_then(gbps_at),
+        host_latency_us: over_passes(&pass_latency_us),
+        kernel_only_us: first.and_then(|r| r.kernel_records).map(|k| k.median_ns / 1e3),
+        kernels_per_call: first.and_then(|r| {
+            r.per_call.as_ref().map(|c| f64::from(c.kernels_per_call)).or_else(|| {
+                r.kernel_records
+                    .map(|k| f64::from(k.kernels) / f64::from(k.launches.max(1)))
+            })
+        }),
+        kernels: first
+            .and_then(|r| r.per_call.as_ref())
+            .map(|c| c.kernels.iter().map(|k| (k.name.clone(), k.median_ns / 1e3)).collect())
+            .unwrap_or_default(),
+        throttled_samples: results
+            .iter()
+            .filter_map(|r| r.device.as_ref())
+            .map(|d| d.throttled_samples)
+            .sum(),
+        device_samples: samples.len() as u32,
+        sm_mhz: median(&clocks),
+        passes,
+        pass_event_ns,
+        pass_kernel_ns,
+        pass_latency_us,
+        pass_cold_ns,
+    }
+}

@@ -1,0 +1,156 @@
+//! Where a run's time went: per-scenario medians of wall time, start-up and calls, each step's
+//! median; and, where a run measured several GPUs, the scenarios on which they disagree.
+
+use std::collections::BTreeMap;
+
+use nppbench_model::PhaseTime;
+use nppbench_stats::median;
+use nppbench_stats::tests_of_passes::{PassTest, Verdict, compare_passes};
+
+use crate::RunAnalysis;
+use crate::thresholds::{ALPHA, NOISE_PCT};
+
+/// The memory phase's time, per scenario (medians over the scenarios), ms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryTiming {
+    pub scenarios: usize,
+    /// From a probe process's start to its answer.
+    pub wall_ms: Option<f64>,
+    pub startup_ms: Option<f64>,
+    pub calls_ms: Option<f64>,
+    /// Each start-up step's median, in first-seen order.
+    pub steps: Vec<(String, f64)>,
+    /// Scenarios that answered, and those of them that stopped once their class was settled.
+    pub answered: usize,
+    pub settled: usize,
+    /// The median number of calls after which a settled scenario stopped.
+    pub settled_calls: Option<f64>,
+}
+
+/// The throughput phase's time, per record (medians over the records), ms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThroughputTiming {
+    pub records: usize,
+    pub wall_ms: Option<f64>,
+    /// Each step's median, in first-seen order.
+    pub steps: Vec<(String, f64)>,
+}
+
+/// Each step's median over the scenarios, in milliseconds, in first-seen order.
+fn step_medians<'a>(steps: impl Iterator<Item = &'a PhaseTime>) -> Vec<(String, f64)> {
+    let mut by: Vec<(String, Vec<f64>)> = Vec::new();
+    for s in steps {
+        match by.iter_mut().find(|(p, _)| *p == s.phase) {
+            Some((_, v)) => v.push(s.wall_s * 1e3),
+            None => by.push((s.phase.clone(), vec![s.wall_s * 1e3])),
+        }
+    }
+    by.into_iter().map(|(p, v)| (p, median(&v).unwrap_or(0.0))).collect()
+}
+
+/// The memory phase's timing; `None` for a run without memory scenarios.
+pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
+    let run = a.run;
+    if run.memory.is_empty() {
+        return None;
+    }
+    let results: Vec<_> = run.memory.iter().filter_map(|m| m.result.as_ref()).collect();
+    let walls: Vec<f64> = run.memory.iter().filter_map(|m| m.wall_ms).collect();
+    let startup: Vec<f64> = results.iter().map(|r| r.startup_ms).collect();
+    let calls: Vec<f64> = results.iter().map(|r| r.wall_ms).collect();
+    let settled: Vec<f64> = results.iter().filter_map(|r| r.settled_after).map(f64::from).collect();
+    Some(MemoryTiming {
+        scenarios: run.memory.len(),
+        wall_ms: median(&walls),
+        startup_ms: median(&startup),
+        calls_ms: median(&calls),
+        steps: step_medians(results.iter().flat_map(|r| &r.startup)),
+        answered: results.len(),
+        settled: settled.len(),
+        settled_calls: median(&settled),
+    })
+}
+
+/// The throughput phase's timing; `None` for a run without throughput records.
+pub fn throughput_timing(a: &RunAnalysis<'_>) -> Option<ThroughputTiming> {
+    let run = a.run;
+    if run.throughput.is_empty() {
+        return None;
+    }
+    let walls: Vec<f64> = run.throughput.iter().filter_map(|t| t.wall_ms).collect();
+    Some(ThroughputTiming {
+        records: run.throughput.len(),
+        wall_ms: median(&walls),
+        steps: step_medians(
+            run.throughput
+                .iter()
+                .filter_map(|t| t.result.as_ref())
+                .flat_map(|r| &r.steps),
+        ),
+    })
+}
+
+/// Memory scenarios and throughput records measured on each GPU, by UUID.
+pub fn scenarios_per_gpu(a: &RunAnalysis<'_>) -> (BTreeMap<String, usize>, BTreeMap<String, usize>) {
+    let mut mem: BTreeMap<String, usize> = BTreeMap::new();
+    for m in &a.run.memory {
+        *mem.entry(m.gpu.clone().unwrap_or_default()).or_default() += 1;
+    }
+    let mut tp: BTreeMap<String, usize> = BTreeMap::new();
+    for t in &a.run.throughput {
+        *tp.entry(t.gpu.clone().unwrap_or_default()).or_default() += 1;
+    }
+    (mem, tp)
+}
+
+/// A throughput scenario on which a GPU differs from the first, by the calibrated test on passes.
+#[derive(Debug, Clone)]
+pub struct Disagreement {
+    pub scenario_id: String,
+    pub gpu_ordinal: u32,
+    pub first_ordinal: u32,
+    pub test: PassTest,
+}
+
+/// How the GPUs of one host compare, scenario by scenario.
+#[derive(Debug, Clone, Default)]
+pub struct GpuAgreement {
+    /// Scenarios measured on the first GPU and another, judged.
+    pub judged: usize,
+    pub disagreements: Vec<Disagreement>,
+}
+
+/// Each throughput scenario measured on a GPU other than the first, judged against the first
+/// GPU's by the calibrated test on passes (kernel time per call, warm).
+pub fn gpu_agreement(a: &RunAnalysis<'_>) -> GpuAgreement {
+    let gpus = &a.run.environment.gpus;
+    let mut out = GpuAgreement::default();
+    if gpus.len() < 2 {
+        return out;
+    }
+    let first = gpus[0].gpu.uuid.as_str();
+    for t in a.throughput.iter().filter(|t| t.gpu.is_some_and(|g| g != first)) {
+        let Some(base) = a
+            .throughput
+            .iter()
+            .find(|b| b.gpu == Some(first) && b.record.scenario.id == t.record.scenario.id)
+        else {
+            continue;
+        };
+        let test = compare_passes(&base.pass_kernel_ns, &t.pass_kernel_ns, ALPHA, NOISE_PCT);
+        out.judged += 1;
+        if matches!(test.verdict, Verdict::Faster | Verdict::Slower) {
+            let gpu_ordinal = gpus
+                .iter()
+                .find(|g| Some(g.gpu.uuid.as_str()) == t.gpu)
+                .map_or(0, |g| g.gpu.ordinal);
+            out.disagreements.push(Disagreement {
+                scenario_id: t.record.scenario.id.clone(),
+                gpu_ordinal,
+                first_ordinal: gpus[0].gpu.ordinal,
+                test,
+            });
+        }
+    }
+    out
+}

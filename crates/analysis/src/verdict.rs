@@ -1,0 +1,231 @@
+//! The verdict and the recommendations, derived from the measured data alone: what the leaking
+//! configurations share, and each fix with its measured effect.
+
+use std::collections::BTreeMap;
+
+use nppbench_model::{ContextFill, FailureKind, StreamKind, Threading};
+
+use crate::thresholds::{LAUNCH_BOUND_PIXELS, STREAMS_PER_THREAD};
+use crate::{MemoryAnalysis, RunAnalysis};
+use nppbench_stats::LeakClass;
+
+/// What the leaking configurations have in common, as facts about the data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub leaking: usize,
+    /// Memory scenarios with a result.
+    pub measured: usize,
+    pub failed: usize,
+    /// The failed scenarios by kind of fault.
+    pub failed_by_kind: BTreeMap<FailureKind, usize>,
+    /// Stream kinds and threading models measured that never leaked.
+    pub never: Vec<String>,
+    /// Growth per new thread among the leaking, MiB: (smallest, largest) fitted slope.
+    pub per_thread_range: Option<(f64, f64)>,
+    /// Hidden streams per new thread among the leaking, (smallest, largest).
+    pub hidden_range: Option<(f64, f64)>,
+    /// Kernels NPP launches per call on the leaking configurations' geometries, and on the
+    /// others: (smallest, largest) of each, from CUPTI's records.
+    pub kernels_per_call_leaking: Option<(f64, f64)>,
+    pub kernels_per_call_other: Option<(f64, f64)>,
+    /// The scenarios whose NPP creates streams for every new thread and destroys none, by
+    /// geometry and threading model: `31x31 s32/128, thread_per_call: legacy_default, blocking`.
+    pub stream_hoarders: Vec<String>,
+}
+
+/// A fix, measured against the leaking configurations it applies to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fix {
+    pub title: &'static str,
+    /// How many leaking configurations had this fix measured beside them.
+    pub compared: usize,
+    /// How many of those the fix made flat or bounded.
+    pub fixed: usize,
+    /// The largest memory growth any fixed variant still showed, MiB.
+    pub worst_growth_mib: f64,
+    /// Kernel throughput with the fix relative to without it, at 1080p and larger (smaller
+    /// images are launch-bound) and where the fix changes the stream or the ROI (1.0 = same).
+    pub throughput_ratio: Option<(f64, f64)>,
+    /// Median host latency per call with the fix relative to without it.
+    pub latency_ratio: Option<(f64, f64)>,
+}
+
+fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((f64::min(lo, v), f64::max(hi, v))),
+    })
+}
+
+pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
+    let measured: Vec<&MemoryAnalysis<'_>> = a.memory.iter().filter(|m| m.class.is_some()).collect();
+    let leaking: Vec<&MemoryAnalysis<'_>> = a.leaking().collect();
+    let mut never = Vec::new();
+    for k in StreamKind::ALL {
+        let on_k: Vec<_> = measured.iter().filter(|m| m.record.scenario.stream == k).collect();
+        if !on_k.is_empty() && on_k.iter().all(|m| m.class != Some(LeakClass::Leak)) {
+            never.push(format!("the {k} stream"));
+        }
+    }
+    for family in ["single", "pool", "thread_per_call_own_stream"] {
+        let in_family: Vec<_> = measured
+            .iter()
+            .filter(|m| m.record.scenario.threading.family() == family)
+            .collect();
+        if !in_family.is_empty() && in_family.iter().all(|m| m.class != Some(LeakClass::Leak)) {
+            never.push(format!("the {family} threading model"));
+        }
+    }
+    let leak_geometries: Vec<_> = leaking.iter().map(|m| m.record.scenario.geometry).collect();
+    let kernels = |leak: bool| {
+        range(
+            a.throughput
+                .iter()
+                .filter(|t| leak_geometries.contains(&t.record.scenario.geometry) == leak)
+                .filter_map(|t| t.kernels_per_call),
+        )
+    };
+    let mut stream_hoarders: Vec<(String, Vec<&str>)> = Vec::new();
+    for m in &measured {
+        let s = &m.record.scenario;
+        let hoards = s.threading.thread_bound().is_none()
+            && m.streams_never_destroyed.unwrap_or(0) > 0
+            && m.hidden_per_thread.is_some_and(|f| f.slope >= STREAMS_PER_THREAD);
+        if !hoards {
+            continue;
+        }
+        let key = format!("{}, {}", s.geometry.label(), s.threading);
+        match stream_hoarders.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, streams)) => streams.push(s.stream.as_str()),
+            None => stream_hoarders.push((key, vec![s.stream.as_str()])),
+        }
+    }
+    Verdict {
+        stream_hoarders: stream_hoarders
+            .into_iter()
+            .map(|(k, v)| format!("{k}: {}", v.join(", ")))
+            .collect(),
+        kernels_per_call_leaking: if leaking.is_empty() { None } else { kernels(true) },
+        kernels_per_call_other: kernels(false),
+        leaking: leaking.len(),
+        measured: measured.len(),
+        failed: a.memory.iter().filter(|m| m.record.outcome.is_failed()).count()
+            + a.throughput.iter().filter(|t| t.record.outcome.is_failed()).count(),
+        failed_by_kind: a.failures_by_kind(),
+        never,
+        per_thread_range: range(leaking.iter().filter_map(|m| m.per_thread.map(|f| f.slope))),
+        hidden_range: range(leaking.iter().filter_map(|m| m.hidden_per_thread.map(|f| f.slope))),
+    }
+}
+
+/// Each fix measured beside the leaking configurations: what the same geometry did with it.
+pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
+    candidates()
+        .into_iter()
+        .map(|(title, pick)| measure_fix(a, title, &*pick))
+        .filter(|fix| fix.compared > 0)
+        .collect()
+}
+
+type Pick = dyn Fn(&MemoryAnalysis<'_>, &MemoryAnalysis<'_>) -> bool;
+
+/// The fixes nppbench knows, each with how it picks, for a leaking scenario, the scenarios that
+/// differ from it by that fix alone.
+fn candidates() -> [(&'static str, Box<Pick>); 5] {
+    // A fix is measured on the same function with the context filled the same way, on the same
+    // geometry: only the one thing the fix changes differs.
+    let same_call = |l: &MemoryAnalysis<'_>, m: &MemoryAnalysis<'_>| {
+        let (ls, ms) = (&l.record.scenario, &m.record.scenario);
+        ls.primitive == ms.primitive && ls.context == ms.context && ls.geometry == ms.geometry
+    };
+    [
+        (
+            "Issue the calls on a non-blocking stream (CU_STREAM_NON_BLOCKING / cudaStreamNonBlocking)",
+            Box::new(move |l, m| {
+                same_call(l, m)
+                    && m.record.scenario.stream == StreamKind::NonBlocking
+                    && m.record.scenario.threading == l.record.scenario.threading
+            }),
+        ),
+        (
+            "Call NPP from a fixed pool of threads",
+            Box::new(move |l, m| {
+                same_call(l, m)
+                    && m.record.scenario.stream == l.record.scenario.stream
+                    && matches!(m.record.scenario.threading, Threading::Pool(_))
+            }),
+        ),
+        (
+            "Give each new thread its own non-blocking stream",
+            Box::new(move |l, m| same_call(l, m) && m.record.scenario.threading == Threading::ThreadPerCallOwnStream),
+        ),
+        (
+            "Fill nStreamFlags from the stream (cudaStreamGetFlags), as NVIDIA documents",
+            Box::new(|l, m| {
+                let (ls, ms) = (&l.record.scenario, &m.record.scenario);
+                ls.context != ContextFill::FromStream
+                    && ms.context == ContextFill::FromStream
+                    && ms.primitive == ls.primitive
+                    && ms.geometry == ls.geometry
+                    && ms.stream == ls.stream
+                    && ms.threading == ls.threading
+            }),
+        ),
+        (
+            "Round the ROI width up to a multiple of 16 inside the same stride (padded ROI)",
+            Box::new(|l, m| {
+                let (lg, mg) = (&l.record.scenario.geometry, &m.record.scenario.geometry);
+                mg.padded_from == Some(lg.width)
+                    && mg.height == lg.height
+                    && mg.src_stride == lg.src_stride
+                    && m.record.scenario.primitive == l.record.scenario.primitive
+                    && m.record.scenario.context == l.record.scenario.context
+                    && m.record.scenario.stream == l.record.scenario.stream
+                    && m.record.scenario.threading == l.record.scenario.threading
+            }),
+        ),
+    ]
+}
+
+/// One fix against every leaking scenario it was measured beside.
+fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
+    let mut fix = Fix {
+        title,
+        compared: 0,
+        fixed: 0,
+        worst_growth_mib: 0.0,
+        throughput_ratio: None,
+        latency_ratio: None,
+    };
+    let mut ratios = Vec::new();
+    let mut latency = Vec::new();
+    for l in a.leaking() {
+        let variants: Vec<&MemoryAnalysis<'_>> = a.memory.iter().filter(|m| m.class.is_some() && pick(l, m)).collect();
+        if variants.is_empty() {
+            continue;
+        }
+        fix.compared += 1;
+        if variants.iter().all(|m| m.class != Some(LeakClass::Leak)) {
+            fix.fixed += 1;
+        }
+        for m in &variants {
+            fix.worst_growth_mib = fix.worst_growth_mib.max(m.total_growth_mib());
+            let (ms, ls) = (&m.record.scenario, &l.record.scenario);
+            let changes_kernel = ms.stream != ls.stream || ms.geometry != ls.geometry;
+            if changes_kernel && ls.geometry.pixels() >= LAUNCH_BOUND_PIXELS {
+                if let (Some(with), Some(without)) = (
+                    a.throughput_for(m).and_then(|t| t.gbps),
+                    a.throughput_for(l).and_then(|t| t.gbps),
+                ) {
+                    ratios.push(with / without);
+                }
+            }
+            if let (Some(with), Some(without)) = (m.latency_us, l.latency_us) {
+                latency.push(with / without);
+            }
+        }
+    }
+    fix.throughput_ratio = range(ratios.into_iter());
+    fix.latency_ratio = range(latency.into_iter());
+    fix
+}

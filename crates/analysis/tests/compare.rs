@@ -1,0 +1,271 @@
+//! Run against run, on the committed real runs (H200, three throughput passes each). Where a test
+//! needs a regression, a new leak or new streams, it alters a copy of a real run (labelled at each
+//! place): the comparison's logic is under test, not the data.
+
+use std::path::Path;
+
+use nppbench_analysis::compare::{Change, Gate, Thresholds, compare};
+use nppbench_model::RunFile;
+
+const ALL: [Gate; 3] = [Gate::Regression, Gate::Leak, Gate::Streams];
+
+fn read(path: &str) -> RunFile {
+    RunFile::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports").join(path)).unwrap()
+}
+
+fn run(name: &str) -> RunFile {
+    read(&format!("{name}/run.json"))
+}
+
+#[test]
+fn a_run_against_itself_changes_nothing() {
+    let r = read("calibration/quick-npp-13.0.1-1.json");
+    let c = compare(&r, &r, Thresholds::default());
+    assert!(c.environment_changes.is_empty());
+    assert_eq!(c.throughput.len(), 20);
+    // No change at all; a scenario whose passes spread beyond the noise band stays unsettled
+    // even against itself.
+    assert!(
+        c.throughput
+            .iter()
+            .all(|t| matches!(t.verdict, Change::Same | Change::Unsettled) && t.kernel.change_pct.abs() < 1e-9)
+    );
+    assert!(c.throughput.iter().filter(|t| t.verdict == Change::Same).count() >= 18);
+    assert!(c.tripped(&ALL).is_empty());
+    assert!(c.only_in_base.is_empty() && c.only_in_candidate.is_empty());
+}
+
+/// The calibration behind the default thresholds (docs/calibration.md): four runs of the same
+/// NPP on the same GPU, each pair compared both ways, flag nothing at any image size.
+#[test]
+fn same_against_same_runs_flag_nothing_at_the_default_settings() {
+    let runs: Vec<RunFile> = (1..=4)
+        .map(|i| read(&format!("calibration/quick-npp-13.0.1-{i}.json")))
+        .collect();
+    let mut judged = 0;
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            let c = compare(a, b, Thresholds::default());
+            for t in &c.throughput {
+                // Unsettled (the passes too spread to call it the same) is not a flag.
+                assert!(
+                    matches!(t.verdict, Change::Same | Change::Unsettled),
+                    "{} flagged: {:?}",
+                    t.id,
+                    t.kernel
+                );
+                judged += 1;
+            }
+            assert!(c.tripped(&ALL).is_empty());
+        }
+    }
+    assert_eq!(judged, 6 * 20, "six pairs of twenty scenarios");
+}
+
+/// The known change: a delay kernel of 100 cycles after every call (NPPBENCH_DELAY_CYCLES, about
+/// 0.6 µs: 3% of a 4K convert, 10% of a 1080p one) is found slower at a megapixel and above
+/// against every plain quick run; where it is not found the comparison says unsettled, never the
+/// same or faster.
+#[test]
+fn a_known_delay_is_found_at_a_megapixel_and_above() {
+    let plain: Vec<RunFile> = (1..=4)
+        .map(|i| read(&format!("calibration/quick-npp-13.0.1-{i}.json")))
+        .collect();
+    let mut found = 0;
+    let mut large = 0;
+    for d in 1..=2 {
+        let delayed = read(&format!("calibration/delay-100-cycles-npp-13.0.1-{d}.json"));
+        for p in &plain {
+            let c = compare(p, &delayed, Thresholds::default());
+            for t in c.throughput.iter().filter(|t| t.pixels >= 1_000_000) {
+                assert!(
+                    matches!(t.verdict, Change::Slower | Change::Unsettled),
+                    "{}: {:?}",
+                    t.id,
+                    t.verdict
+                );
+                large += 1;
+                found += usize::from(t.verdict == Change::Slower);
+            }
+        }
+    }
+    assert!(large > 0);
+    // What docs/calibration.md reports from the same runs: 67 of 80 (the rest unsettled).
+    assert!(found * 100 >= large * 80, "{found} of {large} found slower");
+}
+
+/// The same delay on the full preset, where the 4K images it was sized for are: about 3% there,
+/// found slower in every 4K scenario against both plain runs; under 1% at 8K, inside the noise
+/// band, so never called slower there; the two plain runs flag nothing against each other.
+#[test]
+fn a_three_percent_change_at_4k_is_found() {
+    let plain: Vec<RunFile> = (1..=2)
+        .map(|i| read(&format!("calibration/full/full-npp-13.0.1-{i}.json")))
+        .collect();
+    let same = compare(&plain[0], &plain[1], Thresholds::default());
+    assert!(
+        same.throughput
+            .iter()
+            .all(|t| matches!(t.verdict, Change::Same | Change::Unsettled)),
+        "same against same"
+    );
+    let mut at_4k = 0;
+    for d in 1..=2 {
+        let delayed = read(&format!("calibration/full/delay-100-cycles-full-npp-13.0.1-{d}.json"));
+        for p in &plain {
+            for t in compare(p, &delayed, Thresholds::default()).throughput {
+                if (8_000_000..30_000_000).contains(&t.pixels) {
+                    assert_eq!(t.verdict, Change::Slower, "{}: {:?}", t.id, t.kernel);
+                    assert!((-5.0..-1.5).contains(&t.kernel.change_pct), "{}: {:?}", t.id, t.kernel);
+                    at_4k += 1;
+                }
+                if t.pixels >= 30_000_000 {
+                    assert_ne!(t.verdict, Change::Slower, "{}: under 1% is noise", t.id);
+                }
+            }
+        }
+    }
+    assert_eq!(at_4k, 4 * 14, "fourteen 4K scenarios, four comparisons");
+}
+
+#[test]
+fn one_pass_a_side_is_not_judged() {
+    // The H100 runs were made before passes: one each.
+    let (base, cand) = (run("h100-npp-12.2.3.2"), run("h100-npp-13.2.0.93"));
+    let c = compare(&base, &cand, Thresholds::default());
+    assert_eq!(c.environment_changes.len(), 1, "{:?}", c.environment_changes);
+    assert!(c.environment_changes[0].starts_with("NPP: 12.2.3"));
+    assert!(
+        c.throughput
+            .iter()
+            .all(|t| t.verdict == Change::NotEnoughPasses && t.kernel.p_value.is_none())
+    );
+    assert!(c.tripped(&[Gate::Regression]).is_empty());
+    assert!(
+        c.memory.iter().all(|m| !m.new_leak && !m.fixed_leak),
+        "the leak is the same in both versions"
+    );
+}
+
+#[test]
+fn a_slower_4k_convert_trips_the_regression_gate() {
+    let base = run("h200-full-npp-13.0.1");
+    // Altered copy: one 4K scenario's kernel time per call made 30% longer in every pass.
+    let mut cand = base.clone();
+    let id = cand
+        .throughput
+        .iter()
+        .find(|t| t.scenario.geometry.width == 3840 && t.result.is_some())
+        .unwrap()
+        .scenario
+        .id
+        .clone();
+    for t in cand.throughput.iter_mut().filter(|t| t.scenario.id == id) {
+        let per_call = t.result.as_mut().unwrap().per_call.as_mut().unwrap();
+        per_call.median_ns *= 1.3;
+    }
+    let c = compare(&base, &cand, Thresholds::default());
+    let change = c.throughput.iter().find(|x| x.id == id).unwrap();
+    assert_eq!(change.verdict, Change::Slower);
+    assert!(
+        (change.kernel.change_pct + 23.1).abs() < 0.5,
+        "{}",
+        change.kernel.change_pct
+    );
+    let (lo, hi) = change.kernel.change_ci_pct.unwrap();
+    assert!(lo < change.kernel.change_pct && change.kernel.change_pct < hi + 0.5);
+    assert_eq!(c.tripped(&ALL), vec![Gate::Regression]);
+    assert!(c.tripped(&[Gate::Leak]).is_empty(), "only the gates asked for");
+}
+
+#[test]
+fn a_launch_bound_image_is_judged_on_its_host_latency() {
+    let base = run("h200-full-npp-13.0.1");
+    // Altered copy: the 31×31 scenarios' host latency made 50% longer in every pass (beyond the
+    // 30% band), the kernel unchanged.
+    let mut cand = base.clone();
+    for t in cand.throughput.iter_mut().filter(|t| t.scenario.geometry.width == 31) {
+        if let Some(h) = t.result.as_mut().and_then(|r| r.host_latency.as_mut()) {
+            h.median_us *= 1.5;
+        }
+    }
+    let c = compare(&base, &cand, Thresholds::default());
+    let slow: Vec<_> = c.throughput.iter().filter(|t| t.verdict == Change::Slower).collect();
+    assert!(!slow.is_empty());
+    assert!(
+        slow.iter()
+            .all(|t| t.pixels < 1_000_000 && t.kernel.change_pct == 0.0 && t.kernel.verdict != Change::Slower)
+    );
+    assert_eq!(
+        c.tripped(&ALL),
+        vec![Gate::Regression],
+        "every size is gated by default"
+    );
+    // A size cut-off, where asked for, leaves them reported but not gated.
+    let cut = Thresholds {
+        gate_min_pixels: 1_000_000,
+        ..Thresholds::default()
+    };
+    let c = compare(&base, &cand, cut);
+    assert!(c.throughput.iter().any(|t| t.verdict == Change::Slower && !t.gated));
+    assert!(c.tripped(&ALL).is_empty());
+}
+
+const LEAKING: &str = "Convert_8u32f_C1R/31x31-s32-d128/blocking/from_stream/thread_per_call";
+const FLAT: &str = "Convert_8u32f_C1R/31x31-s32-d128/non_blocking/from_stream/thread_per_call";
+
+#[test]
+fn a_new_leak_and_new_streams_trip_their_gates() {
+    let base = run("h200-full-npp-13.0.1");
+    let mut cand = base.clone();
+    let leaking = base
+        .memory
+        .iter()
+        .find(|m| m.scenario.id.ends_with(LEAKING))
+        .unwrap()
+        .clone();
+    // Altered copy: the non-blocking scenario given the blocking one's samples and streams.
+    let target = cand.memory.iter_mut().find(|m| m.scenario.id.ends_with(FLAT)).unwrap();
+    target.result = leaking.result.clone();
+    let id = target.scenario.id.clone();
+    let c = compare(&base, &cand, Thresholds::default());
+    let m = c.memory.iter().find(|m| m.id == id).unwrap();
+    assert!(m.new_leak && m.more_streams);
+    assert_eq!(c.tripped(&ALL), vec![Gate::Leak, Gate::Streams]);
+}
+
+#[test]
+fn runs_from_another_machine_are_labelled_not_mixed() {
+    let base = run("h200-full-npp-13.0.1");
+    // Altered copy: as if it ran on another GPU with another driver.
+    let mut cand = base.clone();
+    cand.environment.gpu.name = "NVIDIA H100 80GB HBM3".into();
+    cand.environment.gpu.uuid = "GPU-00000000-0000-0000-0000-000000000000".into();
+    cand.environment.driver_version = Some("590.1".into());
+    let c = compare(&base, &cand, Thresholds::default());
+    assert!(!c.same_machine);
+    assert_eq!(c.environment_changes.len(), 2);
+}
+
+#[test]
+fn the_same_figure_is_never_called_slower() {
+    // Altered copy of a real run: one 1080p scenario's pass values all set to one value, in the
+    // base and in the candidate alike (0.5 → 0.5 GB/s was once called slower).
+    let mut base = run("h200-full-npp-13.0.1");
+    let id = base
+        .throughput
+        .iter()
+        .find(|t| t.scenario.geometry.width == 1920)
+        .unwrap()
+        .scenario
+        .id
+        .clone();
+    for t in base.throughput.iter_mut().filter(|t| t.scenario.id == id) {
+        t.result.as_mut().unwrap().per_call.as_mut().unwrap().median_ns = 6000.0;
+    }
+    let cand = base.clone();
+    let c = compare(&base, &cand, Thresholds::default());
+    let x = c.throughput.iter().find(|t| t.id == id).unwrap();
+    assert_eq!(x.verdict, Change::Same);
+    assert_eq!(x.kernel.change_pct, 0.0);
+}

@@ -1,0 +1,305 @@
+//! The command line: every subcommand and option of `nppbench`, parsed by clap into typed
+//! values (a preset, the GPUs, the probes' connections), so that bad input is clap's usage error.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::{Parser, Subcommand};
+use nppbench_analysis::compare::Gate;
+use nppbench_engine::Devices;
+use nppbench_model::{Preset, Primitive};
+
+use crate::history;
+
+/// What `nppbench --help` opens with: what it measures, and what it makes of the measurements.
+fn about() -> String {
+    format!(
+        "Measure which ways of calling NPP's image functions ({} in the catalogue: `nppbench primitives`) grow GPU memory, and what each costs; render the measurements as reports, comparisons and a history",
+        Primitive::all().count()
+    )
+}
+
+#[derive(Parser)]
+#[command(name = "nppbench", version, about = about())]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Cmd,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Cmd {
+    /// Run a matrix of scenarios on the GPU and write DIR/run.json (DIR/runs/N/run.json for
+    /// several NPP versions).
+    Run(RunArgs),
+    /// List the NPP primitives nppbench knows (the catalogue), one a line.
+    Primitives,
+    /// Render index.html, summary.md and scenarios.csv from one run.json, or several side by side.
+    Report {
+        /// A run.json (or a folder holding runs, as `compare` takes them); repeat it to put
+        /// several runs (NPP versions) side by side.
+        #[arg(long, value_name = "RUN.json", required = true)]
+        from: Vec<PathBuf>,
+        /// The folder the report is written to.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Replace a report of other runs already in --out.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Compare runs against the first (the base): throughput with a statistical test, leak
+    /// classes, hidden streams. Writes DIR/compare.html and DIR/summary.md.
+    Compare(CompareArgs),
+    /// Every run a fleet has made, in a database: add runs, render trends and change points, export.
+    History(history::Args),
+    /// Print a preset's matrix file, a starting point for --matrix.
+    Preset {
+        #[arg(value_name = "NAME", value_parser = PresetParser)]
+        name: Preset,
+    },
+    /// Load NPP (no GPU needed) and print its version and the files it was loaded from.
+    Npp {
+        /// The folder holding libnppc and libnppidei; default: the same search as `run`.
+        #[arg(long, value_name = "DIR")]
+        npp: Option<PathBuf>,
+    },
+    /// Internal: one child probe of `run`.
+    #[command(hide = true)]
+    Probe {
+        #[arg(long)]
+        request: PathBuf,
+        #[arg(long)]
+        answer: PathBuf,
+    },
+}
+
+/// `nppbench run`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// A built-in matrix.
+    #[arg(long, value_name = "NAME", default_value = "quick", conflicts_with = "matrix", value_parser = PresetParser)]
+    pub(crate) preset: Preset,
+    /// A custom matrix in TOML; `nppbench preset NAME` prints a preset's, a starting point.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) matrix: Option<PathBuf>,
+    /// The folder holding libnppc and the other NPP libraries; default: CUDA_HOME,
+    /// /usr/local/cuda/lib64, the loader. Repeat it to measure several versions, their
+    /// throughput passes interleaved.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) npp: Vec<PathBuf>,
+    /// The GPUs to measure on: `all`, or ordinals (`0,2`).
+    #[arg(long, value_name = "all|N,N...", default_value = "0", value_parser = parse_devices)]
+    pub(crate) devices: Devices,
+    /// Memory scenarios at once (each in its own process); default: chosen from the machine.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) jobs: Option<u32>,
+    /// CUDA_DEVICE_MAX_CONNECTIONS for the memory probes: 1 to 32, or `inherit` (this
+    /// environment's). One connection halves the CUDA start-up each probe spends, which the
+    /// driver serialises host-wide; classes and slopes do not change (docs/performance.md).
+    /// Throughput probes always inherit the environment.
+    // The full path keeps clap from reading `Option` as "the option may be left out": the value
+    // is `None` for `inherit`.
+    #[arg(long, value_name = "N|inherit", default_value = "1", value_parser = parse_probe_connections)]
+    pub(crate) probe_connections: std::option::Option<u32>,
+    /// Independent throughput passes (fresh processes), overriding the matrix's `repeat`.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) repeat: Option<u32>,
+    /// Where run.json is written.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: PathBuf,
+    /// Continue a run that was interrupted, from the journal in --out.
+    #[arg(long)]
+    pub(crate) resume: bool,
+}
+
+/// `nppbench compare`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct CompareArgs {
+    /// run.json files or report folders: a folder holding run.json, or a report of several
+    /// runs (its run-N-*.json, or runs/N/run.json of a run with several --npp), each run in
+    /// it taken in order. The first run is the base.
+    #[arg(required = true, num_args = 1.., value_name = "RUN")]
+    pub(crate) runs: Vec<PathBuf>,
+    /// The folder compare.html and summary.md are written to (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: PathBuf,
+    /// Exit with status 3 when a candidate trips any of these gates (comma-separated):
+    /// `regression`, a scenario significantly slower beyond the noise threshold; `leak`, a
+    /// scenario that leaks in the candidate and did not in the base (a new leak); `streams`, a
+    /// scenario whose NPP creates more streams per thread, or leaves more undestroyed.
+    #[arg(long, value_delimiter = ',', value_name = "GATES", value_enum)]
+    pub(crate) fail_on: Vec<Gate>,
+    /// Kernel-time changes smaller than this percentage are noise (calibrated on
+    /// same-against-same runs: docs/calibration.md).
+    #[arg(long, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
+    pub(crate) noise_pct: f64,
+    /// Host-latency changes smaller than this percentage are noise (images under a megapixel).
+    #[arg(long, default_value_t = nppbench_analysis::thresholds::LATENCY_NOISE_PCT)]
+    pub(crate) latency_noise_pct: f64,
+    /// Significance level of Welch's t-test on the per-pass medians.
+    #[arg(long, default_value_t = nppbench_analysis::thresholds::ALPHA)]
+    pub(crate) alpha: f64,
+    /// Only images of at least this many pixels can fail the regression gate (default 0:
+    /// every size; the test on passes is calibrated at every size).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) gate_min_pixels: u64,
+    /// Apply the gates to runs measured on a GPU shared with other processes too.
+    #[arg(long)]
+    pub(crate) allow_shared_gpu: bool,
+}
+
+/// A preset by name, with the model's message for an unknown one; `--help` lists the names.
+#[derive(Clone)]
+struct PresetParser;
+
+impl TypedValueParser for PresetParser {
+    type Value = Preset;
+
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<Preset, clap::Error> {
+        let parse = |name: &str| name.parse::<Preset>();
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            Preset::ALL
+                .into_iter()
+                .map(|p| PossibleValue::new(p.name()).help(p.summary())),
+        ))
+    }
+}
+
+/// `--devices all` or `0,2`.
+fn parse_devices(spec: &str) -> Result<Devices, String> {
+    if spec == "all" {
+        return Ok(Devices::All);
+    }
+    let list: Vec<u32> = spec
+        .split(',')
+        .map(|s| s.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| "give `all` or GPU ordinals separated by commas (0,2)".to_owned())?;
+    let mut seen = list.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != list.len() {
+        return Err("a GPU is listed twice".to_owned());
+    }
+    Ok(Devices::List(list))
+}
+
+/// `--probe-connections N|inherit`: `Some(N)` to set, `None` to inherit.
+fn parse_probe_connections(spec: &str) -> Result<Option<u32>, String> {
+    if spec == "inherit" {
+        return Ok(None);
+    }
+    match spec.trim().parse::<u32>() {
+        Ok(n) if (1..=32).contains(&n) => Ok(Some(n)),
+        _ => Err(
+            "give a number of connections from 1 to 32 (CUDA's range), or `inherit` to leave CUDA_DEVICE_MAX_CONNECTIONS as the environment has it"
+                .to_owned(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("nppbench").chain(args.iter().copied()))
+    }
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        match parse(&[&["run", "--out", "o"], args].concat()).unwrap().command {
+            Cmd::Run(a) => a,
+            _ => unreachable!("a run"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_options_parse_into_typed_values() {
+        let a = run_args(&[]);
+        assert_eq!(
+            (a.preset, a.devices, a.probe_connections),
+            (Preset::Quick, Devices::List(vec![0]), Some(1))
+        );
+        let a = run_args(&[
+            "--preset",
+            "atlas",
+            "--devices",
+            "2, 0",
+            "--probe-connections",
+            "inherit",
+        ]);
+        assert_eq!(
+            (a.preset, a.devices, a.probe_connections),
+            (Preset::Atlas, Devices::List(vec![2, 0]), None)
+        );
+        assert_eq!(run_args(&["--devices", "all"]).devices, Devices::All);
+        assert_eq!(run_args(&["--probe-connections", "32"]).probe_connections, Some(32));
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors_that_say_what_to_give() {
+        for (args, expected) in [
+            (
+                vec!["--preset", "quik"],
+                "preset \"quik\": unknown; use quick, full or atlas",
+            ),
+            (
+                vec!["--devices", "0,x"],
+                "give `all` or GPU ordinals separated by commas (0,2)",
+            ),
+            (vec!["--devices", "1,1"], "a GPU is listed twice"),
+            (
+                vec!["--probe-connections", "33"],
+                "give a number of connections from 1 to 32",
+            ),
+        ] {
+            let err = parse(&[&["run", "--out", "o"], &args[..]].concat()).err().unwrap();
+            assert_eq!(err.exit_code(), 2, "{args:?}");
+            let text = err.to_string();
+            assert!(text.contains(&format!("'{}' for '{}", args[1], args[0])), "{text}");
+            assert!(text.contains(expected), "{text}");
+        }
+    }
+
+    #[test]
+    fn help_says_what_nppbench_measures_now_and_where_compare_writes() {
+        let mut cmd = Cli::command();
+        let top = cmd.render_help().to_string();
+        let functions = format!("NPP's image functions ({} in the catalogue", Primitive::all().count());
+        assert!(top.contains(&functions) && !top.contains("convert"), "{top}");
+        let compare = cmd.find_subcommand_mut("compare").unwrap().render_help().to_string();
+        assert!(
+            compare.contains("The folder compare.html and summary.md are written to"),
+            "{compare}"
+        );
+    }
+
+    #[test]
+    fn help_lists_the_presets() {
+        let mut cmd = Cli::command();
+        let run = cmd.find_subcommand_mut("run").unwrap().render_long_help().to_string();
+        let preset = cmd.find_subcommand_mut("preset").unwrap().render_help().to_string();
+        for p in Preset::ALL {
+            let listed = run
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("- {}:", p.name())) && l.ends_with(p.summary()));
+            assert!(listed, "{run}");
+        }
+        assert!(preset.contains("[possible values: quick, full, atlas]"), "{preset}");
+        assert!(
+            run.contains("nppbench preset NAME") && !run.contains("crates/model"),
+            "{run}"
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! A scenario's setup: the device, NPP and buffers it works on, with the CPU reference output
+//! every call is checked against, and what a throughput probe keeps from one setup to the next
+//! ([`ScenarioCache`]).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use nppbench_gpu::{DeviceBuffer, Gpu, HostBuffer, Stream};
+use nppbench_model::{ContextFill, Correctness, FailureKind, Geometry, Primitive};
+use nppbench_npp::{DST_FILL, Npp, NppSearch, StreamContext};
+
+use crate::error::ProbeError;
+
+/// What a throughput probe keeps between scenarios: source patterns and expected outputs already
+/// computed, by primitive and geometry, and the device buffers of finished scenarios for the next
+/// of the same sizes (in the full preset the first scenario of an 8K geometry prepares its buffers
+/// in about 140 ms, patterns and reference included, the next ones in about 5 ms).
+#[derive(Default)]
+pub(crate) struct ScenarioCache {
+    prepared: std::collections::HashMap<(Primitive, Geometry), Prepared>,
+    spare: Vec<DeviceBuffer>,
+}
+
+/// The most device memory kept in spare buffers between scenarios.
+const SPARE_BYTES: u64 = 1 << 30;
+
+impl ScenarioCache {
+    /// A buffer of exactly `bytes`: a spare one, else a new allocation.
+    fn buffer(&mut self, gpu: &Gpu, bytes: u64) -> Result<DeviceBuffer, ProbeError> {
+        match self.spare.iter().position(|b| b.len() == bytes.max(1)) {
+            Some(i) => Ok(self.spare.swap_remove(i)),
+            None => Ok(DeviceBuffer::alloc(gpu, bytes)?),
+        }
+    }
+
+    /// Keeps a finished scenario's buffers for the next (its sources are uploaded again and its
+    /// destination cleared before use), the newest first, within [`SPARE_BYTES`].
+    pub(crate) fn recycle(&mut self, setup: Setup) {
+        let Setup { sources, dst, .. } = setup;
+        let dst = dst.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut kept: Vec<DeviceBuffer> = sources.into_iter().chain(std::iter::once(dst)).collect();
+        kept.append(&mut self.spare);
+        let mut total = 0;
+        kept.retain(|b| {
+            total += b.len();
+            total <= SPARE_BYTES
+        });
+        self.spare = kept;
+    }
+}
+
+/// A primitive's source patterns for one geometry and the output they must give.
+#[derive(Clone)]
+struct Prepared {
+    patterns: Arc<Vec<Vec<u8>>>,
+    expected: Arc<Vec<u8>>,
+}
+
+/// The device, NPP and buffers a scenario works on, with the reference output to check against.
+pub(crate) struct Setup {
+    pub(crate) gpu: Gpu,
+    pub(crate) npp: Npp,
+    sources: Vec<DeviceBuffer>,
+    /// Shared by the calling threads, which call one at a time.
+    dst: Mutex<DeviceBuffer>,
+    /// A reduction's scratch buffer, sized by NPP.
+    scratch: Option<DeviceBuffer>,
+    expected: Arc<Vec<u8>>,
+    pub(crate) primitive: Primitive,
+    pub(crate) geometry: Geometry,
+    pub(crate) context: ContextFill,
+}
+
+impl Setup {
+    /// Loads NPP, checks that it has `primitive` (else 'not measured'), and makes the buffers
+    /// and the expected output. `stream` sizes a reduction's scratch buffer.
+    pub(crate) fn new(
+        gpu: Gpu,
+        npp_dir: Option<&Path>,
+        primitive: Primitive,
+        g: &Geometry,
+        context: ContextFill,
+        stream: &Stream,
+    ) -> Result<Setup, ProbeError> {
+        Setup::with_cache(
+            gpu,
+            npp_dir,
+            primitive,
+            g,
+            context,
+            stream,
+            &mut ScenarioCache::default(),
+        )
+    }
+
+    /// As [`Setup::new`], taking the source patterns and expected output from `cache` when an
+    /// earlier scenario of the same primitive and geometry computed them (the CPU reference of a
+    /// 1080p filter takes tens of milliseconds, and a throughput probe meets each geometry once
+    /// per stream kind).
+    pub(crate) fn with_cache(
+        gpu: Gpu,
+        npp_dir: Option<&Path>,
+        primitive: Primitive,
+        g: &Geometry,
+        context: ContextFill,
+        stream: &Stream,
+        cache: &mut ScenarioCache,
+    ) -> Result<Setup, ProbeError> {
+        // Before anything sizes a buffer or a reference image from it.
+        g.validate(primitive)?;
+        let npp = Npp::load(&NppSearch::new(npp_dir))?;
+        npp.available(primitive).map_err(|why| {
+            ProbeError::unavailable(format!(
+                "{} is not measured with NPP {}: {why}",
+                primitive.npp_name(),
+                npp.version()
+            ))
+        })?;
+        let Prepared { patterns, expected } = cache
+            .prepared
+            .entry((primitive, *g))
+            .or_insert_with(|| {
+                let patterns = nppbench_npp::source_buffers(primitive, g);
+                let expected = Arc::new(nppbench_npp::expected_output(primitive, g, &patterns));
+                Prepared {
+                    patterns: Arc::new(patterns),
+                    expected,
+                }
+            })
+            .clone();
+        let mut sources = Vec::new();
+        for pattern in patterns.iter() {
+            let mut buffer = cache.buffer(&gpu, g.src_bytes())?;
+            buffer.upload(pattern)?;
+            sources.push(buffer);
+        }
+        let dst = cache.buffer(&gpu, g.dst_bytes(primitive))?;
+        let ctx = npp.context(ContextFill::FromStream, stream, gpu.props())?;
+        let scratch = match npp.scratch_bytes(primitive, g, &ctx)? {
+            0 => None,
+            bytes => Some(DeviceBuffer::alloc(&gpu, bytes)?),
+        };
+        Ok(Setup {
+            gpu,
+            npp,
+            sources,
+            dst: Mutex::new(dst),
+            scratch,
+            expected,
+            primitive,
+            geometry: *g,
+            context,
+        })
+    }
+
+    /// The device addresses of the sources, then of the destination.
+    pub(crate) fn addresses(&self) -> Vec<u64> {
+        let mut out: Vec<u64> = self.sources.iter().map(DeviceBuffer::device_ptr).collect();
+        out.push(self.lock_dst().device_ptr());
+        out
+    }
+
+    /// The first source buffer (the reference kernel reads it).
+    pub(crate) fn source(&self) -> &DeviceBuffer {
+        &self.sources[0]
+    }
+
+    pub(crate) fn lock_dst(&self) -> MutexGuard<'_, DeviceBuffer> {
+        self.dst.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The stream context for calls on `stream` from the calling thread, filled as the scenario
+    /// says.
+    pub(crate) fn context(&self, stream: &Stream) -> Result<StreamContext, ProbeError> {
+        self.gpu.bind_to_thread()?;
+        Ok(self.npp.context(self.context, stream, self.gpu.props())?)
+    }
+
+    /// Queues one call into `dst` with `ctx` (no synchronisation).
+    pub(crate) fn launch(&self, dst: &mut DeviceBuffer, ctx: &StreamContext) -> Result<(), ProbeError> {
+        let sources: Vec<&DeviceBuffer> = self.sources.iter().collect();
+        Ok(self.npp.run(
+            self.primitive,
+            &self.geometry,
+            &sources,
+            dst,
+            self.scratch.as_ref(),
+            ctx,
+        )?)
+    }
+
+    /// One call on `stream` from the calling thread, its context filled there: launch and
+    /// synchronise. Returns the host latency of both, and the context used.
+    pub(crate) fn call(&self, stream: &Stream) -> Result<(Duration, StreamContext), ProbeError> {
+        let ctx = self.context(stream)?;
+        let mut dst = self.lock_dst();
+        let t = Instant::now();
+        self.launch(&mut dst, &ctx)?;
+        stream.synchronize()?;
+        Ok((t.elapsed(), ctx))
+    }
+
+    /// Clears the destination, runs one call on `stream` and checks the output.
+    pub(crate) fn checked_call(&self, stream: &Stream) -> Result<(Duration, StreamContext, Correctness), ProbeError> {
+        self.lock_dst().fill(DST_FILL)?;
+        let (latency, ctx) = self.call(stream)?;
+        Ok((latency, ctx, self.check()?))
+    }
+
+    /// Compares the destination with the CPU reference.
+    pub(crate) fn check(&self) -> Result<Correctness, ProbeError> {
+        let actual = self.lock_dst().download()?;
+        self.compare(&actual)
+    }
+
+    /// As [`Setup::check`], downloading into `host`, page-locked and kept between scenarios.
+    pub(crate) fn check_with(&self, host: &mut HostBuffer) -> Result<Correctness, ProbeError> {
+        let dst = self.lock_dst();
+        let actual = dst.download_into(host)?;
+        self.compare(actual)
+    }
+
+    fn compare(&self, actual: &[u8]) -> Result<Correctness, ProbeError> {
+        nppbench_npp::compare(self.primitive, &self.geometry, &self.expected, actual)
+            .map_err(|e| ProbeError::new(FailureKind::Mismatch, e))
+    }
+}

@@ -1,0 +1,172 @@
+//! Adding a run to the history: its row and every scenario result, in one transaction.
+
+use std::collections::HashMap;
+
+use nppbench_analysis::LeakClass;
+use rusqlite::{OptionalExtension, params};
+
+use super::{Added, Db};
+use crate::HistoryError;
+use crate::rows::{Kind, RunRow, ScenarioRow};
+
+impl Db {
+    /// Adds a run and its results in one transaction; a run whose key is present already
+    /// changes nothing.
+    pub fn add(&mut self, run: &RunRow, rows: &[ScenarioRow]) -> Result<Added, HistoryError> {
+        let path = self.path.clone();
+        let err = |source| HistoryError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        self.load_scenario_ids()?;
+        // Scenarios new in this run: known to the cache once the transaction commits.
+        let mut new_ids: HashMap<(Kind, String), i64> = HashMap::new();
+        let tx = self.conn.transaction().map_err(err)?;
+        let present: Option<i64> = tx
+            .query_row("SELECT id FROM runs WHERE run_key = ?1", [&run.key], |r| r.get(0))
+            .optional()
+            .map_err(err)?;
+        if present.is_some() {
+            return Ok(Added::AlreadyPresent);
+        }
+        let run_id = insert_run(&tx, run).map_err(err)?;
+        insert_results(&tx, run, run_id, rows, &self.scenario_ids, &mut new_ids).map_err(err)?;
+        let results = tx
+            .query_row("SELECT count(*) FROM results WHERE run_id = ?1", [run_id], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        self.scenario_ids.extend(new_ids);
+        Ok(Added::New {
+            results: results.unsigned_abs() as usize,
+        })
+    }
+
+    /// The ids of the scenarios already in the database, read once.
+    fn load_scenario_ids(&mut self) -> Result<(), HistoryError> {
+        let path = self.path.clone();
+        let err = |source| HistoryError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        if self.scenario_ids.is_empty() {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT id, kind, scenario_id FROM scenarios")
+                .map_err(&err)?;
+            let known = stmt
+                .query_map([], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+                })
+                .map_err(&err)?;
+            for k in known {
+                let (id, kind, scenario) = k.map_err(&err)?;
+                if let Some(kind) = Kind::parse(&kind) {
+                    self.scenario_ids.insert((kind, scenario), id);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The run's row; returns its id.
+fn insert_run(tx: &rusqlite::Transaction<'_>, run: &RunRow) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO runs (run_key, started_at, finished_at, host, gpu_model, gpu_uuids, gpu_models,
+            driver_version, cuda_driver_api_version, npp_version, tool_version, tool_commit,
+            matrix_name, run_schema_version, interrupted, test_hooks)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            run.key,
+            run.started_at,
+            run.finished_at,
+            run.host,
+            run.gpu_model,
+            run.gpu_uuids.join(","),
+            run.gpu_models.join(","),
+            run.driver_version,
+            run.cuda_driver_api_version,
+            run.npp_version,
+            run.tool_version,
+            run.tool_commit,
+            run.matrix_name,
+            run.run_schema_version,
+            run.interrupted,
+            run.test_hooks.join("\n"),
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Every scenario result of the run, each scenario's axes stored once (`new_ids` collects the
+/// scenarios new in this run).
+fn insert_results(
+    tx: &rusqlite::Transaction<'_>,
+    run: &RunRow,
+    run_id: i64,
+    rows: &[ScenarioRow],
+    known_ids: &HashMap<(Kind, String), i64>,
+    new_ids: &mut HashMap<(Kind, String), i64>,
+) -> rusqlite::Result<()> {
+    {
+        let mut new_scenario = tx.prepare_cached(
+            "INSERT INTO scenarios (kind, scenario_id, primitive, geometry, stream, context, threading)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO results (run_id, scenario, gpu_uuid, gpu_model, status, passes, kernel_ns,
+                    kernel_ns_min, kernel_ns_max, timing, gbps, host_latency_us, kernels_per_call, leak_class,
+                    mib_per_thread, mib_per_thread_lo, mib_per_thread_hi, threads_spawned,
+                    hidden_streams_per_thread)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                 ON CONFLICT DO NOTHING",
+        )?;
+        for r in rows {
+            let key = (r.kind, r.scenario_id.clone());
+            let known = known_ids.get(&key).or_else(|| new_ids.get(&key)).copied();
+            let scenario = match known {
+                Some(id) => id,
+                None => {
+                    new_scenario.execute(params![
+                        r.kind.as_str(),
+                        r.scenario_id,
+                        r.primitive,
+                        r.geometry,
+                        r.stream,
+                        r.context,
+                        r.threading,
+                    ])?;
+                    let id = tx.last_insert_rowid();
+                    new_ids.insert(key, id);
+                    id
+                }
+            };
+            let t = r.throughput.as_ref();
+            let m = r.memory.as_ref();
+            insert.execute(params![
+                run_id,
+                scenario,
+                r.gpu_uuid,
+                run.model_of(&r.gpu_uuid),
+                r.status.as_str(),
+                t.map(|t| t.passes),
+                t.map(|t| t.kernel_ns),
+                t.map(|t| t.kernel_ns_min),
+                t.map(|t| t.kernel_ns_max),
+                t.map(|t| t.timing.as_str()),
+                t.and_then(|t| t.gbps),
+                t.and_then(|t| t.host_latency_us),
+                t.and_then(|t| t.kernels_per_call),
+                m.and_then(|m| m.class).map(LeakClass::as_str),
+                m.and_then(|m| m.mib_per_thread),
+                m.and_then(|m| m.mib_per_thread_ci).map(|c| c.0),
+                m.and_then(|m| m.mib_per_thread_ci).map(|c| c.1),
+                m.map(|m| m.threads_spawned),
+                m.and_then(|m| m.hidden_streams_per_thread),
+            ])?;
+        }
+    }
+    Ok(())
+}

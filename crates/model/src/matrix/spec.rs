@@ -1,0 +1,96 @@
+//! A matrix as a person writes it in TOML: every table and key a matrix file may hold, with
+//! where each value was written (for messages).
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// Settings as written in TOML: every field optional, defaults from [`Settings::default`](crate::Settings::default).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SettingsSpec {
+    pub(super) calls: Option<Spanned<i64>>,
+    pub(super) min_calls: Option<Spanned<i64>>,
+    pub(super) warm_up_ms: Option<Spanned<i64>>,
+    pub(super) measurement_ms: Option<Spanned<i64>>,
+    pub(super) samples: Option<Spanned<i64>>,
+    pub(super) resamples: Option<Spanned<i64>>,
+    pub(super) repeat: Option<Spanned<i64>>,
+    pub(super) cold: Option<bool>,
+    pub(super) scenario_timeout_s: Option<Spanned<i64>>,
+    pub(super) memory_budget_mib: Option<Spanned<i64>>,
+}
+
+/// A list that may be written as one value: `primitive = "Copy_8u_C1R"` or `primitive = [...]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum Names {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// Such a list with where it was written (its items share the list's position in messages).
+pub(super) type OneOrMany = Spanned<Names>;
+
+pub(super) fn items(spec: &OneOrMany) -> Vec<&str> {
+    match spec.get_ref() {
+        Names::One(v) => vec![v.as_str()],
+        Names::Many(v) => v.iter().map(String::as_str).collect(),
+    }
+}
+
+/// One `[[geometry]]` table of a matrix file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GeometrySpec {
+    pub(super) width: Spanned<i64>,
+    pub(super) height: Spanned<i64>,
+    /// The source row stride in bytes, as given (the destination's keeps its padding in pixels).
+    pub(super) src_stride: Option<Spanned<i64>>,
+    pub(super) dst_stride: Option<Spanned<i64>>,
+    /// Instead of `src_stride`: each row's bytes rounded up to a multiple of this, for every
+    /// pixel format alike, plus `stride_extra` bytes.
+    pub(super) stride_align: Option<Spanned<i64>>,
+    pub(super) stride_extra: Option<Spanned<i64>>,
+    /// Also measure the padded-ROI fix of an unaligned width.
+    #[serde(default)]
+    pub(super) pad_roi: bool,
+    pub(super) primitive: Option<OneOrMany>,
+    pub(super) streams: Option<Vec<Spanned<String>>>,
+    /// The stream kinds timed for throughput, when fewer than `streams`.
+    pub(super) throughput_streams: Option<Vec<Spanned<String>>>,
+    pub(super) context: Option<Vec<Spanned<String>>>,
+    pub(super) threading: Option<Vec<Spanned<String>>>,
+    #[serde(default = "yes")]
+    pub(super) memory: bool,
+    #[serde(default = "yes")]
+    pub(super) throughput: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A matrix as a person writes it in TOML (`nppbench preset NAME` prints one).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixSpec {
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) description: String,
+    /// Row names (`Convert_8u32f_C1R`, or NVIDIA's `nppiConvert_8u32f_C1R_Ctx`), library names
+    /// (`nppif`: its rows), or `all`; default `Convert_8u32f_C1R`. Also read as `primitives`,
+    /// the key run.json's matrix lists them under, so that a matrix copied from a run reads back.
+    #[serde(alias = "primitives")]
+    pub(super) primitive: Option<OneOrMany>,
+    #[serde(default)]
+    pub(super) settings: SettingsSpec,
+    pub(super) streams: Vec<Spanned<String>>,
+    /// The stream kinds timed for throughput; default `streams`. A geometry's `streams` or
+    /// `throughput_streams` overrides it.
+    pub(super) throughput_streams: Option<Vec<Spanned<String>>>,
+    /// How the stream context is filled; default `from_stream`.
+    pub(super) context: Option<Vec<Spanned<String>>>,
+    pub(super) threading: Vec<Spanned<String>>,
+    #[serde(rename = "geometry")]
+    pub(super) geometries: Vec<GeometrySpec>,
+}

@@ -1,0 +1,159 @@
+//! The built-in matrices (`quick`, `full`, `atlas`): their names and TOML text.
+
+use std::path::Path;
+
+use crate::{Matrix, ModelError};
+
+/// The built-in matrices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// Every alignment case at the public report's sizes and 1080p, for CI and a first look.
+    Quick,
+    /// Adds 4K and 8K, more pool sizes, the padded-ROI fix, and longer probes.
+    Full,
+    /// Every primitive of the catalogue, swept for the leak rule of each (see `atlas.toml`).
+    Atlas,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 3] = [Preset::Quick, Preset::Full, Preset::Atlas];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Quick => "quick",
+            Preset::Full => "full",
+            Preset::Atlas => "atlas",
+        }
+    }
+
+    /// What the preset measures, in a line (`nppbench run --help` lists it).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Preset::Quick => "every alignment case at the public report's sizes and 1080p: CI, a first look",
+            Preset::Full => "adds 4K and 8K, more pool sizes, the padded-ROI fix and longer probes",
+            Preset::Atlas => "every function of the catalogue, swept for the leak rule of each",
+        }
+    }
+
+    /// The preset's TOML text: the same format as a custom `--matrix` file.
+    pub fn toml(self) -> &'static str {
+        match self {
+            Preset::Quick => include_str!("../presets/quick.toml"),
+            Preset::Full => include_str!("../presets/full.toml"),
+            Preset::Atlas => include_str!("../presets/atlas.toml"),
+        }
+    }
+
+    pub fn matrix(self) -> Result<Matrix, ModelError> {
+        Matrix::from_toml(self.toml(), Path::new(&format!("<preset {}>", self.name())))
+    }
+}
+
+impl std::str::FromStr for Preset {
+    type Err = ModelError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| ModelError::invalid(format!("preset {s:?}"), "unknown; use quick, full or atlas"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::{ContextFill, Primitive, StreamKind, Threading};
+
+    #[test]
+    fn presets_parse_and_cover_every_alignment_case() {
+        for preset in [Preset::Quick, Preset::Full] {
+            let m = preset.matrix().unwrap();
+            let gs = m.geometries();
+            for width_aligned in [false, true] {
+                for stride_aligned in [false, true] {
+                    for small in [false, true] {
+                        assert!(
+                            gs.iter().any(|g| g.width_aligned(m.primitives[0]) == width_aligned
+                                && g.src_stride_aligned() == stride_aligned
+                                && (g.width < 100) == small
+                                && g.padded_from.is_none()),
+                            "{} lacks width_aligned={width_aligned} stride_aligned={stride_aligned} small={small}",
+                            preset.name()
+                        );
+                    }
+                }
+            }
+            assert!(gs.iter().any(|g| g.width == 1920 && g.height == 1080));
+            assert!(gs.iter().any(|g| (g.width, g.src_stride) == (31, 32)));
+            assert!(gs.iter().any(|g| (g.width, g.height, g.src_stride) == (32, 35, 36)));
+        }
+        let full = Preset::Full.matrix().unwrap();
+        assert!(full.geometries().iter().any(|g| g.width >= 3840));
+        assert!(full.geometries().iter().any(|g| g.padded_from.is_some()));
+        let pools: BTreeSet<_> = full
+            .memory
+            .iter()
+            .filter_map(|s| match s.threading {
+                Threading::Pool(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        assert!(pools.len() >= 2, "{pools:?}");
+    }
+
+    #[test]
+    fn atlas_sweeps_every_primitive_with_contrast() {
+        let m = Preset::Atlas.matrix().unwrap();
+        assert_eq!(m.primitives.len(), Primitive::all().count());
+        for p in Primitive::all() {
+            let mem: Vec<_> = m.memory.iter().filter(|s| s.primitive == p).collect();
+            // Widths on both sides of every modulus from 2 to 128.
+            for modulus in [2u32, 4, 8, 16, 32, 64, 128] {
+                assert!(mem.iter().any(|s| s.geometry.width % modulus == 0), "{p} {modulus}");
+                assert!(
+                    mem.iter()
+                        .any(|s| s.geometry.width % modulus != 0 && s.geometry.width % (modulus / 2) == 0),
+                    "{p}: no width that is a multiple of {} but not of {modulus}",
+                    modulus / 2
+                );
+            }
+            // Strides on both sides of every modulus a stride of this format can miss (four
+            // channels take whole pixels only).
+            let row = p.row();
+            let unit = if row.src.channels == 4 || row.dst.channels == 4 {
+                row.src.bytes_per_pixel().max(row.dst.bytes_per_pixel()) as u32
+            } else {
+                1
+            };
+            for modulus in [8u32, 16, 32, 64, 128].into_iter().filter(|m| *m > unit) {
+                assert!(
+                    mem.iter().any(|s| s.geometry.src_stride % modulus == 0),
+                    "{p} stride {modulus}"
+                );
+                assert!(
+                    mem.iter().any(|s| s.geometry.src_stride % modulus != 0),
+                    "{p} stride {modulus}"
+                );
+            }
+            for k in StreamKind::ALL {
+                assert!(mem.iter().any(|s| s.stream == k), "{p} {k}");
+            }
+            for c in ContextFill::ALL {
+                assert!(mem.iter().any(|s| s.context == c), "{p} {c}");
+            }
+            assert!(mem.iter().any(|s| matches!(s.threading, Threading::Pool(_))), "{p}");
+            assert!(
+                mem.iter().any(|s| s.geometry.pixels() >= 1_000_000),
+                "{p}: a large image"
+            );
+            assert!(m.throughput.iter().any(|s| s.primitive == p), "{p}: throughput");
+        }
+        eprintln!(
+            "atlas: {} memory, {} throughput scenarios",
+            m.memory.len(),
+            m.throughput.len()
+        );
+    }
+}

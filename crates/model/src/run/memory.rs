@@ -1,0 +1,106 @@
+//! What run.json records of a memory scenario: its samples after every call, the streams
+//! created, and how it ended.
+
+use serde::{Deserialize, Serialize};
+
+use super::{ContextRecord, Correctness, PhaseTime};
+use crate::{GpuProcess, MemoryScenario, Outcome};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    pub scenario: MemoryScenario,
+    pub outcome: Outcome,
+    pub result: Option<MemoryResult>,
+    /// The UUID of the GPU it ran on; `None` in runs made before runs could use several.
+    #[serde(default)]
+    pub gpu: Option<String>,
+    /// The scenario's wall time, its process's start included, milliseconds.
+    #[serde(default)]
+    pub wall_ms: Option<f64>,
+}
+
+/// Device memory before the first call.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MemoryReading {
+    /// Device-wide used memory (`cuMemGetInfo`: total − free), bytes.
+    pub device_used_bytes: u64,
+    /// This process's used memory as NVML reports it, bytes; `None` where NVML gives none.
+    pub process_used_bytes: Option<u64>,
+}
+
+/// The raw samples of a memory scenario, one entry per call (index 0 is the warm-up call).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemorySeries {
+    /// Calls made so far, the warm-up call included.
+    pub call: Vec<u32>,
+    /// Distinct host threads that have called NPP so far.
+    pub threads_spawned: Vec<u32>,
+    /// Time since the warm-up call started, milliseconds.
+    pub elapsed_ms: Vec<f64>,
+    /// Host latency of this call: launch plus stream synchronisation, microseconds.
+    pub latency_us: Vec<f64>,
+    pub device_used_bytes: Vec<u64>,
+    pub process_used_bytes: Vec<Option<u64>>,
+}
+
+impl MemorySeries {
+    pub fn len(&self) -> usize {
+        self.call.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.call.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryResult {
+    pub baseline: MemoryReading,
+    pub samples: MemorySeries,
+    pub wall_ms: f64,
+    /// From the probe's start to its baseline reading: driver, NPP, NVML and CUPTI set-up.
+    #[serde(default)]
+    pub startup_ms: f64,
+    /// `startup_ms` step by step (`gpu`, `nvml`, `npp`, `cupti`, `baseline`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub startup: Vec<PhaseTime>,
+    pub correctness: Correctness,
+    /// Streams created and destroyed during the calls, counted with CUPTI; `None` where CUPTI
+    /// could not be loaded (see `streams_not_measured`).
+    #[serde(default)]
+    pub streams: Option<StreamCounts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams_not_measured: Option<String>,
+    /// The call after which the scenario's class was settled and it stopped; `None` when it
+    /// made every call (or ran before scenarios could stop early).
+    #[serde(default)]
+    pub settled_after: Option<u32>,
+    /// The stream context as filled for the calls, and the stream's real flags.
+    #[serde(default)]
+    pub context: Option<ContextRecord>,
+    /// The most other nppbench probes seen on the GPU during the scenario: with any, the
+    /// device-wide figure is shared and only this process's (NVML) is judged.
+    #[serde(default)]
+    pub concurrent_probes: u32,
+    /// Other processes seen on the GPU before or after the calls.
+    #[serde(default)]
+    pub other_processes: Vec<GpuProcess>,
+    /// The device addresses of the call's buffers (sources, then the destination): NPP picks
+    /// some paths by a buffer's alignment, which the process's other allocations shift.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buffer_addresses: Vec<u64>,
+}
+
+/// CUDA streams created and destroyed by anything in the process from the warm-up call on,
+/// cumulative after each call (aligned with [`MemorySeries`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamCounts {
+    pub created: Vec<u32>,
+    pub destroyed: Vec<u32>,
+    /// Of those created, the ones nppbench itself made (the own-stream threading model).
+    pub created_by_nppbench: Vec<u32>,
+    /// Distinct host threads that created at least one stream.
+    pub creating_threads: u32,
+    /// Streams created during the calls and still alive after the last one.
+    pub never_destroyed: u32,
+}

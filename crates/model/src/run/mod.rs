@@ -1,0 +1,113 @@
+//! The run.json schema: the environment, the matrix, and per scenario its outcome, results and
+//! raw samples. Written by the engine, read by the report.
+
+mod environment;
+mod label;
+mod memory;
+mod read;
+mod throughput;
+
+use serde::{Deserialize, Serialize};
+
+pub use environment::{
+    CpuInfo, Environment, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, MissingLibrary, NppInfo, ToolInfo,
+};
+pub use memory::{MemoryReading, MemoryRecord, MemoryResult, MemorySeries, StreamCounts};
+pub use throughput::{
+    CallTiming, DeviceSample, DeviceState, Estimate, HostLatency, KernelRecords, KernelStat, KernelTiming,
+    ReferenceResult, ThroughputRecord, ThroughputResult,
+};
+
+use crate::Matrix;
+
+/// The version of the layout below. Bump it on any change a reader of an older file would misread.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The versions this nppbench reads: version 1 (before the primitive and context axes) is
+/// migrated on reading.
+pub const READABLE_SCHEMA_VERSIONS: [u32; 2] = [1, 2];
+
+/// One run of `nppbench run`: everything needed to render a report without the GPU.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunFile {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    /// The command line that made this run, for the report's "reproduce" section.
+    pub command: Vec<String>,
+    /// RFC 3339 times.
+    pub started_at: String,
+    pub finished_at: String,
+    pub wall_s: f64,
+    /// Set when the run was stopped (Ctrl-C, SIGTERM) before every scenario ran; `nppbench run
+    /// --resume` continues it.
+    #[serde(default)]
+    pub interrupted: bool,
+    pub environment: Environment,
+    pub matrix: Matrix,
+    pub memory: Vec<MemoryRecord>,
+    /// One record per throughput scenario, GPU and pass.
+    pub throughput: Vec<ThroughputRecord>,
+    /// Where the run's wall time went, phase by phase.
+    #[serde(default)]
+    pub phases: Vec<PhaseTime>,
+    /// How many memory probes ran at once, and why that many.
+    #[serde(default)]
+    pub jobs: Option<Jobs>,
+    /// Test hooks that were active (`NPPBENCH_DELAY_CYCLES=…`, `NPPBENCH_FAULT=…`): a run made
+    /// with one measures nppbench, not NPP as it is, and every page says so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_hooks: Vec<String>,
+}
+
+/// The wall time of one phase of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTime {
+    /// `environment`, `throughput`, `memory`, `writing`.
+    pub phase: String,
+    pub wall_s: f64,
+}
+
+/// The concurrency of the memory phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Jobs {
+    pub jobs: u32,
+    /// Why that many: given with `--jobs`, or chosen from the machine (cores, device memory).
+    pub reason: String,
+    /// `CUDA_DEVICE_MAX_CONNECTIONS` as the memory probes had it (absent in runs made before it
+    /// was recorded, whose probes inherited nppbench's environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ProbeConnections>,
+}
+
+/// `CUDA_DEVICE_MAX_CONNECTIONS` in the memory probes. Creating a CUDA context is serialised
+/// host-wide by the driver, and a context with one hardware connection is created in about half
+/// the time of the default eight; the memory probes' classes, slopes and NPP stream counts are the
+/// same either way (`reports/concurrency/`). Throughput probes always inherit the environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeConnections {
+    /// The value the probes had; `None`: unset, the driver's default (8).
+    pub value: Option<u32>,
+    /// Set by nppbench (`--probe-connections N`), not inherited from the environment.
+    pub set_by_nppbench: bool,
+}
+
+/// The check of NPP's output against the CPU reference.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Correctness {
+    pub pixels_checked: u64,
+    /// Padding bytes (between the row's end and the stride) checked to be untouched.
+    pub padding_bytes_checked: u64,
+    pub max_abs_error: f64,
+}
+
+/// What the calls' `NppStreamContext` declared, beside what the stream really is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextRecord {
+    /// `nStreamFlags` as passed to NPP.
+    pub declared_flags: u32,
+    /// The stream's own flags (`cuStreamGetFlags`): 1 for non-blocking, else 0.
+    pub stream_flags: u32,
+    /// `nCudaDeviceId` and `nMultiProcessorCount` as passed (0 where the context was zeroed).
+    pub declared_device: i32,
+    pub declared_sm_count: i32,
+}

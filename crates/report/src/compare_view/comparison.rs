@@ -1,0 +1,227 @@
+//! One candidate against the base, worded: its summary, the items that trip a gate, the
+//! throughput and memory rows that changed. Every verdict and gate is the analysis's.
+
+use nppbench_analysis::compare::{Change, Comparison, Counts, Gate, MIN_PASSES, MemoryChange, ThroughputChange};
+
+use super::{
+    ComparisonView, FailingItem, MemoryChangeRow, ThroughputChangeRow, UNSETTLED_MEANS, test_text, verdict_name,
+};
+use crate::view::{by_kind, class_name, fmt, fmt_p, fmt_sig};
+
+pub(super) fn comparison_view(c: &Comparison, base: &str, cand: &str, group: &str, gates: &[Gate]) -> ComparisonView {
+    let n = c.counts();
+    let tripped_gates = c.tripped(gates);
+    let mut failing = Vec::new();
+    let (mut changed, unchanged) = throughput_rows(c, &tripped_gates, &mut failing);
+    let mut memory_changed = memory_rows(c, &tripped_gates, &mut failing);
+    // Rows that tripped a gate first.
+    changed.sort_by_key(|r| !r.gated_failure);
+    memory_changed.sort_by_key(|r| !r.gated_failure);
+    ComparisonView {
+        heading: format!("{cand} against {base}"),
+        group: group.to_owned(),
+        failed: !tripped_gates.is_empty(),
+        environment_changes: c.environment_changes.clone(),
+        machine_note: if c.same_machine {
+            String::new()
+        } else if c.environment_changes.iter().any(|e| e.starts_with("GPU:")) {
+            "Different GPU models: throughput differences are partly the hardware's.".into()
+        } else {
+            "Another card of the same model (the GPU UUIDs differ): throughput differences may be partly the card's."
+                .into()
+        },
+        summary: summary(c, &n),
+        tripped: tripped_gates.iter().map(Gate::to_string).collect(),
+        failing,
+        throughput_changed: changed,
+        throughput_unchanged: unchanged,
+        throughput_same: n.same,
+        throughput_unjudged: n.unjudged,
+        counts: counts_text(&n),
+        memory_unchanged: c.memory.len() - memory_changed.len(),
+        memory_changed,
+        only_in_base: c.only_in_base.clone(),
+        only_in_candidate: c.only_in_candidate.clone(),
+    }
+}
+
+fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
+    let mut summary = vec![format!(
+        "Throughput: {} slower, {} faster, {} the same{}{} of {} scenarios.",
+        n.slower,
+        n.faster,
+        n.same,
+        if n.unsettled > 0 {
+            format!(", {} unsettled ({UNSETTLED_MEANS})", n.unsettled)
+        } else {
+            String::new()
+        },
+        if n.unjudged > 0 {
+            format!(
+                ", {} with too few passes to judge (fewer than {MIN_PASSES} a side)",
+                n.unjudged
+            )
+        } else {
+            String::new()
+        },
+        c.throughput.len()
+    )];
+    summary.push(format!(
+        "Memory: {} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, of {} scenarios.",
+        n.new_leaks,
+        n.fixed_leaks,
+        n.more_streams,
+        c.memory.len()
+    ));
+    if !c.base_failures.is_empty() || !c.cand_failures.is_empty() {
+        let side = |m: &std::collections::BTreeMap<_, usize>| {
+            if m.is_empty() {
+                "none".to_owned()
+            } else {
+                format!("{} ({})", m.values().sum::<usize>(), by_kind(m))
+            }
+        };
+        summary.push(format!(
+            "Failed scenarios: base {}; candidate {}.",
+            side(&c.base_failures),
+            side(&c.cand_failures)
+        ));
+    }
+    summary
+}
+
+fn counts_text(n: &Counts) -> String {
+    format!(
+        "{} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams; throughput {} slower, {} faster{}{}",
+        n.new_leaks,
+        n.fixed_leaks,
+        n.more_streams,
+        n.slower,
+        n.faster,
+        if n.unsettled > 0 {
+            format!(", {} unsettled", n.unsettled)
+        } else {
+            String::new()
+        },
+        if n.unjudged > 0 {
+            format!(", {} not judged (fewer than {MIN_PASSES} passes a side)", n.unjudged)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The throughput rows that changed (unsettled ones with them: a change could not be ruled out)
+/// and those that did not; each scenario that trips the regression gate joins `failing`.
+fn throughput_rows(
+    c: &Comparison,
+    tripped: &[Gate],
+    failing: &mut Vec<FailingItem>,
+) -> (Vec<ThroughputChangeRow>, Vec<ThroughputChangeRow>) {
+    let mut changed = Vec::new();
+    let mut unchanged = Vec::new();
+    for x in &c.throughput {
+        let gated_failure = tripped.contains(&Gate::Regression) && x.fails_regression();
+        if gated_failure {
+            failing.push(FailingItem {
+                gate: Gate::Regression.to_string(),
+                scenario: x.id.clone(),
+                what: regression_words(x),
+            });
+        }
+        let row = ThroughputChangeRow {
+            scenario: x.id.clone(),
+            base_us: fmt_sig(x.kernel.base / 1e3),
+            cand_us: fmt_sig(x.kernel.candidate / 1e3),
+            change: format!("{:+.1}%", x.kernel.change_pct),
+            change_ci: x
+                .kernel
+                .change_ci_pct
+                .map_or_else(|| "—".into(), |(lo, hi)| format!("{lo:+.1} … {hi:+.1}%")),
+            p_value: x.kernel.p_value.map_or_else(|| "—".into(), fmt_p),
+            latency: x.latency.as_ref().map_or_else(
+                || "—".into(),
+                |l| format!("{} → {} µs; {}", fmt_sig(l.base), fmt_sig(l.candidate), test_text(l)),
+            ),
+            passes: format!("{} vs {}", x.base_passes, x.cand_passes),
+            verdict: verdict_name(x.verdict),
+            gated_failure,
+            changed: matches!(x.verdict, Change::Faster | Change::Slower),
+        };
+        if row.changed || x.verdict == Change::Unsettled {
+            changed.push(row);
+        } else {
+            unchanged.push(row);
+        }
+    }
+    (changed, unchanged)
+}
+
+fn regression_words(x: &ThroughputChange) -> String {
+    match &x.latency {
+        // A launch-bound image that failed on its host latency.
+        Some(l) if x.kernel.verdict != Change::Slower => format!(
+            "host latency per call {} → {} µs: {} ({} {} → {} µs)",
+            fmt_sig(l.base),
+            fmt_sig(l.candidate),
+            test_text(l),
+            x.metric.words(),
+            fmt_sig(x.kernel.base / 1e3),
+            fmt_sig(x.kernel.candidate / 1e3),
+        ),
+        _ => format!(
+            "{} {} → {} µs; throughput {}",
+            x.metric.words(),
+            fmt_sig(x.kernel.base / 1e3),
+            fmt_sig(x.kernel.candidate / 1e3),
+            test_text(&x.kernel)
+        ),
+    }
+}
+
+/// The memory scenarios that changed class or streams; each that trips a gate joins `failing`.
+fn memory_rows(c: &Comparison, tripped: &[Gate], failing: &mut Vec<FailingItem>) -> Vec<MemoryChangeRow> {
+    let mut rows = Vec::new();
+    for m in &c.memory {
+        let Some(flag) = memory_flag(m) else {
+            continue;
+        };
+        let gate = m.trips(tripped);
+        let h = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| fmt(v, 2));
+        if let Some(gate) = gate {
+            failing.push(FailingItem {
+                gate: gate.to_string(),
+                scenario: m.id.clone(),
+                what: format!(
+                    "{} → {}, NPP streams per thread {} → {}",
+                    class_name(m.base_class),
+                    class_name(m.cand_class),
+                    h(m.base_hidden),
+                    h(m.cand_hidden)
+                ),
+            });
+        }
+        rows.push(MemoryChangeRow {
+            scenario: m.id.clone(),
+            base_class: class_name(m.base_class).to_owned(),
+            cand_class: class_name(m.cand_class).to_owned(),
+            base_streams: h(m.base_hidden),
+            cand_streams: h(m.cand_hidden),
+            change: flag.to_owned(),
+            gated_failure: gate.is_some(),
+        });
+    }
+    rows
+}
+
+fn memory_flag(m: &MemoryChange) -> Option<&'static str> {
+    if m.new_leak {
+        Some("new leak")
+    } else if m.fixed_leak {
+        Some("leak gone")
+    } else if m.more_streams {
+        Some("more streams")
+    } else {
+        None
+    }
+}

@@ -1,0 +1,138 @@
+//! How the pages write numbers, statuses, classes and run labels: every formatting helper the
+//! views share, in one place.
+
+use nppbench_analysis::LeakClass;
+use nppbench_model::{Geometry, Outcome, Primitive, RunFile};
+
+pub(crate) fn fmt(v: f64, digits: usize) -> String {
+    format!("{v:.digits$}")
+}
+
+/// At least three significant digits, without trailing noise: `22.4`, `1.66`, `0.832`, `6272`.
+pub(crate) fn fmt_sig(v: f64) -> String {
+    if !v.is_finite() {
+        return "—".into();
+    }
+    let a = v.abs();
+    let digits = if a >= 100.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        3
+    };
+    format!("{v:.digits$}")
+}
+
+/// A p-value as a reader takes it in: `0.034`, `4.2e-4`, `< 1e-6` (never `0.00e0`).
+pub(crate) fn fmt_p(p: f64) -> String {
+    if p < 1e-6 {
+        "< 1e-6".into()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Each run's short label ([`RunFile::short_label`]); runs whose labels are equal are told apart
+/// by their start time, then by their position.
+pub fn labels(runs: &[RunFile]) -> Vec<String> {
+    let short: Vec<String> = runs.iter().map(RunFile::short_label).collect();
+    let with_time: Vec<String> = runs
+        .iter()
+        .zip(&short)
+        .map(|(r, l)| {
+            if short.iter().filter(|x| *x == l).count() > 1 {
+                let when = r.started_at.get(..16).unwrap_or(&r.started_at).replace('T', " ");
+                format!("{l} · {when} UTC")
+            } else {
+                l.clone()
+            }
+        })
+        .collect();
+    with_time
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if with_time.iter().filter(|x| *x == l).count() > 1 {
+                format!("{l} · run {}", i + 1)
+            } else {
+                l.clone()
+            }
+        })
+        .collect()
+}
+
+/// `47`, or `108 (warm)` where the figure is at the warm kernel time (see
+/// [`nppbench_analysis::ThroughputAnalysis::ceiling_pct`]).
+pub(crate) fn ceiling_pct_text(pct: Option<(f64, bool)>) -> String {
+    match pct {
+        Some((p, true)) => fmt(p, 0),
+        Some((p, false)) => format!("{} (warm)", fmt(p, 0)),
+        None => "—".into(),
+    }
+}
+
+pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "—".to_owned(), |v| fmt(v, digits))
+}
+
+pub(crate) fn alignment(p: Primitive, g: &Geometry) -> String {
+    let w = if g.width_aligned(p) { "aligned" } else { "unaligned" };
+    let s = if g.src_stride_aligned() { "aligned" } else { "unaligned" };
+    let pad = if g.padded_from.is_some() { ", padded ROI" } else { "" };
+    format!("width {w}, stride {s}{pad}")
+}
+
+pub(crate) fn status(o: &Outcome) -> String {
+    match o {
+        Outcome::Ok => "ok".to_owned(),
+        Outcome::Failed { .. } => "failed".to_owned(),
+        Outcome::StoppedAtBudget { budget_mib } => format!("stopped at {budget_mib} MiB budget"),
+        Outcome::NotMeasured { .. } => "not measured".to_owned(),
+    }
+}
+
+pub(crate) fn class_name(class: Option<LeakClass>) -> &'static str {
+    class.map_or("failed", LeakClass::as_str)
+}
+
+/// The page of run `index` in a report of several runs.
+pub fn run_page_name(index: usize) -> String {
+    format!("run-{}.html", index + 1)
+}
+
+/// The run.json link of run `index` of `total` rendered together.
+pub fn run_json_name(index: usize, run: &RunFile, total: usize) -> String {
+    if total == 1 {
+        "run.json".to_owned()
+    } else {
+        format!("run-{}-npp-{}.json", index + 1, run.environment.npp.version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values_read_as_numbers_never_as_zero() {
+        assert_eq!(fmt_p(0.0), "< 1e-6");
+        assert_eq!(fmt_p(3.2e-9), "< 1e-6");
+        assert_eq!(fmt_p(4.2e-4), "4.2e-4");
+        assert_eq!(fmt_p(0.034), "0.034");
+        assert_ne!(fmt_p(0.0), "0.00e0");
+    }
+
+    #[test]
+    fn figures_keep_three_significant_digits() {
+        assert_eq!(fmt_sig(22.37), "22.4");
+        assert_eq!(fmt_sig(1.664), "1.66");
+        assert_eq!(fmt_sig(0.8321), "0.832");
+        assert_eq!(fmt_sig(6272.4), "6272");
+        assert_eq!(fmt_sig(f64::NAN), "—");
+    }
+}
