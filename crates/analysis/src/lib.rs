@@ -12,9 +12,11 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+pub mod evidence;
 pub mod figure;
 pub mod functions;
 pub mod memory;
+pub mod predict;
 pub mod rules;
 pub mod run;
 pub mod selection;

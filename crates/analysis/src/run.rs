@@ -159,37 +159,15 @@ impl<'a> RunAnalysis<'a> {
             .or_else(|| self.throughput.iter().find(same))
     }
 
-    /// The leak rule of each primitive, from its measured memory scenarios (see [`rules`]).
+    /// Each primitive's rules from this run's scenarios alone (see [`crate::evidence`] for the
+    /// rules of several runs pooled).
+    pub fn function_rules(&self) -> Vec<crate::evidence::FunctionRules> {
+        crate::evidence::pool(&[self]).rules()
+    }
+
+    /// The leak rule of each primitive, from this run's scenarios alone.
     pub fn rules(&self) -> Vec<rules::Rule> {
-        self.primitives()
-            .into_iter()
-            .map(|p| {
-                let cases: Vec<rules::Case> = self
-                    .memory
-                    .iter()
-                    .filter(|m| m.record.scenario.primitive == p && m.class.is_some())
-                    .map(|m| {
-                        let s = &m.record.scenario;
-                        rules::Case {
-                            id: s.id.clone(),
-                            primitive: p,
-                            geometry: s.geometry,
-                            stream: s.stream,
-                            context: s.context,
-                            threading: s.threading,
-                            declared_non_blocking: m
-                                .record
-                                .result
-                                .as_ref()
-                                .and_then(|r| r.context)
-                                .map(|c| c.declared_flags & 1 == 1),
-                            leaks: m.class == Some(LeakClass::Leak),
-                        }
-                    })
-                    .collect();
-                rules::discover(p, &cases)
-            })
-            .collect()
+        self.function_rules().into_iter().map(|f| f.leak).collect()
     }
 
     /// The median MiB per new thread over `primitive`'s scenarios (those `keep` accepts) that leak

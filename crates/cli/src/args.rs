@@ -52,6 +52,9 @@ pub(crate) enum Cmd {
     Compare(CompareArgs),
     /// Every run a fleet has made, in a database: add runs, render trends and change points, export.
     History(history::Args),
+    /// The class of any scenario (leak, bounded, flat or unknown) from atlas runs, no GPU needed:
+    /// its measurement where the runs measured it, else its function's rule.
+    Predict(crate::predict::PredictArgs),
     /// Print a preset's matrix file, a starting point for --matrix.
     Preset {
         #[arg(value_name = "NAME", value_parser = PresetParser)]

@@ -9,6 +9,7 @@ mod compare;
 mod exit;
 mod history;
 mod info;
+mod predict;
 mod progress;
 mod report;
 mod run;
@@ -41,6 +42,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Report { from, out, force } => report::report(&from, &out, force),
         Cmd::Compare(args) => compare::compare(args),
         Cmd::History(args) => history::run(args),
+        Cmd::Predict(args) => predict::predict(args),
         Cmd::Preset { name } => {
             info::preset(name);
             Ok(())

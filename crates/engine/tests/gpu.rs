@@ -11,7 +11,15 @@ use serde_json::{Value, json};
 
 const P: Primitive = Primitive::CONVERT_8U32F_C1R;
 
+/// CUPTI's callbacks and activity records are one per process, and a probe takes them for its
+/// whole run: in nppbench every probe is a process of its own; here, where the tests share one
+/// process, one probe runs at a time.
+static ONE_PROBE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn probe(dir: &Path, request: Value) -> String {
+    let _one = ONE_PROBE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let req = dir.join("request.json");
     let answer = dir.join("answer.json");
     std::fs::write(&req, request.to_string()).unwrap();

@@ -27,19 +27,21 @@ fn history() -> (tempfile::TempDir, Db, Vec<nppbench_history::ingest::AddReport>
 #[test]
 fn committed_runs_make_one_history_with_copies_counted_once() {
     let (_dir, mut db, added) = history();
-    assert_eq!(added.len(), 14, "run files under reports/");
+    assert_eq!(added.len(), 22, "run files under reports/");
     let new = added.iter().filter(|a| matches!(a.added, Added::New { .. })).count();
     // reports/h100-versions/ holds copies of the three full H100 runs, reports/h200-atlas-versions/
-    // of the two atlases.
-    assert_eq!(new, 9);
-    for a in added.iter().filter(|a| {
-        a.path.starts_with(reports().join("h100-versions")) || a.path.starts_with(reports().join("h200-atlas-versions"))
-    }) {
+    // of the two H200 atlases, reports/h100-atlas-versions/ of the four H100 atlas runs.
+    assert_eq!(new, 13);
+    let copies = ["h100-versions", "h200-atlas-versions", "h100-atlas-versions"];
+    for a in added
+        .iter()
+        .filter(|a| copies.iter().any(|c| a.path.starts_with(reports().join(c))))
+    {
         assert_eq!(a.added, Added::AlreadyPresent, "{}", a.path.display());
     }
     assert!(added.iter().all(|a| !a.path.to_string_lossy().contains("delay-")));
     let counts = db.counts().unwrap();
-    assert_eq!(counts.0, 9);
+    assert_eq!(counts.0, 13);
     // Adding them all again changes nothing.
     add_paths(&mut db, &[reports()], false).unwrap();
     assert_eq!(db.counts().unwrap(), counts);
@@ -125,7 +127,7 @@ fn the_page_renders_with_its_sections_and_needs_nothing_from_outside() {
     ] {
         assert!(html.contains(section), "no {section}");
     }
-    assert!(html.contains("9 runs from"), "title");
+    assert!(html.contains("13 runs from"), "title");
     assert!(html.contains("NPP 12.2.3 → 13.0.1") || html.contains("NPP 13.0.1 → 12.2.3"));
     // Verdict first: the headline before any chart or table.
     let headline = html.find("class=\"headline\"").unwrap();

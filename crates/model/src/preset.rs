@@ -109,8 +109,12 @@ mod tests {
         assert_eq!(m.primitives.len(), Primitive::all().count());
         for p in Primitive::all() {
             let mem: Vec<_> = m.memory.iter().filter(|s| s.primitive == p).collect();
-            // Widths on both sides of every modulus from 2 to 128.
-            for modulus in [2u32, 4, 8, 16, 32, 64, 128] {
+            let held_out = mem.iter().filter(|s| s.held_out).count();
+            eprintln!("atlas: {p}: {} memory scenarios, {held_out} held out", mem.len());
+            assert!(mem.len() <= 75, "{p}: {} memory scenarios", mem.len());
+            assert_eq!(held_out, 12, "{p}");
+            // Widths of every parity and of both sides of 4 (the sample draws the rest).
+            for modulus in [2u32, 4] {
                 assert!(mem.iter().any(|s| s.geometry.width % modulus == 0), "{p} {modulus}");
                 assert!(
                     mem.iter()
@@ -119,22 +123,41 @@ mod tests {
                     modulus / 2
                 );
             }
-            // Strides on both sides of every modulus a stride of this format can miss (four
-            // channels take whole pixels only).
+            // Each stride on both sides of every modulus a stride of its format can miss.
             let row = p.row();
-            let unit = if row.src.channels == 4 || row.dst.channels == 4 {
-                row.src.bytes_per_pixel().max(row.dst.bytes_per_pixel()) as u32
-            } else {
-                1
-            };
-            for modulus in [8u32, 16, 32, 64, 128].into_iter().filter(|m| *m > unit) {
+            let sides = [
+                (
+                    row.sources > 0,
+                    row.src,
+                    mem.iter().map(|s| s.geometry.src_stride).collect::<Vec<_>>(),
+                ),
+                (
+                    row.dst_is_image(),
+                    row.dst,
+                    mem.iter().map(|s| s.geometry.dst_stride).collect(),
+                ),
+            ];
+            for (_, format, strides) in sides.iter().filter(|(image, ..)| *image) {
+                let unit = if format.channels == 4 {
+                    format.bytes_per_pixel()
+                } else {
+                    format.sample.bytes()
+                };
+                for modulus in [8u32, 16, 32, 64, 128].into_iter().filter(|m| u64::from(*m) > unit) {
+                    assert!(strides.iter().any(|s| s % modulus == 0), "{p} stride {modulus}");
+                    assert!(strides.iter().any(|s| s % modulus != 0), "{p} stride {modulus}");
+                }
+            }
+            // Source and destination strides apart, where a primitive has both.
+            if sides.iter().all(|(image, ..)| *image) {
+                let g: Vec<_> = mem.iter().map(|s| s.geometry).collect();
                 assert!(
-                    mem.iter().any(|s| s.geometry.src_stride % modulus == 0),
-                    "{p} stride {modulus}"
+                    g.iter().any(|g| g.src_stride % 64 == 0 && g.dst_stride % 64 != 0),
+                    "{p}"
                 );
                 assert!(
-                    mem.iter().any(|s| s.geometry.src_stride % modulus != 0),
-                    "{p} stride {modulus}"
+                    g.iter().any(|g| g.src_stride % 64 != 0 && g.dst_stride % 64 == 0),
+                    "{p}"
                 );
             }
             for k in StreamKind::ALL {
@@ -150,9 +173,28 @@ mod tests {
             );
             assert!(m.throughput.iter().any(|s| s.primitive == p), "{p}: throughput");
         }
+        // Over the atlas: widths on both sides of every modulus up to 128, and under 192 px.
+        for modulus in [8u32, 16, 32, 64, 128] {
+            assert!(
+                m.memory
+                    .iter()
+                    .any(|s| s.geometry.width % modulus != 0 && s.geometry.width % (modulus / 2) == 0),
+                "{modulus}"
+            );
+        }
+        let narrow = m.primitives.iter().filter(|p| {
+            m.memory
+                .iter()
+                .any(|s| s.primitive == **p && !s.held_out && s.geometry.width < 192)
+        });
+        assert!(
+            narrow.count() * 4 >= m.primitives.len() * 3,
+            "most fit on a width under 192 px"
+        );
         eprintln!(
-            "atlas: {} memory, {} throughput scenarios",
+            "atlas: {} memory ({} held out), {} throughput scenarios",
             m.memory.len(),
+            m.memory.iter().filter(|s| s.held_out).count(),
             m.throughput.len()
         );
     }

@@ -244,6 +244,7 @@ pub(crate) struct AtlasCsvRow {
     pub(crate) kernel_gbps: String,
     pub(crate) pct_of_copy_ceiling: String,
     pub(crate) scenarios: String,
+    pub(crate) held_out: String,
 }
 
 pub(crate) fn atlas_rows(run: &crate::view::RunView) -> Vec<AtlasCsvRow> {
@@ -264,6 +265,7 @@ pub(crate) fn atlas_rows(run: &crate::view::RunView) -> Vec<AtlasCsvRow> {
             kernel_gbps: dash(&r.gbps),
             pct_of_copy_ceiling: dash(&r.pct_of_ceiling),
             scenarios: r.scenarios.clone(),
+            held_out: r.held_out.clone(),
         })
         .collect()
 }

@@ -42,15 +42,16 @@ pub struct Rendered {
 /// The view model of the first page, for tests and for other front ends.
 pub fn page(runs: &[RunFile]) -> Result<view::Page, ReportError> {
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
-    let views = run_views(&analyses)?;
-    page_of(runs, &analyses, views)
+    let evidence = view::Evidence::of(&analyses);
+    let views = run_views(&analyses, &evidence)?;
+    page_of(runs, &analyses, &evidence, views)
 }
 
-fn run_views(analyses: &[RunAnalysis<'_>]) -> Result<Vec<view::RunView>, ReportError> {
+fn run_views(analyses: &[RunAnalysis<'_>], evidence: &view::Evidence) -> Result<Vec<view::RunView>, ReportError> {
     analyses
         .iter()
         .enumerate()
-        .map(|(i, a)| view::run_view(a, i, analyses.len()))
+        .map(|(i, a)| view::run_view(a, i, analyses.len(), evidence.of_run(i)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(ReportError::Chart)
 }
@@ -62,6 +63,7 @@ fn generated_by(run: &RunFile) -> String {
 fn page_of(
     runs: &[RunFile],
     analyses: &[RunAnalysis<'_>],
+    evidence: &view::Evidence,
     views: Vec<view::RunView>,
 ) -> Result<view::Page, ReportError> {
     let first = runs.first().ok_or(ReportError::NoRuns)?;
@@ -72,7 +74,7 @@ fn page_of(
         title: format!("nppbench: NPP {} on {}", versions.join(" vs "), gpus.join(", ")),
         generated_by: generated_by(first),
         upgrade: if runs.len() > 1 {
-            Some(view::upgrade(analyses, runs).map_err(ReportError::Chart)?)
+            Some(view::upgrade(analyses, runs, evidence).map_err(ReportError::Chart)?)
         } else {
             None
         },
@@ -85,8 +87,9 @@ fn page_of(
 /// upgrade-first page and a page for each run).
 pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
-    let views = run_views(&analyses)?;
-    let page = page_of(runs, &analyses, views)?;
+    let evidence = view::Evidence::of(&analyses);
+    let views = run_views(&analyses, &evidence)?;
+    let page = page_of(runs, &analyses, &evidence, views)?;
     let [index_html, summary_md] = render_templates(
         [("report.html", PAGE), ("summary.md", SUMMARY), ("macros.html", MACROS)],
         &page,

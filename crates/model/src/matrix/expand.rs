@@ -1,7 +1,10 @@
 //! A matrix file's tables expanded into concrete scenarios: the matrix's axes, each
-//! `[[geometry]]` table's own, every combination validated.
+//! `[[geometry]]` table's own, every combination validated; then each `[[sample]]` table's draw.
+
+use std::collections::BTreeSet;
 
 use super::locate::Locator;
+use super::sample;
 use super::spec::{GeometrySpec, MatrixSpec, SettingsSpec};
 use crate::{
     ContextFill, Geometry, Matrix, MemoryScenario, ModelError, Primitive, Settings, StreamKind, Threading,
@@ -9,13 +12,13 @@ use crate::{
 };
 
 /// The axes a geometry table combines: the matrix's, or the table's own where it gives them.
-struct Axes {
-    primitives: Vec<Primitive>,
-    streams: Vec<StreamKind>,
+pub(super) struct Axes {
+    pub(super) primitives: Vec<Primitive>,
+    pub(super) streams: Vec<StreamKind>,
     /// The stream kinds timed for throughput; `None` at the matrix level: the same as `streams`.
     throughput_streams: Option<Vec<StreamKind>>,
-    contexts: Vec<ContextFill>,
-    threading: Vec<Threading>,
+    pub(super) contexts: Vec<ContextFill>,
+    pub(super) threading: Vec<Threading>,
 }
 
 /// Where a geometry's strides come from.
@@ -51,15 +54,25 @@ pub(super) fn expand(spec: MatrixSpec, loc: &Locator<'_>) -> Result<Matrix, Mode
         },
         threading: loc.list(&spec.threading)?,
     };
-    if spec.geometries.is_empty() {
+    if spec.geometries.is_empty() && spec.samples.is_empty() {
         return Err(ModelError::invalid(
             loc.path.display().to_string(),
-            "the matrix has no [[geometry]] table; add at least one",
+            "the matrix has no [[geometry]] or [[sample]] table; add at least one",
         ));
     }
     let mut out = Scenarios::default();
     for g in &spec.geometries {
         out.add_table(g, &axes, &settings, loc)?;
+    }
+    // Drawn after the grid, so that no drawn scenario is one the grid (or an earlier draw) has.
+    let mut taken: BTreeSet<String> = out.memory.iter().map(|s| s.id.clone()).collect();
+    for table in &spec.samples {
+        for s in sample::draw(table, &axes, settings.calls, loc, &mut taken)? {
+            if !out.used.contains(&s.primitive) {
+                out.used.push(s.primitive);
+            }
+            out.memory.push(s);
+        }
     }
     out.used.sort();
     Ok(Matrix {

@@ -3,6 +3,7 @@
 
 mod expand;
 mod locate;
+mod sample;
 mod spec;
 #[cfg(test)]
 mod tests;

@@ -66,6 +66,32 @@ pub(super) struct GeometrySpec {
     pub(super) throughput: bool,
 }
 
+/// One `[[sample]]` table: memory scenarios drawn at random, per primitive, from a seed (see
+/// `sample/mod.rs` for the draw).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SampleSpec {
+    /// Scenarios per primitive that the leak rules are fitted on.
+    pub(super) fit: Option<Spanned<i64>>,
+    /// Scenarios per primitive measured in the same run but never fitted on: the rules' test.
+    pub(super) held_out: Option<Spanned<i64>>,
+    /// The same seed (and file) draws the same scenarios on every machine.
+    pub(super) seed: Spanned<i64>,
+    /// Widths in pixels, `[lo, hi]` inclusive; default `[1, 4096]`.
+    pub(super) width: Option<Spanned<Vec<Spanned<i64>>>>,
+    /// Heights in rows, `[lo, hi]` inclusive; default `[1, 256]`.
+    pub(super) height: Option<Spanned<Vec<Spanned<i64>>>>,
+    /// The largest alignment a stride is rounded up to, in bytes (a power of two); default 512.
+    pub(super) max_stride_align: Option<Spanned<i64>>,
+    pub(super) primitive: Option<OneOrMany>,
+    /// Each list's first item is the leak-prone configuration; default the matrix's lists.
+    pub(super) streams: Option<Vec<Spanned<String>>>,
+    pub(super) context: Option<Vec<Spanned<String>>>,
+    pub(super) threading: Option<Vec<Spanned<String>>>,
+    /// The share of draws on the first item of every list; default 0.5.
+    pub(super) leak_prone_share: Option<Spanned<f64>>,
+}
+
 fn yes() -> bool {
     true
 }
@@ -91,6 +117,9 @@ pub struct MatrixSpec {
     /// How the stream context is filled; default `from_stream`.
     pub(super) context: Option<Vec<Spanned<String>>>,
     pub(super) threading: Vec<Spanned<String>>,
-    #[serde(rename = "geometry")]
+    #[serde(rename = "geometry", default)]
     pub(super) geometries: Vec<GeometrySpec>,
+    /// Random samples of geometries and axes, drawn after the `[[geometry]]` tables.
+    #[serde(rename = "sample", default)]
+    pub(super) samples: Vec<Spanned<SampleSpec>>,
 }

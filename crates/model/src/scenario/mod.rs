@@ -33,6 +33,10 @@ pub struct MemoryScenario {
     pub threading: Threading,
     /// Calls after the warm-up call, at most (a scenario whose class is settled stops sooner).
     pub calls: u32,
+    /// Drawn by a matrix's `[[sample]]` to test the leak rules on: measured like any other,
+    /// never fitted on. Not an axis (the id does not carry it); absent from run.json when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held_out: bool,
 }
 
 impl MemoryScenario {
@@ -52,6 +56,7 @@ impl MemoryScenario {
             context,
             threading,
             calls,
+            held_out: false,
         };
         s.id = s.derived_id();
         s

@@ -8,8 +8,8 @@ use super::prose::{RuleView, rule_view_of};
 use super::scenario_rows::{MemoryRow, ThroughputRow};
 use crate::charts;
 use nppbench_analysis::RunAnalysis;
+use nppbench_analysis::evidence::FunctionRules;
 use nppbench_analysis::functions::function_summaries;
-use nppbench_analysis::rules::Rule;
 
 /// `1.6`, or `1.2–1.7` where the values span more.
 /// One function of the atlas.
@@ -28,6 +28,8 @@ pub struct AtlasRow {
     pub gbps: String,
     pub pct_of_ceiling: String,
     pub scenarios: String,
+    /// `predicted k of n held-out scenarios`, or `none held out`.
+    pub held_out: String,
 }
 
 /// One function's section of an atlas page: its rule and its scenarios.
@@ -55,7 +57,7 @@ fn spread(range: Option<(f64, f64)>, digits: usize) -> String {
 
 pub(super) fn rows(
     a: &RunAnalysis<'_>,
-    rules: &[Rule],
+    rules: &[FunctionRules],
     memory: &[MemoryRow],
     throughput: &[ThroughputRow],
 ) -> (Vec<AtlasRow>, Vec<FunctionView>, Vec<charts::atlas_overview::Bar>) {
@@ -79,6 +81,7 @@ pub(super) fn rows(
                 support: String::new(),
                 equivalents: Vec::new(),
                 counter_examples: Vec::new(),
+                held_out: String::new(),
             },
         };
         bars.push(charts::atlas_overview::Bar {
@@ -93,6 +96,7 @@ pub(super) fn rows(
             operation: row.operation.to_owned(),
             verdict: f.verdict.words().to_owned(),
             rule: rule_view.sentence.clone(),
+            held_out: rule_view.held_out.clone(),
             mib_per_thread: f.median_mib_per_thread.map_or_else(|| "—".into(), |m| fmt(m, 2)),
             streams_per_thread: spread(f.streams_per_thread, 1),
             kernels_per_call: spread(f.kernels_per_call, 0),

@@ -7,6 +7,7 @@
 //! Each view type lives beside the function that builds it.
 
 mod atlas;
+mod evidence;
 mod format;
 mod prose;
 mod run;
@@ -18,9 +19,11 @@ mod upgrade;
 use serde::Serialize;
 
 pub use atlas::{AtlasRow, FunctionView};
+pub(crate) use evidence::Evidence;
 pub(crate) use format::{class_name, fmt, fmt_p, fmt_sig};
 pub use format::{labels, run_json_name, run_page_name};
 pub(crate) use prose::by_kind;
+pub use prose::rule_sentence;
 pub use prose::{FixView, RuleView, VerdictView};
 pub(crate) use run::run_view;
 pub use run::{EnvEntry, FailureRow, RunView};

@@ -8,6 +8,7 @@ use nppbench_model::{Outcome, RunFile};
 use serde::Serialize;
 
 use super::atlas::{self, AtlasRow, FunctionView};
+use super::evidence::RunEvidence;
 use super::format::{fmt, run_json_name};
 use super::prose::{self, FixView, RuleView, VerdictView, fix_view, rule_view_of, verdict_view};
 use super::run_charts::{ChartView, charts_for, charts_for_atlas};
@@ -30,6 +31,8 @@ pub struct RunView {
     pub verdict: VerdictView,
     /// Each primitive's leak rule.
     pub rules: Vec<RuleView>,
+    /// What the rules were derived from: this run, or every run of its NPP version given.
+    pub rules_basis: String,
     pub fixes: Vec<FixView>,
     /// Several primitives: one row each (the atlas), and a section each.
     pub atlas: Vec<AtlasRow>,
@@ -72,7 +75,12 @@ pub struct FailureRow {
 /// scenarios.csv.
 const FULL_TABLE_LIMIT: usize = 400;
 
-pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Result<RunView, String> {
+pub(crate) fn run_view(
+    a: &RunAnalysis<'_>,
+    index: usize,
+    total: usize,
+    evidence: &RunEvidence,
+) -> Result<RunView, String> {
     let run = a.run;
     let anchor = format!("run-{}", index + 1);
     let v = findings::verdict(a);
@@ -103,13 +111,13 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
         kind: "not measured".into(),
         reason: s.clone(),
     }));
-    let rules = a.rules();
+    let rules = &evidence.rules;
     let primitives = a.primitives();
     let many_primitives = primitives.len() > 1;
     let memory: Vec<MemoryRow> = a.memory.iter().map(memory_row).collect();
     let throughput: Vec<ThroughputRow> = a.throughput.iter().map(|t| throughput_row(t, a.ceiling_gbps)).collect();
     let (atlas, functions, bars) = if many_primitives {
-        atlas::rows(a, &rules, &memory, &throughput)
+        atlas::rows(a, rules, &memory, &throughput)
     } else {
         (Vec::new(), Vec::new(), Vec::new())
     };
@@ -127,6 +135,7 @@ pub(crate) fn run_view(a: &RunAnalysis<'_>, index: usize, total: usize) -> Resul
         warnings: prose::warnings(a),
         verdict: verdict_view(&v, a),
         rules: rules.iter().map(rule_view_of).collect(),
+        rules_basis: evidence.basis.clone(),
         fixes: findings::fixes(a).iter().map(fix_view).collect(),
         atlas,
         functions,

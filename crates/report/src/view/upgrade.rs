@@ -13,8 +13,11 @@ use super::run_charts::ChartView;
 use crate::charts::version_dots::{self, Mark, Row};
 use crate::compare_view::{self, ComparePage};
 use nppbench_analysis::compare::{self, Thresholds};
+use nppbench_analysis::evidence::{Difference, differences};
 use nppbench_analysis::thresholds::LAUNCH_BOUND_PIXELS;
 use nppbench_analysis::{RunAnalysis, ThroughputAnalysis};
+
+use super::evidence::Evidence;
 
 #[derive(Debug, Serialize)]
 pub struct UpgradeView {
@@ -48,13 +51,70 @@ pub struct VersionRow {
 pub struct RuleRow {
     pub primitive: String,
     pub cells: Vec<String>,
+    /// A scenario measured in the first run and another in different classes.
     pub differs: bool,
+    /// That scenario and its classes, run by run (empty where none differs).
+    pub shown_by: String,
+}
+
+/// Each function's rule in each run (its group's pooled rule), and whether a scenario measured in
+/// the first run and in a run of another NPP version or GPU model shows the rules differ.
+fn rule_rows(analyses: &[RunAnalysis<'_>], evidence: &Evidence) -> Vec<RuleRow> {
+    let per_run: Vec<BTreeMap<Primitive, String>> = (0..analyses.len())
+        .map(|i| {
+            evidence
+                .of_run(i)
+                .rules
+                .iter()
+                .map(|f| (f.primitive, prose::rule_words(f).sentence))
+                .collect()
+        })
+        .collect();
+    // Runs of the first run's own NPP version and GPU model pool with it: they are not compared.
+    let first_group = evidence.of_run(0).group;
+    let shown: Vec<(usize, Difference)> = analyses
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| evidence.of_run(*i).group != first_group)
+        .flat_map(|(i, c)| differences(&analyses[0], c).into_iter().map(move |d| (i, d)))
+        .collect();
+    let mut primitives: Vec<Primitive> = per_run.iter().flat_map(|m| m.keys().copied()).collect();
+    primitives.sort();
+    primitives.dedup();
+    primitives
+        .iter()
+        .map(|p| {
+            let cells: Vec<String> = per_run
+                .iter()
+                .map(|m| m.get(p).cloned().unwrap_or_else(|| "not measured".into()))
+                .collect();
+            let difference = shown.iter().find(|(_, d)| d.primitive == *p);
+            RuleRow {
+                primitive: p.to_string(),
+                cells,
+                differs: difference.is_some(),
+                shown_by: difference.map_or_else(String::new, |(run, d)| {
+                    format!(
+                        "{}: {} in run 1, {} in run {}",
+                        d.id,
+                        d.base.as_str(),
+                        d.candidate.as_str(),
+                        run + 1
+                    )
+                }),
+            }
+        })
+        .collect()
 }
 
 /// Rows a chart may hold before it is summarised (per function rather than per scenario).
 const MAX_ROWS: usize = 48;
 
-pub(crate) fn upgrade(analyses: &[RunAnalysis<'_>], runs: &[RunFile]) -> Result<UpgradeView, String> {
+pub(crate) fn upgrade(
+    analyses: &[RunAnalysis<'_>],
+    runs: &[RunFile],
+    evidence: &Evidence,
+) -> Result<UpgradeView, String> {
     if analyses.is_empty() {
         return Err("no runs".into());
     }
@@ -90,36 +150,11 @@ pub(crate) fn upgrade(analyses: &[RunAnalysis<'_>], runs: &[RunFile]) -> Result<
         charts.push(svg);
     }
 
-    // Rules, function by function.
-    let per_run: Vec<BTreeMap<Primitive, String>> = analyses
-        .iter()
-        .map(|a| {
-            a.rules()
-                .iter()
-                .map(|r| (r.primitive, prose::rule_words(r).sentence))
-                .collect()
-        })
-        .collect();
-    let mut primitives: Vec<Primitive> = per_run.iter().flat_map(|m| m.keys().copied()).collect();
-    primitives.sort();
-    primitives.dedup();
-    let mut rules: Vec<RuleRow> = primitives
-        .iter()
-        .map(|p| {
-            let cells: Vec<String> = per_run
-                .iter()
-                .map(|m| m.get(p).cloned().unwrap_or_else(|| "not measured".into()))
-                .collect();
-            RuleRow {
-                primitive: p.to_string(),
-                differs: cells.iter().any(|c| *c != cells[0]),
-                cells,
-            }
-        })
-        .collect();
+    let rules = rule_rows(analyses, evidence);
     let rules_differ = rules.iter().filter(|r| r.differs).count();
+    let mut rules = rules;
     rules.sort_by_key(|r| !r.differs);
-    if primitives.len() <= 1 && rules_differ == 0 {
+    if rules.len() <= 1 && rules_differ == 0 {
         rules.clear();
     }
     Ok(UpgradeView {

@@ -1,0 +1,238 @@
+//! Every run of one NPP version is evidence: the measured memory scenarios of all the runs given
+//! (of one NPP version and GPU model), pooled, with the scenarios whose class differed between
+//! the processes that measured them set apart, and each function's rules derived from the pool.
+
+use std::collections::BTreeMap;
+
+use nppbench_model::Primitive;
+use nppbench_stats::LeakClass;
+
+use crate::RunAnalysis;
+use crate::rules::{self, Case, Feature, Rule, RuleKind};
+
+/// A scenario measured in several processes that did not agree on its class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flip {
+    pub id: String,
+    /// Each class it was measured in, once each, in first-seen order.
+    pub classes: Vec<LeakClass>,
+    /// The processes (measurements) that saw it.
+    pub measurements: usize,
+}
+
+/// A function's rules from the pooled evidence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionRules {
+    pub primitive: Primitive,
+    /// Leaks, or not.
+    pub leak: Rule,
+    /// Among the scenarios that do not leak: bounded growth, or flat.
+    pub bounded: Rule,
+    /// Scenarios whose class is not stable between processes: kept out of the fit, and the
+    /// function kept out of "if and only if".
+    pub flips: Vec<Flip>,
+}
+
+impl FunctionRules {
+    /// The class the rules give a scenario of this function.
+    pub fn predict(&self, c: &Case) -> LeakClass {
+        if self.leak.predicts(c) {
+            LeakClass::Leak
+        } else if self.bounded.predicts(c) {
+            LeakClass::Bounded
+        } else {
+            LeakClass::Flat
+        }
+    }
+
+    /// Whether "leaks if and only if" is earned: the leak rule fits and predicts every held-out
+    /// scenario, and no scenario of the function flips between processes.
+    pub fn earned(&self) -> bool {
+        self.leak.earned() && self.flips.is_empty()
+    }
+}
+
+/// The pooled scenarios of some runs.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// One case per scenario id whose class every measurement agreed on.
+    pub cases: Vec<Case>,
+    /// Scenarios measured whose calls could not tell their class ([`conclusive`]).
+    pub inconclusive: usize,
+    pub flips: Vec<Flip>,
+    /// Measurements pooled (a scenario measured in two runs counts twice).
+    pub measurements: usize,
+    pub runs: usize,
+}
+
+/// Whether a scenario's calls can tell its class: a pool of n threads behaves as new threads for
+/// its first n calls, so only more than 2n calls tell bounded growth from a leak. A scenario that
+/// made fewer (a pool larger than the early stop's calls) is left out of the evidence.
+pub fn conclusive(m: &crate::MemoryAnalysis<'_>) -> bool {
+    match m.record.scenario.threading.thread_bound() {
+        Some(n) if n > 1 => m.calls > 2 * n,
+        _ => true,
+    }
+}
+
+/// Each measured memory scenario of a run as a case: failed ones, with no class, and those
+/// whose calls cannot tell their class ([`conclusive`]) left out.
+pub fn cases_of(a: &RunAnalysis<'_>) -> Vec<Case> {
+    a.memory
+        .iter()
+        .filter(|m| conclusive(m))
+        .filter_map(|m| {
+            let s = &m.record.scenario;
+            Some(Case {
+                id: s.id.clone(),
+                primitive: s.primitive,
+                geometry: s.geometry,
+                stream: s.stream,
+                context: s.context,
+                threading: s.threading,
+                declared_non_blocking: m
+                    .record
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.context)
+                    .map(|c| c.declared_flags & 1 == 1),
+                class: m.class?,
+                held_out: s.held_out,
+            })
+        })
+        .collect()
+}
+
+/// The scenarios of `runs` pooled: a scenario measured in several runs (or twice in one) is one
+/// case where every measurement agreed, and a [`Flip`] where they did not.
+pub fn pool(runs: &[&RunAnalysis<'_>]) -> Evidence {
+    let mut by_id: BTreeMap<String, Vec<Case>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut measurements = 0;
+    let mut inconclusive = 0;
+    for a in runs {
+        inconclusive += a.memory.iter().filter(|m| m.class.is_some() && !conclusive(m)).count();
+        for c in cases_of(a) {
+            measurements += 1;
+            let seen = by_id.entry(c.id.clone()).or_default();
+            if seen.is_empty() {
+                order.push(c.id.clone());
+            }
+            seen.push(c);
+        }
+    }
+    let mut cases = Vec::new();
+    let mut flips = Vec::new();
+    for id in order {
+        let seen = by_id.remove(&id).expect("every id in order was seen");
+        let mut classes: Vec<LeakClass> = Vec::new();
+        for c in &seen {
+            if !classes.contains(&c.class) {
+                classes.push(c.class);
+            }
+        }
+        if classes.len() == 1 {
+            // Held out only where every run that measured it held it out.
+            let held_out = seen.iter().all(|c| c.held_out);
+            let mut case = seen.into_iter().next().expect("a scenario seen once at least");
+            case.held_out = held_out;
+            cases.push(case);
+        } else {
+            flips.push(Flip {
+                id,
+                classes,
+                measurements: seen.len(),
+            });
+        }
+    }
+    Evidence {
+        cases,
+        inconclusive,
+        flips,
+        measurements,
+        runs: runs.len(),
+    }
+}
+
+impl Evidence {
+    /// Each function's rules, in catalogue order.
+    pub fn rules(&self) -> Vec<FunctionRules> {
+        let mut primitives: Vec<Primitive> = self.cases.iter().map(|c| c.primitive).collect();
+        primitives.extend(
+            self.flips
+                .iter()
+                .filter_map(|f| Primitive::from_name(f.id.split('/').nth(1).unwrap_or_default())),
+        );
+        primitives.sort();
+        primitives.dedup();
+        primitives.into_iter().map(|p| self.rules_of(p)).collect()
+    }
+
+    fn rules_of(&self, p: Primitive) -> FunctionRules {
+        let cases: Vec<Case> = self.cases.iter().filter(|c| c.primitive == p).cloned().collect();
+        let not_leaking: Vec<Case> = cases.iter().filter(|c| !c.leaks()).cloned().collect();
+        let leak = rules::discover(p, &cases, LeakClass::Leak);
+        let derived = match &leak.kind {
+            RuleKind::Exactly { literals, .. } => {
+                vec![Feature::LeaksWithNewThreads(
+                    literals.iter().map(|(l, _)| l.clone()).collect(),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        FunctionRules {
+            primitive: p,
+            bounded: rules::discover_with(p, &not_leaking, LeakClass::Bounded, &derived),
+            leak,
+            flips: self
+                .flips
+                .iter()
+                .filter(|f| f.id.split('/').nth(1) == Some(p.name()))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// The runs given, grouped by NPP version and GPU model (each group one body of evidence), in
+/// first-seen order: (version, GPU model, indices into `runs`).
+pub fn groups(runs: &[RunAnalysis<'_>]) -> Vec<(String, String, Vec<usize>)> {
+    let mut out: Vec<(String, String, Vec<usize>)> = Vec::new();
+    for (i, a) in runs.iter().enumerate() {
+        let key = (a.npp_version(), a.run.environment.gpu.name.clone());
+        match out.iter_mut().find(|(v, g, _)| (v, g) == (&key.0, &key.1)) {
+            Some((_, _, members)) => members.push(i),
+            None => out.push((key.0, key.1, vec![i])),
+        }
+    }
+    out
+}
+
+/// A scenario measured in two runs in different classes: what shows that their rules differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    pub primitive: Primitive,
+    pub id: String,
+    pub base: LeakClass,
+    pub candidate: LeakClass,
+}
+
+/// Each function's first scenario measured in both runs whose class differs, by function.
+pub fn differences(base: &RunAnalysis<'_>, candidate: &RunAnalysis<'_>) -> Vec<Difference> {
+    let theirs = cases_of(candidate);
+    let mut out: Vec<Difference> = Vec::new();
+    for b in cases_of(base) {
+        if out.iter().any(|d| d.primitive == b.primitive) {
+            continue;
+        }
+        if let Some(c) = theirs.iter().find(|c| c.id == b.id && c.class != b.class) {
+            out.push(Difference {
+                primitive: b.primitive,
+                id: b.id.clone(),
+                base: b.class,
+                candidate: c.class,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,244 @@
+//! `nppbench predict`: the class of any scenario (leak, bounded, flat, or unknown) from the atlas
+//! runs given, with what the answer rests on: the measurement of that very scenario, the
+//! function's rule (its text and held-out score), or nothing. No GPU is needed.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use nppbench_analysis::RunAnalysis;
+use nppbench_analysis::evidence::{FunctionRules, pool};
+use nppbench_analysis::predict::{Answer, Basis, answer, query};
+use nppbench_analysis::rules::Case;
+use nppbench_model::{ContextFill, Geometry, Matrix, Primitive, StreamKind, Threading};
+use serde::Serialize;
+
+use crate::exit::bad_input;
+use crate::runs::read_runs;
+
+#[derive(Args)]
+pub(crate) struct PredictArgs {
+    /// A run (run.json, or a folder holding runs) whose scenarios are the evidence; repeat it to
+    /// pool several runs of one NPP version.
+    #[arg(long, value_name = "RUN", required = true)]
+    atlas: Vec<PathBuf>,
+    /// Refuse runs of any other NPP version than this (`13.0.1.2`, or its first parts: `13.0`).
+    #[arg(long, value_name = "VERSION")]
+    npp_version: Option<String>,
+    /// Every memory scenario of a matrix file (`nppbench preset NAME` prints one).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["primitive", "width", "height", "src_stride"])]
+    matrix: Option<PathBuf>,
+    /// One scenario: the function (`Convert_8u32f_C1R`, or NVIDIA's `nppiConvert_8u32f_C1R_Ctx`).
+    #[arg(long, required_unless_present = "matrix", requires_all = ["width", "height", "src_stride"])]
+    primitive: Option<String>,
+    /// ROI width in pixels.
+    #[arg(long)]
+    width: Option<u32>,
+    /// ROI height in rows.
+    #[arg(long)]
+    height: Option<u32>,
+    /// Source row stride in bytes.
+    #[arg(long)]
+    src_stride: Option<u32>,
+    /// Destination row stride in bytes; default: the source's padding, in pixels.
+    #[arg(long)]
+    dst_stride: Option<u32>,
+    /// The stream kind: blocking, non_blocking, legacy_default, per_thread_default.
+    #[arg(long, default_value = "blocking")]
+    stream: String,
+    /// How the stream context is filled: from_stream, zeroed, npp_get_stream_context,
+    /// declared_blocking, declared_non_blocking.
+    #[arg(long, default_value = "from_stream")]
+    context: String,
+    /// The threading model: thread_per_call, thread_per_call_own_stream, pool:N, single.
+    #[arg(long, default_value = "thread_per_call")]
+    threading: String,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Write the answer here instead of to standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+/// One answer, with the columns scenarios.csv names alike.
+#[derive(Debug, Serialize)]
+struct Row {
+    primitive: String,
+    width: u32,
+    height: u32,
+    src_stride: u32,
+    dst_stride: u32,
+    stream: String,
+    context: String,
+    threading: String,
+    predicted_class: String,
+    basis: String,
+    rule: String,
+}
+
+pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
+    let loaded = read_runs(&args.atlas)?;
+    let version = one_version(&loaded, args.npp_version.as_deref())?;
+    let analyses: Vec<RunAnalysis<'_>> = loaded.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
+    let evidence = pool(&analyses.iter().collect::<Vec<_>>());
+    let rules = evidence.rules();
+    let queries = queries(&args)?;
+    let rows: Vec<Row> = queries
+        .iter()
+        .map(|q| row(q, &answer(&evidence, &rules, q), &rules))
+        .collect();
+    let text = match args.format {
+        Format::Csv => csv_text(&rows)?,
+        Format::Json => serde_json::to_string_pretty(&rows)? + "\n",
+        Format::Table => table(&rows, &version, loaded.len()),
+    };
+    match &args.out {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// The NPP version every run shares (and that `--npp-version` asks for, where given).
+fn one_version(runs: &[(PathBuf, nppbench_model::RunFile)], asked: Option<&str>) -> anyhow::Result<String> {
+    let versions: Vec<(String, &Path)> = runs
+        .iter()
+        .map(|(p, r)| (r.environment.npp.full_version(), p.as_path()))
+        .collect();
+    let first = versions[0].0.clone();
+    if let Some((other, path)) = versions.iter().find(|(v, _)| *v != first) {
+        return Err(bad_input(format!(
+            "the runs given are of several NPP versions ({first}, and {other} in {}): give runs of one version",
+            path.display()
+        )));
+    }
+    if let Some(asked) = asked
+        && !(first == asked || first.starts_with(&format!("{asked}.")))
+    {
+        return Err(bad_input(format!(
+            "--npp-version {asked}: the runs given are of NPP {first}"
+        )));
+    }
+    Ok(first)
+}
+
+fn parsed<T: std::str::FromStr>(what: &str, text: &str) -> anyhow::Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    text.parse::<T>()
+        .map_err(|e| bad_input(format!("--{what} {text}: {e}")))
+}
+
+/// The scenarios asked about: the matrix's memory scenarios, or the one the options give.
+fn queries(args: &PredictArgs) -> anyhow::Result<Vec<Case>> {
+    if let Some(path) = &args.matrix {
+        let m = Matrix::from_file(path).map_err(bad_input)?;
+        return Ok(m
+            .memory
+            .iter()
+            .map(|s| query(s.primitive, s.geometry, s.stream, s.context, s.threading))
+            .collect());
+    }
+    let name = args.primitive.as_deref().unwrap_or_default();
+    let primitive = Primitive::from_name(name).ok_or_else(|| {
+        bad_input(format!(
+            "--primitive {name}: {}",
+            nppbench_model::catalog::unknown_primitive(name)
+        ))
+    })?;
+    let (width, height, src) = (
+        args.width.unwrap_or_default(),
+        args.height.unwrap_or_default(),
+        args.src_stride.unwrap_or_default(),
+    );
+    let mut g = Geometry::new(primitive, width, height, src);
+    if let Some(d) = args.dst_stride {
+        g.dst_stride = d;
+    }
+    g.validate(primitive)
+        .map_err(|e| bad_input(format!("{primitive} cannot take this geometry: {e}")))?;
+    let stream: StreamKind = parsed("stream", &args.stream)?;
+    let context: ContextFill = parsed("context", &args.context)?;
+    let threading: Threading = parsed("threading", &args.threading)?;
+    Ok(vec![query(primitive, g, stream, context, threading)])
+}
+
+fn row(q: &Case, a: &Answer, rules: &[FunctionRules]) -> Row {
+    let g = &q.geometry;
+    let (basis, rule) = match &a.basis {
+        Basis::Measured(classes) if classes.len() > 1 => (
+            "measured".to_owned(),
+            format!(
+                "measured in several processes, not stable: {}",
+                classes.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", then ")
+            ),
+        ),
+        Basis::Measured(_) => ("measured".to_owned(), String::new()),
+        Basis::Rule => (
+            "rule".to_owned(),
+            rules
+                .iter()
+                .find(|f| f.primitive == q.primitive)
+                .map(nppbench_report::view::rule_sentence)
+                .unwrap_or_default(),
+        ),
+        Basis::None => (
+            "none".to_owned(),
+            "no scenario of this function was measured".to_owned(),
+        ),
+    };
+    Row {
+        primitive: q.primitive.to_string(),
+        width: g.width,
+        height: g.height,
+        src_stride: g.src_stride,
+        dst_stride: g.dst_stride,
+        stream: q.stream.to_string(),
+        context: q.context.to_string(),
+        threading: q.threading.to_string(),
+        predicted_class: a.class.map_or("unknown", |c| c.as_str()).to_owned(),
+        basis,
+        rule,
+    }
+}
+
+fn csv_text(rows: &[Row]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+fn table(rows: &[Row], version: &str, runs: usize) -> String {
+    let mut out = format!("NPP {version}, from {runs} run(s)\n");
+    for r in rows {
+        out.push_str(&format!(
+            "{} {}x{} src {} dst {} {} {} {}: {} ({}){}\n",
+            r.primitive,
+            r.width,
+            r.height,
+            r.src_stride,
+            r.dst_stride,
+            r.stream,
+            r.context,
+            r.threading,
+            r.predicted_class,
+            r.basis,
+            if r.rule.is_empty() {
+                String::new()
+            } else {
+                format!("\n  {}", r.rule)
+            }
+        ));
+    }
+    out
+}

@@ -1,0 +1,247 @@
+//! `nppbench predict` on the committed H100 atlas runs (two runs of each NPP version, pooled):
+//! the seed report's cases against what other committed runs measured, the basis of each answer,
+//! the CSV contract, an unstable function, and bad input with exit 2. No GPU needed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use nppbench_model::RunFile;
+
+fn nppbench(args: &[&str]) -> Output {
+    let bin = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
+    Command::new(bin).args(args).output().unwrap()
+}
+
+fn reports() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
+}
+
+fn atlas(version: &str) -> String {
+    reports()
+        .join(format!("h100-atlas-npp-{version}"))
+        .display()
+        .to_string()
+}
+
+/// The answers as CSV rows (header first).
+fn predict_csv(args: &[&str]) -> Vec<csv::StringRecord> {
+    let mut all = vec!["predict", "--format", "csv"];
+    all.extend_from_slice(args);
+    let o = nppbench(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(o.stdout.as_slice())
+        .records()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn the_csv_has_the_documented_columns() {
+    let rows = predict_csv(&[
+        "--atlas",
+        &atlas("13.0.1"),
+        "--primitive",
+        "Convert_8u32f_C1R",
+        "--width",
+        "31",
+        "--height",
+        "31",
+        "--src-stride",
+        "32",
+        "--dst-stride",
+        "128",
+    ]);
+    assert_eq!(
+        rows[0].iter().collect::<Vec<_>>(),
+        [
+            "primitive",
+            "width",
+            "height",
+            "src_stride",
+            "dst_stride",
+            "stream",
+            "context",
+            "threading",
+            "predicted_class",
+            "basis",
+            "rule"
+        ]
+    );
+    assert_eq!(&rows[1][8], "leak");
+    assert_eq!(&rows[1][9], "rule");
+    assert!(rows[1][10].starts_with("Leaks if and only if"), "{:?}", &rows[1]);
+}
+
+/// The seed report's geometry (31×31, source stride 32, destination 128) as other committed runs
+/// measured it, on every stream kind and threading model they tried, against the atlas's answer:
+/// the atlas never measured 31×31, so every answer comes from a rule.
+#[test]
+fn the_seed_reports_cases_are_predicted_as_other_runs_measured_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = dir.path().join("seed.toml");
+    std::fs::write(
+        &matrix,
+        r#"name = "seed"
+primitive = "Convert_8u32f_C1R"
+streams = ["legacy_default", "per_thread_default", "blocking", "non_blocking"]
+threading = ["thread_per_call", "single", "pool:2", "pool:4", "pool:16"]
+[[geometry]]
+width = 31
+height = 31
+src_stride = 32
+[[geometry]]
+width = 31
+height = 31
+src_stride = 32
+streams = ["non_blocking"]
+threading = ["thread_per_call_own_stream"]
+"#,
+    )
+    .unwrap();
+    for (version, run) in [
+        ("13.0.1", "h200-full-npp-13.0.1/run.json"),
+        ("12.2.3", "h200-quick-npp-12.2.3/run.json"),
+    ] {
+        let rows = predict_csv(&["--atlas", &atlas(version), "--matrix", &matrix.display().to_string()]);
+        let measured = RunFile::read(&reports().join(run)).unwrap();
+        let a = nppbench_analysis::RunAnalysis::new(&measured);
+        let mut checked = 0;
+        for m in &a.memory {
+            let s = &m.record.scenario;
+            let g = &s.geometry;
+            if (g.width, g.height, g.src_stride, g.dst_stride) != (31, 31, 32, 128) || g.padded_from.is_some() {
+                continue;
+            }
+            let row = rows
+                .iter()
+                .find(|r| {
+                    (&r[5], &r[6], &r[7]) == (&s.stream.to_string(), &s.context.to_string(), &s.threading.to_string())
+                })
+                .unwrap_or_else(|| panic!("no answer for {}", s.id));
+            assert_eq!(&row[8], m.class.expect("measured").as_str(), "{} in {run}", s.id);
+            assert_eq!(&row[9], "rule", "{}", s.id);
+            checked += 1;
+        }
+        assert!(checked >= 13, "{run}: {checked} seed cases");
+    }
+}
+
+#[test]
+fn a_measured_scenario_is_answered_from_its_measurement() {
+    let run = RunFile::read(&reports().join("h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json")).unwrap();
+    let s = run
+        .memory
+        .iter()
+        .find(|m| m.scenario.primitive.name() == "Copy_8u_C1R" && m.outcome.status().as_str() == "ok")
+        .unwrap()
+        .scenario
+        .clone();
+    let (w, h, src, dst) = (
+        s.geometry.width.to_string(),
+        s.geometry.height.to_string(),
+        s.geometry.src_stride.to_string(),
+        s.geometry.dst_stride.to_string(),
+    );
+    let (stream, context, threading) = (s.stream.to_string(), s.context.to_string(), s.threading.to_string());
+    let rows = predict_csv(&[
+        "--atlas",
+        &atlas("13.0.1"),
+        "--primitive",
+        "Copy_8u_C1R",
+        "--width",
+        &w,
+        "--height",
+        &h,
+        "--src-stride",
+        &src,
+        "--dst-stride",
+        &dst,
+        "--stream",
+        &stream,
+        "--context",
+        &context,
+        "--threading",
+        &threading,
+    ]);
+    assert_eq!(&rows[1][9], "measured");
+}
+
+#[test]
+fn a_function_whose_class_flips_between_processes_is_unknown_where_it_flipped() {
+    // AddC_8u_C3RSfs 240×64, stride 768: measured in six processes, leaking in some.
+    let dir = reports().join("concurrency/addc-c3");
+    let mut args = vec![
+        "--primitive",
+        "AddC_8u_C3RSfs",
+        "--width",
+        "240",
+        "--height",
+        "64",
+        "--src-stride",
+        "768",
+    ];
+    let runs: Vec<String> = (1..=3)
+        .flat_map(|i| {
+            [
+                format!("connections-1-{i}.json"),
+                format!("connections-inherit-{i}.json"),
+            ]
+        })
+        .map(|f| dir.join(f).display().to_string())
+        .collect();
+    for r in &runs {
+        args.extend(["--atlas", r.as_str()]);
+    }
+    let rows = predict_csv(&args);
+    assert_eq!(&rows[1][8], "unknown");
+    assert_eq!(&rows[1][9], "measured");
+    assert!(rows[1][10].contains("not stable"), "{:?}", &rows[1]);
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message() {
+    let (a12, a13) = (atlas("12.2.3"), atlas("13.0.1"));
+    let one = ["--width", "5", "--height", "5", "--src-stride", "8"];
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["--atlas", &a13, "--primitive", "Nope"],
+            "unknown NPP primitive \"Nope\"",
+        ),
+        (
+            vec![
+                "--atlas",
+                &a13,
+                "--primitive",
+                "Copy_8u_C1R",
+                "--width",
+                "50",
+                "--height",
+                "5",
+                "--src-stride",
+                "8",
+            ],
+            "cannot take this geometry",
+        ),
+        (
+            vec!["--atlas", &a13, "--atlas", &a12, "--primitive", "Copy_8u_C1R"],
+            "several NPP versions",
+        ),
+        (
+            vec!["--atlas", &a13, "--npp-version", "12.2", "--primitive", "Copy_8u_C1R"],
+            "--npp-version 12.2",
+        ),
+    ];
+    for (mut args, says) in cases {
+        if !args.contains(&"--width") {
+            args.extend(one);
+        }
+        let mut all = vec!["predict"];
+        all.extend(args);
+        let o = nppbench(&all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{all:?}: {err}");
+        assert!(err.contains(says), "{all:?}: {err}");
+    }
+}
