@@ -1,53 +1,26 @@
 //! Run against run: per scenario, the change in kernel time per call (and, for launch-bound
 //! images, host latency) with Welch's test on the medians of independent passes and a noise band
-//! calibrated on same-against-same runs; changes of leak class; new hidden streams. Runs from
-//! different environments (GPU, driver) are compared but never silently: each comparison says
-//! what differs. This is the one rule every page that says faster or slower uses.
+//! calibrated on same-against-same runs; changes of leak class; new hidden streams; the leaks and
+//! failures of the candidate. Runs from different environments (GPU, driver) are compared but
+//! never silently: each comparison says what differs, and how much of the base it covers (runs
+//! that do not compare get no verdict unless asked). This is the one rule every page that says
+//! faster or slower uses.
 
-use std::collections::BTreeMap;
+mod coverage;
+mod gate;
+mod pairs;
 
-use nppbench_model::{FailureKind, RunFile};
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::thresholds::{
-    ALPHA, LATENCY_NOISE_PCT, LAUNCH_BOUND_PIXELS, NOISE_PCT, STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD,
-};
+use nppbench_model::{FailureKind, Outcome, RunFile};
+
+use crate::thresholds::{ALPHA, LATENCY_NOISE_PCT, NOISE_PCT};
 use crate::{MemoryAnalysis, RunAnalysis};
 use nppbench_stats::LeakClass;
-use nppbench_stats::tests_of_passes::compare_passes;
 pub use nppbench_stats::tests_of_passes::{MIN_PASSES, PassTest};
 
-/// What makes a comparison fail a CI gate. Its names (`--fail-on regression,leak`, the history's
-/// gates, compare.json) come from this one enum through clap's `ValueEnum`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Gate {
-    /// A throughput scenario slower beyond the noise threshold, significantly.
-    Regression,
-    /// A scenario that leaks in the candidate and did not in the base (a new leak).
-    Leak,
-    /// A scenario whose NPP creates more streams per thread (or leaves more undestroyed).
-    Streams,
-}
-
-impl std::fmt::Display for Gate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let value = clap::ValueEnum::to_possible_value(self).expect("every gate has a name");
-        f.write_str(value.get_name())
-    }
-}
-
-impl std::str::FromStr for Gate {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        <Gate as clap::ValueEnum>::from_str(s, false).map_err(|_| {
-            let names: Vec<String> = <Gate as clap::ValueEnum>::value_variants()
-                .iter()
-                .map(Gate::to_string)
-                .collect();
-            format!("unknown --fail-on {s:?}: use {} (comma-separated)", names.join(", "))
-        })
-    }
-}
+pub use self::coverage::{Coverage, MIN_COVERAGE, Mismatch};
+pub use self::gate::Gate;
 
 /// How a comparison judges throughput.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +53,8 @@ impl Default for Thresholds {
 pub use nppbench_stats::tests_of_passes::Verdict as Change;
 
 /// What a throughput comparison timed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// CUPTI's kernel records, the kernels of a call summed.
     KernelRecords,
@@ -143,6 +117,14 @@ pub struct MemoryChange {
     pub more_streams: bool,
 }
 
+/// A scenario of the candidate that failed, with the first failure's kind and reason.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FailedScenario {
+    pub id: String,
+    pub kind: FailureKind,
+    pub reason: String,
+}
+
 /// One candidate against the base.
 #[derive(Debug, Clone)]
 pub struct Comparison {
@@ -151,18 +133,24 @@ pub struct Comparison {
     /// What differs between the two environments (GPU, driver, NPP); empty when only the run differs.
     pub environment_changes: Vec<String>,
     pub same_machine: bool,
+    /// How much of the base the candidate covers, and whether the two runs compare at all.
+    pub coverage: Coverage,
     pub throughput: Vec<ThroughputChange>,
     pub memory: Vec<MemoryChange>,
-    /// Scenario ids in only one of the two runs.
+    /// Scenario ids in only one of the two runs, each once, in the run's order.
     pub only_in_base: Vec<String>,
     pub only_in_candidate: Vec<String>,
-    /// Failed scenarios of each run, by kind of fault.
+    /// Failed records of each run (memory scenarios, throughput passes), by kind of fault.
     pub base_failures: BTreeMap<FailureKind, usize>,
     pub cand_failures: BTreeMap<FailureKind, usize>,
+    /// The candidate's failed scenarios, each once, whether or not the base has them.
+    pub cand_failed: Vec<FailedScenario>,
+    /// The candidate's memory scenarios that leak, whether or not the base has them.
+    pub cand_leaking: Vec<String>,
 }
 
 /// A comparison's verdicts, counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Counts {
     pub slower: usize,
     pub faster: usize,
@@ -173,15 +161,21 @@ pub struct Counts {
     pub new_leaks: usize,
     pub fixed_leaks: usize,
     pub more_streams: usize,
+    /// Memory scenarios of the candidate that leak (new or not), and its failed scenarios.
+    pub cand_leaking: usize,
+    pub cand_failed: usize,
 }
 
 impl MemoryChange {
-    /// The gate among `gates` this scenario trips, if any (a new leak before more streams).
+    /// The gate among `gates` this scenario trips, if any: a new leak, then more streams, then a
+    /// leak of any age.
     pub fn trips(&self, gates: &[Gate]) -> Option<Gate> {
         if self.new_leak && gates.contains(&Gate::Leak) {
             Some(Gate::Leak)
         } else if self.more_streams && gates.contains(&Gate::Streams) {
             Some(Gate::Streams)
+        } else if self.cand_class == Some(LeakClass::Leak) && gates.contains(&Gate::AnyLeak) {
+            Some(Gate::AnyLeak)
         } else {
             None
         }
@@ -201,10 +195,17 @@ impl Comparison {
             new_leaks: self.memory.iter().filter(|m| m.new_leak).count(),
             fixed_leaks: self.memory.iter().filter(|m| m.fixed_leak).count(),
             more_streams: self.memory.iter().filter(|m| m.more_streams).count(),
+            cand_leaking: self.cand_leaking.len(),
+            cand_failed: self.cand_failed.len(),
         }
     }
 
-    /// The gates this comparison trips.
+    /// Whether the two runs compare (see [`Coverage::compares`]).
+    pub fn compares(&self) -> bool {
+        self.coverage.compares()
+    }
+
+    /// The gates among `gates` this comparison trips, in the order asked.
     pub fn tripped(&self, gates: &[Gate]) -> Vec<Gate> {
         let mut out = Vec::new();
         for &g in gates {
@@ -212,8 +213,10 @@ impl Comparison {
                 Gate::Regression => self.throughput.iter().any(ThroughputChange::fails_regression),
                 Gate::Leak => self.memory.iter().any(|m| m.new_leak),
                 Gate::Streams => self.memory.iter().any(|m| m.more_streams),
+                Gate::AnyLeak => !self.cand_leaking.is_empty(),
+                Gate::Failed => !self.cand_failed.is_empty(),
             };
-            if hit {
+            if hit && !out.contains(&g) {
                 out.push(g);
             }
         }
@@ -235,12 +238,6 @@ fn label(run: &RunFile) -> String {
     )
 }
 
-fn hidden(m: &MemoryAnalysis<'_>) -> Option<f64> {
-    m.hidden_per_thread
-        .map(|f| f.slope)
-        .or_else(|| m.hidden_streams_total())
-}
-
 pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
     compare_analysed(&RunAnalysis::new(base), &RunAnalysis::new(cand), t)
 }
@@ -248,31 +245,61 @@ pub fn compare(base: &RunFile, cand: &RunFile, t: Thresholds) -> Comparison {
 /// [`compare`] of runs already analysed (a page of several runs has them).
 pub fn compare_analysed(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Thresholds) -> Comparison {
     let (base, cand) = (b.run, c.run);
-    let environment_changes = environment_changes(base, cand);
-    let same_machine = base.environment.gpu.uuid == cand.environment.gpu.uuid;
-
-    let throughput = throughput_changes(b, c, t);
-    let memory = memory_changes(b, c);
-    let ids = |r: &RunFile| -> Vec<String> {
-        r.memory
+    let (bi, ci) = (coverage::scenario_ids(base), coverage::scenario_ids(cand));
+    let only = |run: &RunFile, other: &BTreeSet<&str>| -> Vec<String> {
+        let mut seen = BTreeSet::new();
+        run.memory
             .iter()
-            .map(|m| m.scenario.id.clone())
-            .chain(r.throughput.iter().map(|t| t.scenario.id.clone()))
+            .map(|m| m.scenario.id.as_str())
+            .chain(run.throughput.iter().map(|t| t.scenario.id.as_str()))
+            .filter(|id| !other.contains(id) && seen.insert(*id))
+            .map(str::to_owned)
             .collect()
     };
-    let (bi, ci) = (ids(base), ids(cand));
     Comparison {
         base: label(base),
         candidate: label(cand),
-        environment_changes,
-        same_machine,
-        throughput,
-        memory,
-        only_in_base: bi.iter().filter(|i| !ci.contains(i)).cloned().collect(),
-        only_in_candidate: ci.iter().filter(|i| !bi.contains(i)).cloned().collect(),
+        environment_changes: environment_changes(base, cand),
+        same_machine: base.environment.gpu.uuid == cand.environment.gpu.uuid,
+        coverage: coverage::coverage(b, c),
+        throughput: pairs::throughput_changes(b, c, t),
+        memory: pairs::memory_changes(b, c),
+        only_in_base: only(base, &ci),
+        only_in_candidate: only(cand, &bi),
         base_failures: b.failures_by_kind(),
         cand_failures: c.failures_by_kind(),
+        cand_failed: failed_scenarios(cand),
+        cand_leaking: c
+            .memory
+            .iter()
+            .filter(|m| m.class == Some(LeakClass::Leak))
+            .map(|m: &MemoryAnalysis<'_>| m.record.scenario.id.clone())
+            .collect(),
     }
+}
+
+/// A run's failed scenarios, each once (a throughput scenario failed in several passes is one).
+fn failed_scenarios(run: &RunFile) -> Vec<FailedScenario> {
+    let mut seen = BTreeSet::new();
+    let outcomes = run
+        .memory
+        .iter()
+        .map(|m| (&m.scenario.id, &m.outcome))
+        .chain(run.throughput.iter().map(|t| (&t.scenario.id, &t.outcome)));
+    let mut out = Vec::new();
+    for (id, outcome) in outcomes {
+        let Outcome::Failed { reason, kind } = outcome else {
+            continue;
+        };
+        if seen.insert(id.as_str()) {
+            out.push(FailedScenario {
+                id: id.clone(),
+                kind: *kind,
+                reason: reason.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// What differs between two runs' environments (GPU, driver, CUDA driver API, NPP).
@@ -297,109 +324,4 @@ fn environment_changes(base: &RunFile, cand: &RunFile) -> Vec<String> {
     );
     diff("NPP", be.npp.version.clone(), ce.npp.version.clone());
     environment_changes
-}
-
-/// Each throughput scenario of the base paired with the candidate's on the same GPU, judged.
-fn throughput_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Thresholds) -> Vec<ThroughputChange> {
-    let mut throughput = Vec::new();
-    let gpu_index = |a: &RunAnalysis<'_>, gpu: Option<&str>| {
-        let gpus = a.run.environment.all_gpus();
-        gpu.and_then(|u| gpus.iter().position(|g| g.gpu.uuid == u)).unwrap_or(0)
-    };
-    for bt in &b.throughput {
-        let id = &bt.record.scenario.id;
-        let index = gpu_index(b, bt.gpu);
-        // The same scenario on the same GPU (by position: runs from two machines pair their
-        // first GPUs, their second, …).
-        let Some(ct) = c
-            .throughput
-            .iter()
-            .find(|x| &x.record.scenario.id == id && gpu_index(c, x.gpu) == index)
-        else {
-            continue;
-        };
-        // Kernel time per call where both runs have CUPTI's records; else CUDA events on both.
-        let (metric, base_ns, cand_ns) = if !bt.pass_kernel_ns.is_empty() && !ct.pass_kernel_ns.is_empty() {
-            (Metric::KernelRecords, &bt.pass_kernel_ns, &ct.pass_kernel_ns)
-        } else if !bt.pass_event_ns.is_empty() && !ct.pass_event_ns.is_empty() {
-            (Metric::Events, &bt.pass_event_ns, &ct.pass_event_ns)
-        } else {
-            continue;
-        };
-        let kernel = compare_passes(base_ns, cand_ns, t.alpha, t.noise_pct);
-        let pixels = bt.record.scenario.geometry.pixels();
-        let latency =
-            (pixels < LAUNCH_BOUND_PIXELS && !bt.pass_latency_us.is_empty() && !ct.pass_latency_us.is_empty())
-                .then(|| compare_passes(&bt.pass_latency_us, &ct.pass_latency_us, t.alpha, t.latency_noise_pct));
-        let verdict = match (kernel.verdict, latency.map(|l| l.verdict)) {
-            (Change::Slower, _) | (_, Some(Change::Slower)) => Change::Slower,
-            (Change::NotEnoughPasses, _) => Change::NotEnoughPasses,
-            (Change::Faster, _) | (_, Some(Change::Faster)) => Change::Faster,
-            (Change::Unsettled, _) => Change::Unsettled,
-            _ => Change::Same,
-        };
-        throughput.push(ThroughputChange {
-            id: id.clone(),
-            primitive: bt.record.scenario.primitive,
-            pixels,
-            gpu_index: index,
-            kernel,
-            latency,
-            verdict,
-            gated: pixels >= t.gate_min_pixels,
-            base_passes: base_ns.len(),
-            cand_passes: cand_ns.len(),
-            metric,
-            base_gbps: bt.kernel_gbps,
-            cand_gbps: ct.kernel_gbps,
-        });
-    }
-    throughput
-}
-
-/// Each memory scenario of the base paired with the candidate's, judged.
-fn memory_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>) -> Vec<MemoryChange> {
-    let mut memory = Vec::new();
-    for bm in &b.memory {
-        let id = &bm.record.scenario.id;
-        let Some(cm) = c.memory.iter().find(|x| &x.record.scenario.id == id) else {
-            continue;
-        };
-        let leak = |m: &MemoryAnalysis<'_>| m.class == Some(LeakClass::Leak);
-        let (bh, ch) = (hidden(bm), hidden(cm));
-        let more_streams = match (bh, ch) {
-            (Some(x), Some(y)) => y > x + STREAMS_PER_THREAD,
-            (None, Some(y)) => y > STREAMS_PER_THREAD,
-            _ => false,
-        } || cm.streams_never_destroyed.unwrap_or(0)
-            > bm.streams_never_destroyed.unwrap_or(0) + STREAMS_NEVER_DESTROYED_MARGIN;
-        memory.push(MemoryChange {
-            id: id.clone(),
-            base_class: bm.class,
-            cand_class: cm.class,
-            base_hidden: bh,
-            cand_hidden: ch,
-            new_leak: leak(cm) && !leak(bm),
-            fixed_leak: leak(bm) && !leak(cm),
-            more_streams,
-        });
-    }
-    memory
-}
-
-#[cfg(test)]
-mod tests {
-    //! Generated data, labelled as such: checks of the arithmetic only.
-    use super::*;
-
-    #[test]
-    fn gates_parse_and_reject_unknown_names() {
-        assert_eq!("leak".parse::<Gate>(), Ok(Gate::Leak));
-        assert!(
-            "leaks"
-                .parse::<Gate>()
-                .unwrap_err()
-                .contains("regression, leak, streams")
-        );
-    }
 }

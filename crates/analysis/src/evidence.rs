@@ -14,6 +14,7 @@ use crate::rules::{self, Case, Feature, Rule, RuleKind};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flip {
     pub id: String,
+    pub primitive: Primitive,
     /// Each class it was measured in, once each, in first-seen order.
     pub classes: Vec<LeakClass>,
     /// The processes (measurements) that saw it.
@@ -140,6 +141,7 @@ pub fn pool(runs: &[&RunAnalysis<'_>]) -> Evidence {
         } else {
             flips.push(Flip {
                 id,
+                primitive: seen[0].primitive,
                 classes,
                 measurements: seen.len(),
             });
@@ -158,11 +160,7 @@ impl Evidence {
     /// Each function's rules, in catalogue order.
     pub fn rules(&self) -> Vec<FunctionRules> {
         let mut primitives: Vec<Primitive> = self.cases.iter().map(|c| c.primitive).collect();
-        primitives.extend(
-            self.flips
-                .iter()
-                .filter_map(|f| Primitive::from_name(f.id.split('/').nth(1).unwrap_or_default())),
-        );
+        primitives.extend(self.flips.iter().map(|f| f.primitive));
         primitives.sort();
         primitives.dedup();
         primitives.into_iter().map(|p| self.rules_of(p)).collect()
@@ -184,12 +182,7 @@ impl Evidence {
             primitive: p,
             bounded: rules::discover_with(p, &not_leaking, LeakClass::Bounded, &derived),
             leak,
-            flips: self
-                .flips
-                .iter()
-                .filter(|f| f.id.split('/').nth(1) == Some(p.name()))
-                .cloned()
-                .collect(),
+            flips: self.flips.iter().filter(|f| f.primitive == p).cloned().collect(),
         }
     }
 }

@@ -26,3 +26,8 @@ pub const LATENCY_NOISE_PCT: f64 = 30.0;
 
 /// The significance level of the tests on passes.
 pub const ALPHA: f64 = 0.01;
+
+/// A candidate compares with its base when at least this share of the base's scenarios has a
+/// counterpart in it (and the functions and matrix names agree); below, the page says so first
+/// and `compare` exits 4 unless `--allow-partial`. 90%.
+pub const MIN_COVERAGE: f64 = 0.9;

@@ -43,11 +43,12 @@ pub struct Fix {
     pub fixed: usize,
     /// The largest memory growth any fixed variant still showed, MiB.
     pub worst_growth_mib: f64,
-    /// Kernel throughput with the fix relative to without it, at 1080p and larger (smaller
-    /// images are launch-bound) and where the fix changes the stream or the ROI (1.0 = same).
-    pub throughput_ratio: Option<(f64, f64)>,
-    /// Median host latency per call with the fix relative to without it.
-    pub latency_ratio: Option<(f64, f64)>,
+    /// The change in time per call (CUDA events) with the fix, `(with − without) / without`
+    /// percent, + slower: at a megapixel and more (smaller images are launch-bound) and where the
+    /// fix changes the stream or the ROI.
+    pub time_change_pct: Option<(f64, f64)>,
+    /// The change in median host latency per call with the fix, percent, + slower.
+    pub latency_change_pct: Option<(f64, f64)>,
 }
 
 fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
@@ -116,6 +117,11 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         per_thread_range: range(leaking.iter().filter_map(|m| m.per_thread.map(|f| f.slope))),
         hidden_range: range(leaking.iter().filter_map(|m| m.hidden_per_thread.map(|f| f.slope))),
     }
+}
+
+/// A change in time, `(with − without) / without`, percent: + is slower.
+fn change_pct(with: f64, without: f64) -> f64 {
+    (with / without - 1.0) * 100.0
 }
 
 /// Each fix measured beside the leaking configurations: what the same geometry did with it.
@@ -194,8 +200,8 @@ fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
         compared: 0,
         fixed: 0,
         worst_growth_mib: 0.0,
-        throughput_ratio: None,
-        latency_ratio: None,
+        time_change_pct: None,
+        latency_change_pct: None,
     };
     let mut ratios = Vec::new();
     let mut latency = Vec::new();
@@ -214,18 +220,18 @@ fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
             let changes_kernel = ms.stream != ls.stream || ms.geometry != ls.geometry;
             if changes_kernel && ls.geometry.pixels() >= LAUNCH_BOUND_PIXELS {
                 if let (Some(with), Some(without)) = (
-                    a.throughput_for(m).and_then(|t| t.gbps),
-                    a.throughput_for(l).and_then(|t| t.gbps),
+                    a.throughput_for(m).and_then(|t| t.median_us),
+                    a.throughput_for(l).and_then(|t| t.median_us),
                 ) {
-                    ratios.push(with / without);
+                    ratios.push(change_pct(with, without));
                 }
             }
             if let (Some(with), Some(without)) = (m.latency_us, l.latency_us) {
-                latency.push(with / without);
+                latency.push(change_pct(with, without));
             }
         }
     }
-    fix.throughput_ratio = range(ratios.into_iter());
-    fix.latency_ratio = range(latency.into_iter());
+    fix.time_change_pct = range(ratios.into_iter());
+    fix.latency_change_pct = range(latency.into_iter());
     fix
 }

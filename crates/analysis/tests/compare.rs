@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use nppbench_analysis::compare::{Change, Gate, Thresholds, compare};
-use nppbench_model::RunFile;
+use nppbench_analysis::compare::{Change, Gate, Mismatch, Thresholds, compare};
+use nppbench_model::{FailureKind, Outcome, RunFile};
 
 const ALL: [Gate; 3] = [Gate::Regression, Gate::Leak, Gate::Streams];
 
@@ -116,7 +116,8 @@ fn a_three_percent_change_at_4k_is_found() {
             for t in compare(p, &delayed, Thresholds::default()).throughput {
                 if (8_000_000..30_000_000).contains(&t.pixels) {
                     assert_eq!(t.verdict, Change::Slower, "{}: {:?}", t.id, t.kernel);
-                    assert!((-5.0..-1.5).contains(&t.kernel.change_pct), "{}: {:?}", t.id, t.kernel);
+                    // + is slower: (candidate − base) / base.
+                    assert!((1.5..5.0).contains(&t.kernel.change_pct), "{}: {:?}", t.id, t.kernel);
                     at_4k += 1;
                 }
                 if t.pixels >= 30_000_000 {
@@ -167,8 +168,9 @@ fn a_slower_4k_convert_trips_the_regression_gate() {
     let c = compare(&base, &cand, Thresholds::default());
     let change = c.throughput.iter().find(|x| x.id == id).unwrap();
     assert_eq!(change.verdict, Change::Slower);
+    // (candidate − base) / base: 30% slower is +30%.
     assert!(
-        (change.kernel.change_pct + 23.1).abs() < 0.5,
+        (change.kernel.change_pct - 30.0).abs() < 0.5,
         "{}",
         change.kernel.change_pct
     );
@@ -268,4 +270,145 @@ fn the_same_figure_is_never_called_slower() {
     let x = c.throughput.iter().find(|t| t.id == id).unwrap();
     assert_eq!(x.verdict, Change::Same);
     assert_eq!(x.kernel.change_pct, 0.0);
+}
+
+/// A quick run against an atlas run: a handful of the quick run's scenarios are in the atlas, and
+/// the two measured other functions under other matrices. Such a pair gets no verdict (once
+/// called PASS, judging 2 scenarios).
+#[test]
+fn a_quick_run_against_an_atlas_run_does_not_compare() {
+    let (quick, atlas) = (run("h100-quick-npp-13.0.1"), run("h200-atlas-npp-13.0.1"));
+    let c = compare(&quick, &atlas, Thresholds::default());
+    let cov = &c.coverage;
+    assert_eq!(cov.base_scenarios, 58, "38 memory and 20 throughput ids");
+    assert!(cov.paired < 10 && cov.share() < 0.2, "{cov:?}");
+    assert_eq!(
+        cov.mismatches(),
+        vec![
+            Mismatch::TooFewPaired {
+                paired: cov.paired,
+                base: 58
+            },
+            Mismatch::Functions,
+            Mismatch::MatrixName
+        ]
+    );
+    assert!(!c.compares());
+    assert_eq!(
+        (cov.base_matrix.as_str(), cov.candidate_matrix.as_str()),
+        ("quick", "atlas")
+    );
+    assert_eq!(c.only_in_base.len(), 58 - cov.paired);
+    assert_eq!(c.only_in_candidate.len(), cov.candidate_scenarios - cov.paired);
+}
+
+/// A committed run against itself compares, whatever it holds (this atlas run has failed
+/// scenarios and leaks).
+#[test]
+fn a_run_against_itself_compares() {
+    for name in ["h100-quick-npp-13.0.1", "h200-atlas-npp-13.0.1"] {
+        let r = run(name);
+        let c = compare(&r, &r, Thresholds::default());
+        assert!(c.compares(), "{name}: {:?}", c.coverage.mismatches());
+        assert_eq!(c.coverage.share(), 1.0);
+        assert!(!c.coverage.matrices_differ && !c.coverage.functions_differ());
+    }
+}
+
+/// The line is 90% of the base's scenarios: a candidate missing 5 of the quick run's 58 ids
+/// (91%) compares, one missing 6 (90% less a little) does not.
+#[test]
+fn coverage_under_ninety_percent_does_not_compare() {
+    let base = read("calibration/quick-npp-13.0.1-1.json");
+    for (dropped, compares) in [(5, true), (6, false)] {
+        // Altered copy: the first memory scenarios removed from the candidate.
+        let mut cand = base.clone();
+        cand.memory.drain(..dropped);
+        let c = compare(&base, &cand, Thresholds::default());
+        assert_eq!(c.coverage.paired, 58 - dropped);
+        assert_eq!(c.compares(), compares, "{dropped} dropped: {:?}", c.coverage);
+        assert_eq!(c.only_in_base.len(), dropped);
+    }
+}
+
+/// The matrix's name alone (a renamed preset) keeps two runs from comparing.
+#[test]
+fn another_matrix_name_does_not_compare() {
+    let base = read("calibration/quick-npp-13.0.1-1.json");
+    // Altered copy: the same scenarios under another matrix name.
+    let mut cand = base.clone();
+    cand.matrix.name = "quick-copy".into();
+    let c = compare(&base, &cand, Thresholds::default());
+    assert_eq!(c.coverage.share(), 1.0);
+    assert_eq!(c.coverage.mismatches(), vec![Mismatch::MatrixName]);
+}
+
+/// `failed` trips on any failed scenario of the candidate, the base's own failures or not; each
+/// scenario counts once however many passes failed.
+#[test]
+fn the_failed_gate_trips_on_failed_scenarios_of_the_candidate() {
+    let atlas = run("h200-atlas-npp-13.0.1");
+    let c = compare(&atlas, &atlas, Thresholds::default());
+    assert_eq!(c.cand_failed.len(), 5, "{:?}", c.cand_failed);
+    assert_eq!(c.counts().cand_failed, 5);
+    assert_eq!(c.tripped(&[Gate::Failed]), vec![Gate::Failed]);
+    assert!(c.tripped(&ALL).is_empty(), "nothing changed");
+    let quick = read("calibration/quick-npp-13.0.1-1.json");
+    let c = compare(&quick, &quick, Thresholds::default());
+    assert!(c.cand_failed.is_empty() && c.tripped(&[Gate::Failed]).is_empty());
+    // Altered copy: one throughput scenario timed out in every pass.
+    let mut cand = quick.clone();
+    let id = cand.throughput[0].scenario.id.clone();
+    for t in cand.throughput.iter_mut().filter(|t| t.scenario.id == id) {
+        t.outcome = Outcome::failed(FailureKind::Timeout, "timed out after 3 s and was killed");
+        t.result = None;
+    }
+    let c = compare(&quick, &cand, Thresholds::default());
+    assert_eq!(c.cand_failed.len(), 1);
+    assert_eq!(
+        (c.cand_failed[0].id.as_str(), c.cand_failed[0].kind),
+        (id.as_str(), FailureKind::Timeout)
+    );
+    assert_eq!(c.tripped(&[Gate::Failed]), vec![Gate::Failed]);
+    // The base's failures are not the candidate's.
+    assert!(
+        compare(&cand, &quick, Thresholds::default())
+            .tripped(&[Gate::Failed])
+            .is_empty()
+    );
+}
+
+/// `leak` trips on new leaks only; `any-leak` on every leak of the candidate, so a run against
+/// itself trips it when it leaks at all.
+#[test]
+fn any_leak_trips_on_every_leak_where_leak_trips_on_new_ones() {
+    let quick = read("calibration/quick-npp-13.0.1-1.json");
+    let c = compare(&quick, &quick, Thresholds::default());
+    assert!(c.tripped(&[Gate::Leak]).is_empty());
+    assert_eq!(c.tripped(&[Gate::AnyLeak]), vec![Gate::AnyLeak]);
+    assert!(!c.cand_leaking.is_empty());
+    assert!(
+        c.cand_leaking.iter().all(|id| id.contains("/thread_per_call")),
+        "{:?}",
+        c.cand_leaking
+    );
+    // Altered copy: every leaking scenario given a flat scenario's samples and streams.
+    let flat = quick
+        .memory
+        .iter()
+        .find(|m| m.scenario.id.ends_with(FLAT))
+        .unwrap()
+        .result
+        .clone();
+    let mut cand = quick.clone();
+    for m in cand
+        .memory
+        .iter_mut()
+        .filter(|m| c.cand_leaking.contains(&m.scenario.id))
+    {
+        m.result = flat.clone();
+    }
+    let c = compare(&quick, &cand, Thresholds::default());
+    assert!(c.cand_leaking.is_empty(), "{:?}", c.cand_leaking);
+    assert!(c.tripped(&[Gate::AnyLeak, Gate::Leak]).is_empty());
 }

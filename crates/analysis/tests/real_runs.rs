@@ -176,3 +176,36 @@ fn addc_c3s_leak_comes_and_goes_between_processes_under_either_setting() {
         }
     }
 }
+
+/// The H100 atlas of NPP 13.0.1, measured twice (two processes for the scenarios both runs
+/// drew): pooled, AddC_8u_C3RSfs's scenarios that changed class are set apart and its rule is not
+/// earned, Convert_8u32f_C1R's is, and pools of 16 threads, which the early stop cut short of
+/// telling bounded growth from a leak, are left out.
+#[test]
+fn two_atlas_runs_pooled_find_the_function_that_flips_between_processes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-npp-13.0.1");
+    let runs: Vec<RunFile> = ["run-1-npp-13.0.1.json", "run-2-npp-13.0.1.json"]
+        .iter()
+        .map(|f| load(&dir.join(f)))
+        .collect();
+    let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
+    let evidence = nppbench_analysis::evidence::pool(&analyses.iter().collect::<Vec<_>>());
+    assert!(evidence.inconclusive > 300, "{}", evidence.inconclusive);
+    assert!(evidence.cases.iter().all(|c| c.threading != Threading::Pool(16)));
+    let rules = evidence.rules();
+    let of = |name: &str| rules.iter().find(|f| f.primitive.name() == name).unwrap();
+    let addc = of("AddC_8u_C3RSfs");
+    assert!(!addc.flips.is_empty());
+    assert!(addc.flips.iter().all(|f| f.classes.len() > 1 && f.measurements > 1));
+    assert!(!addc.earned());
+    let convert = of("Convert_8u32f_C1R");
+    assert!(convert.earned(), "{:?}", convert.leak);
+    assert!(convert.leak.held_out.total >= 12);
+    // No flip is also a case: a flipped scenario is kept out of the fit.
+    assert!(
+        evidence
+            .flips
+            .iter()
+            .all(|f| evidence.cases.iter().all(|c| c.id != f.id))
+    );
+}

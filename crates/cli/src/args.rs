@@ -48,7 +48,9 @@ pub(crate) enum Cmd {
         force: bool,
     },
     /// Compare runs against the first (the base): throughput with a statistical test, leak
-    /// classes, hidden streams. Writes DIR/compare.html and DIR/summary.md.
+    /// classes, hidden streams, failures. Writes DIR/compare.html, DIR/summary.md and
+    /// DIR/compare.json (docs/compare.md).
+    #[command(after_help = crate::exit::COMPARE_EXIT_STATUS)]
     Compare(CompareArgs),
     /// Every run a fleet has made, in a database: add runs, render trends and change points, export.
     History(history::Args),
@@ -123,15 +125,22 @@ pub(crate) struct CompareArgs {
     /// it taken in order. The first run is the base.
     #[arg(required = true, num_args = 1.., value_name = "RUN")]
     pub(crate) runs: Vec<PathBuf>,
-    /// The folder compare.html and summary.md are written to (created if missing).
+    /// The folder compare.html, summary.md and compare.json are written to (created if missing).
     #[arg(long, value_name = "DIR")]
     pub(crate) out: PathBuf,
     /// Exit with status 3 when a candidate trips any of these gates (comma-separated):
-    /// `regression`, a scenario significantly slower beyond the noise threshold; `leak`, a
-    /// scenario that leaks in the candidate and did not in the base (a new leak); `streams`, a
-    /// scenario whose NPP creates more streams per thread, or leaves more undestroyed.
+    /// `regression`, a scenario found in both runs that is significantly slower beyond the noise
+    /// threshold; `leak`, a new leak: a scenario found in both that leaks in the candidate and
+    /// did not in the base; `streams`, a scenario found in both whose NPP creates more streams per
+    /// thread, or leaves more undestroyed; `any-leak`, any scenario of the candidate that leaks,
+    /// new or not; `failed`, any scenario of the candidate that failed.
     #[arg(long, value_delimiter = ',', value_name = "GATES", value_enum)]
     pub(crate) fail_on: Vec<Gate>,
+    /// Judge a candidate that does not compare with the base (under 90% of the base's
+    /// scenarios in it, other functions, or another matrix) on the scenarios that pair, instead
+    /// of exiting with status 4; the page still says first that it does not compare.
+    #[arg(long)]
+    pub(crate) allow_partial: bool,
     /// Kernel-time changes smaller than this percentage are noise (calibrated on
     /// same-against-same runs: docs/calibration.md).
     #[arg(long, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
@@ -283,7 +292,7 @@ mod tests {
         assert!(top.contains(&functions) && !top.contains("convert"), "{top}");
         let compare = cmd.find_subcommand_mut("compare").unwrap().render_help().to_string();
         assert!(
-            compare.contains("The folder compare.html and summary.md are written to"),
+            compare.contains("The folder compare.html, summary.md and compare.json are written to"),
             "{compare}"
         );
     }

@@ -1,14 +1,16 @@
 //! `nppbench compare`: runs judged against the first, and the gating policy: which gates apply,
-//! and when a shared GPU keeps them from applying.
+//! when a shared GPU keeps them from applying, and runs that do not compare (exit 4 unless
+//! `--allow-partial`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use nppbench_analysis::compare::Thresholds;
 use nppbench_model::RunFile;
+use nppbench_report::compare_view::{self, Status};
 
 use crate::args::CompareArgs;
-use crate::exit::{GateFailed, bad_input, gate_list};
+use crate::exit::{DoesNotCompare, GateFailed, bad_input, gate_list};
 use crate::runs::{check_out_dir, read_runs};
 
 pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<()> {
@@ -39,22 +41,24 @@ pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<()> {
     if !gates.is_empty() && !args.allow_shared_gpu {
         refuse_shared_gpus(&paths, &loaded)?;
     }
-    let r = nppbench_report::render_compare(&loaded, t, &gates)?;
+    let r = compare_view::render(&loaded, t, &gates, args.allow_partial)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let page = out.join("compare.html");
-    std::fs::write(&page, &r.compare_html).with_context(|| format!("writing {}", page.display()))?;
-    write_summary(out, &r.summary_md)?;
+    write(&page, &r.compare_html)?;
+    write(&out.join("summary.md"), &r.summary_md)?;
+    let json = serde_json::to_string_pretty(&r.json).context("serialising compare.json")?;
+    write(&out.join("compare.json"), &json)?;
     print!("{}", r.summary_md);
     println!("{}", page.display());
-    if r.failed {
-        return Err(GateFailed(gate_list(&gates), page.display().to_string()).into());
+    match r.status {
+        Status::Partial => Err(DoesNotCompare(page.display().to_string()).into()),
+        Status::Fail => Err(GateFailed(gate_list(&gates), page.display().to_string()).into()),
+        Status::Pass | Status::Changed | Status::NoChange => Ok(()),
     }
-    Ok(())
 }
 
-fn write_summary(out: &Path, summary_md: &str) -> anyhow::Result<()> {
-    std::fs::write(out.join("summary.md"), summary_md)
-        .with_context(|| format!("writing {}", out.join("summary.md").display()))
+fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Gates are not applied to a run measured beside another process on its GPU, where that could

@@ -8,6 +8,22 @@ const BAD_INPUT: u8 = 2;
 /// Exit status of a comparison that trips a `--fail-on` gate.
 const GATE_FAILED: u8 = 3;
 
+/// Exit status of a comparison whose runs do not compare, without `--allow-partial`.
+const DOES_NOT_COMPARE: u8 = 4;
+
+/// `nppbench compare --help`'s account of its exit statuses.
+pub(crate) const COMPARE_EXIT_STATUS: &str = "\
+Exit status:
+  0  every candidate compares with the base and trips no gate asked for (or none was asked for)
+  1  an error: a run unreadable, a file not written
+  2  bad input: a usage error, an unknown gate, fewer than two runs, or gates asked of a run
+     measured beside another process on its GPU (without --allow-shared-gpu)
+  3  a candidate trips a --fail-on gate
+  4  a candidate does not compare with the base: under 90% of the base's scenarios have a
+     counterpart in it, or the runs measured other functions or matrices of other names
+     (without --allow-partial, which judges what pairs and exits 0 or 3)
+Under 0, 3 and 4 the pages, summary.md and compare.json are written.";
+
 /// Exit status of a run stopped by Ctrl-C or SIGTERM, as shells report a SIGINT.
 const INTERRUPTED: u8 = 130;
 
@@ -30,13 +46,20 @@ pub(crate) fn gate_list(gates: &[nppbench_analysis::compare::Gate]) -> String {
     gates.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
 }
 
+/// A comparison whose runs do not compare: the pages say so first, the exit status says so.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "a candidate does not compare with the base (see the headline of {0}): compare runs of one matrix, or pass --allow-partial to judge the scenarios that pair"
+)]
+pub(crate) struct DoesNotCompare(pub(crate) String);
+
 /// A run that stopped early: its run.json holds what finished.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted: run.json holds the scenarios that finished; continue with `nppbench run --resume --out {0}`")]
 pub(crate) struct Interrupted(pub(crate) String);
 
-/// The exit status of a command that failed with `e`: 2 bad input, 3 a tripped gate, 130
-/// interrupted, else 1.
+/// The exit status of a command that failed with `e`: 2 bad input, 3 a tripped gate, 4 runs that
+/// do not compare, 130 interrupted, else 1.
 pub(crate) fn exit_code(e: &anyhow::Error) -> ExitCode {
     if e.downcast_ref::<BadInput>().is_some() {
         ExitCode::from(BAD_INPUT)
@@ -44,7 +67,27 @@ pub(crate) fn exit_code(e: &anyhow::Error) -> ExitCode {
         ExitCode::from(INTERRUPTED)
     } else if e.downcast_ref::<GateFailed>().is_some() {
         ExitCode::from(GATE_FAILED)
+    } else if e.downcast_ref::<DoesNotCompare>().is_some() {
+        ExitCode::from(DOES_NOT_COMPARE)
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `compare --help` gives each status its code, and the coverage the analysis asks for.
+    #[test]
+    fn the_compare_help_names_every_exit_status() {
+        for code in [0, 1, BAD_INPUT, GATE_FAILED, DOES_NOT_COMPARE] {
+            assert!(
+                COMPARE_EXIT_STATUS.contains(&format!("\n  {code}  ")),
+                "{code} is not described"
+            );
+        }
+        let pct = format!("{}%", (nppbench_analysis::compare::MIN_COVERAGE * 100.0).round());
+        assert!(COMPARE_EXIT_STATUS.contains(&pct), "{pct}");
     }
 }

@@ -24,7 +24,7 @@ use nppbench_analysis::RunAnalysis;
 use nppbench_model::RunFile;
 
 pub use crate::error::ReportError;
-use crate::templates::{COMPARE_PAGE, COMPARE_SUMMARY, MACROS, PAGE, SUMMARY, render_templates};
+use crate::templates::{MACROS, PAGE, SUMMARY, render_templates};
 
 /// The rendered files.
 #[derive(Debug, Clone)]
@@ -159,28 +159,11 @@ pub fn render_compare(
     thresholds: compare::Thresholds,
     gates: &[compare::Gate],
 ) -> Result<RenderedCompare, ReportError> {
-    let (base, candidates) = runs.split_first().ok_or(ReportError::NoRuns)?;
-    if candidates.is_empty() {
-        return Err(ReportError::NoRuns);
-    }
-    let comparisons: Vec<compare::Comparison> = candidates
-        .iter()
-        .map(|c| compare::compare(base, c, thresholds))
-        .collect();
-    let page = compare_view::page(runs, &comparisons, thresholds, gates);
-    let [compare_html, summary_md] = render_templates(
-        [
-            ("compare.html", COMPARE_PAGE),
-            ("compare.md", COMPARE_SUMMARY),
-            ("macros.html", MACROS),
-        ],
-        &page,
-    )
-    .map(|[html, md, _]| [html, md])?;
+    let r = compare_view::render(runs, thresholds, gates, true)?;
     Ok(RenderedCompare {
-        compare_html,
-        summary_md,
-        failed: page.failed,
+        compare_html: r.compare_html,
+        summary_md: r.summary_md,
+        failed: r.status == compare_view::Status::Fail,
     })
 }
 

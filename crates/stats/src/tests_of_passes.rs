@@ -34,7 +34,8 @@ pub struct PassTest {
     /// The median over passes of each side's per-pass value (a time: smaller is faster).
     pub base: f64,
     pub candidate: f64,
-    /// `base / candidate − 1`, percent: positive is faster.
+    /// The change in time, `(candidate − base) / base`, percent: positive is slower (as
+    /// criterion and nvbench print it).
     pub change_pct: f64,
     /// Welch's t-test on the logarithms of the pass values; `None` with too few passes.
     pub p_value: Option<f64>,
@@ -93,7 +94,8 @@ pub fn compare_passes(base: &[f64], candidate: &[f64], alpha: f64, noise_pct: f6
         crate::median(base).unwrap_or(f64::NAN),
         crate::median(candidate).unwrap_or(f64::NAN),
     );
-    let change_pct = (b / c - 1.0) * 100.0;
+    // A change in time, as criterion and nvbench print it: + is slower.
+    let change_pct = (c / b - 1.0) * 100.0;
     if base.len() < MIN_PASSES || candidate.len() < MIN_PASSES {
         return PassTest {
             base: b,
@@ -107,13 +109,13 @@ pub fn compare_passes(base: &[f64], candidate: &[f64], alpha: f64, noise_pct: f6
     let log = |x: &[f64]| x.iter().map(|v| v.ln()).collect::<Vec<_>>();
     let (lb, lc) = (log(base), log(candidate));
     let p = welch_p(&lb, &lc);
-    // ln(base) − ln(candidate) is ln(base / candidate): the change as a ratio.
-    let change_ci_pct = welch_interval(&lb, &lc).map(|(lo, hi)| ((lo.exp() - 1.0) * 100.0, (hi.exp() - 1.0) * 100.0));
+    // ln(candidate) − ln(base) is ln(candidate / base): the change as a ratio.
+    let change_ci_pct = welch_interval(&lc, &lb).map(|(lo, hi)| ((lo.exp() - 1.0) * 100.0, (hi.exp() - 1.0) * 100.0));
     let verdict = if p < alpha && change_pct.abs() > noise_pct {
         if change_pct > 0.0 {
-            Verdict::Faster
-        } else {
             Verdict::Slower
+        } else {
+            Verdict::Faster
         }
     } else if change_ci_pct.is_some_and(|(lo, hi)| lo.abs().max(hi.abs()) > UNSETTLED_FACTOR * noise_pct) {
         Verdict::Unsettled
@@ -162,7 +164,7 @@ mod tests {
         let t = compare_passes(&[100.0, 101.0], &[130.0, 131.0], 0.01, 1.0);
         assert_eq!(t.verdict, Verdict::NotEnoughPasses);
         assert!(t.p_value.is_none());
-        assert!(t.change_pct < -20.0, "the size of the change is still given");
+        assert!(t.change_pct > 25.0, "the size of the change is still given, + slower");
     }
 
     #[test]
@@ -172,9 +174,9 @@ mod tests {
         let slower: Vec<f64> = base.iter().map(|v| v * 1.03).collect();
         let t = compare_passes(&base, &slower, 0.01, 1.0);
         assert_eq!(t.verdict, Verdict::Slower, "{t:?}");
-        assert!((t.change_pct + 2.9).abs() < 0.1, "{}", t.change_pct);
+        assert!((t.change_pct - 3.0).abs() < 0.1, "{}", t.change_pct);
         let (lo, hi) = t.change_ci_pct.unwrap();
-        assert!(lo < -2.9 && hi > -2.9 && hi < -2.5 && lo > -3.3, "{lo} … {hi}");
+        assert!(lo < 3.0 && hi > 3.0 && lo > 2.6 && hi < 3.4, "{lo} … {hi}");
         // Generated: the same thing measured again, passes moving by ±2%: no change against a 2%
         // band; against a 1% band the interval reaches past twice the band, so unsettled.
         let again = [101.5, 98.2, 100.9, 99.0, 102.0];

@@ -3,23 +3,40 @@
 
 use nppbench_analysis::compare::{Change, Comparison, Counts, Gate, MIN_PASSES, MemoryChange, ThroughputChange};
 
+use super::coverage_words::{coverage_lines, first_ids, mismatch_words};
 use super::{
-    ComparisonView, FailingItem, MemoryChangeRow, ThroughputChangeRow, UNSETTLED_MEANS, test_text, verdict_name,
+    ComparisonView, FailingItem, MAX_LISTED, MemoryChangeRow, ThroughputChangeRow, UNSETTLED_MEANS, test_text,
+    verdict_name,
 };
 use crate::view::{by_kind, class_name, fmt, fmt_p, fmt_sig};
 
-pub(super) fn comparison_view(c: &Comparison, base: &str, cand: &str, group: &str, gates: &[Gate]) -> ComparisonView {
+/// One candidate's view; `allow_partial` judges a candidate that does not compare on what pairs.
+pub(super) fn comparison_view(
+    c: &Comparison,
+    base: &str,
+    cand: &str,
+    group: &str,
+    gates: &[Gate],
+    allow_partial: bool,
+) -> ComparisonView {
     let n = c.counts();
-    let tripped_gates = c.tripped(gates);
+    let judged = c.compares() || allow_partial;
+    let tripped_gates = if judged { c.tripped(gates) } else { Vec::new() };
     let mut failing = Vec::new();
     let (mut changed, unchanged) = throughput_rows(c, &tripped_gates, &mut failing);
     let mut memory_changed = memory_rows(c, &tripped_gates, &mut failing);
+    let failing_count = failing.len() + candidate_items(c, &tripped_gates, &mut failing);
     // Rows that tripped a gate first.
     changed.sort_by_key(|r| !r.gated_failure);
     memory_changed.sort_by_key(|r| !r.gated_failure);
+    let (only_in_base, only_in_base_more) = first_ids(&c.only_in_base);
+    let (only_in_candidate, only_in_candidate_more) = first_ids(&c.only_in_candidate);
     ComparisonView {
         heading: format!("{cand} against {base}"),
         group: group.to_owned(),
+        compares: c.compares(),
+        judged,
+        mismatch: mismatch_words(&c.coverage),
         failed: !tripped_gates.is_empty(),
         environment_changes: c.environment_changes.clone(),
         machine_note: if c.same_machine {
@@ -33,6 +50,7 @@ pub(super) fn comparison_view(c: &Comparison, base: &str, cand: &str, group: &st
         summary: summary(c, &n),
         tripped: tripped_gates.iter().map(Gate::to_string).collect(),
         failing,
+        failing_count,
         throughput_changed: changed,
         throughput_unchanged: unchanged,
         throughput_same: n.same,
@@ -40,13 +58,60 @@ pub(super) fn comparison_view(c: &Comparison, base: &str, cand: &str, group: &st
         counts: counts_text(&n),
         memory_unchanged: c.memory.len() - memory_changed.len(),
         memory_changed,
-        only_in_base: c.only_in_base.clone(),
-        only_in_candidate: c.only_in_candidate.clone(),
+        only_in_base,
+        only_in_base_count: c.only_in_base.len(),
+        only_in_base_more,
+        only_in_candidate,
+        only_in_candidate_count: c.only_in_candidate.len(),
+        only_in_candidate_more,
     }
 }
 
+/// What trips `any-leak` and `failed`: the candidate's leaking scenarios not already listed (a
+/// new leak is, under `leak`), and its failed scenarios, each list cut at [`MAX_LISTED`]; returns
+/// how many items they are, listed or not.
+fn candidate_items(c: &Comparison, tripped: &[Gate], failing: &mut Vec<FailingItem>) -> usize {
+    let listed: Vec<String> = failing.iter().map(|f| f.scenario.clone()).collect();
+    let mut count = 0;
+    let mut items = |gate: Gate, rows: Vec<(String, String)>| {
+        let n = rows.len();
+        count += n;
+        failing.extend(rows.into_iter().take(MAX_LISTED).map(|(scenario, what)| FailingItem {
+            gate: gate.to_string(),
+            scenario,
+            what,
+        }));
+        if n > MAX_LISTED {
+            failing.push(FailingItem {
+                gate: gate.to_string(),
+                scenario: format!("and {} more", n - MAX_LISTED),
+                what: "compare.json lists every one".into(),
+            });
+        }
+    };
+    if tripped.contains(&Gate::AnyLeak) {
+        let rows = c
+            .cand_leaking
+            .iter()
+            .filter(|id| !listed.contains(id))
+            .map(|id| (id.clone(), "leaks in the candidate".to_owned()))
+            .collect();
+        items(Gate::AnyLeak, rows);
+    }
+    if tripped.contains(&Gate::Failed) {
+        let rows = c
+            .cand_failed
+            .iter()
+            .map(|f| (f.id.clone(), format!("failed ({}): {}", f.kind.as_str(), f.reason)))
+            .collect();
+        items(Gate::Failed, rows);
+    }
+    count
+}
+
 fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
-    let mut summary = vec![format!(
+    let mut summary = coverage_lines(c);
+    summary.push(format!(
         "Throughput: {} slower, {} faster, {} the same{}{} of {} scenarios.",
         n.slower,
         n.faster,
@@ -65,13 +130,17 @@ fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
             String::new()
         },
         c.throughput.len()
-    )];
+    ));
     summary.push(format!(
         "Memory: {} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, of {} scenarios.",
         n.new_leaks,
         n.fixed_leaks,
         n.more_streams,
         c.memory.len()
+    ));
+    summary.push(format!(
+        "In the candidate: {} memory scenario(s) leak, new or not; {} scenario(s) failed.",
+        n.cand_leaking, n.cand_failed
     ));
     if !c.base_failures.is_empty() || !c.cand_failures.is_empty() {
         let side = |m: &std::collections::BTreeMap<_, usize>| {
@@ -170,7 +239,7 @@ fn regression_words(x: &ThroughputChange) -> String {
             fmt_sig(x.kernel.candidate / 1e3),
         ),
         _ => format!(
-            "{} {} → {} µs; throughput {}",
+            "{} {} → {} µs, {} in time",
             x.metric.words(),
             fmt_sig(x.kernel.base / 1e3),
             fmt_sig(x.kernel.candidate / 1e3),

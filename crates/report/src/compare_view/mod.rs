@@ -1,23 +1,70 @@
-//! The compare page's view model: the verdict first (PASS or FAIL, the failing candidates and
-//! the items that tripped a gate first), then each candidate's changes, every figure formatted.
+//! The compare page's view model: the verdict first (PARTIAL where the runs do not compare, then
+//! PASS or FAIL, the failing candidates and the items that tripped a gate first), then each
+//! candidate's changes, every figure formatted; and compare.json's model beside it.
 
 mod comparison;
+mod coverage_words;
+mod json;
 
-use nppbench_analysis::compare::{Change, Comparison, Gate, MIN_PASSES, PassTest, Thresholds};
+use nppbench_analysis::compare::{Change, Comparison, Gate, MIN_COVERAGE, MIN_PASSES, PassTest, Thresholds};
 use nppbench_model::RunFile;
 use serde::Serialize;
 
+pub use self::json::{COMPARE_JSON_SCHEMA_VERSION, CompareJson};
+
 use self::comparison::comparison_view;
+use self::coverage_words::partial_line;
+use crate::ReportError;
+use crate::templates::{COMPARE_PAGE, COMPARE_SUMMARY, MACROS, render_templates};
 use crate::view::{fmt, fmt_p, labels};
+
+/// Scenario ids a page or summary lists at most in one list, before "and N more" (compare.json
+/// lists every one).
+const MAX_LISTED: usize = 20;
+
+/// A comparison's outcome, as the page's badge and compare.json's `status` give it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A candidate does not compare with the base, and judging what pairs was not asked for.
+    Partial,
+    /// A gate asked for trips.
+    Fail,
+    /// Gates were asked for and none trips.
+    Pass,
+    /// No gates asked for; something changed.
+    Changed,
+    /// No gates asked for; nothing changed.
+    NoChange,
+}
+
+impl Status {
+    pub fn words(self) -> &'static str {
+        match self {
+            Status::Partial => "PARTIAL",
+            Status::Fail => "FAIL",
+            Status::Pass => "PASS",
+            Status::Changed => "CHANGED",
+            Status::NoChange => "NO CHANGE",
+        }
+    }
+}
 
 #[derive(Debug, Serialize)]
 pub struct ComparePage {
     pub title: String,
     pub generated_by: String,
-    /// `PASS`, `FAIL`, or (without gates) `CHANGED` / `NO CHANGE`.
+    /// `PARTIAL` (a candidate that does not compare, without --allow-partial), `PASS`, `FAIL`,
+    /// or (without gates) `CHANGED` / `NO CHANGE`.
     pub status: String,
+    pub outcome: Status,
+    /// What the badge says: the status, after `PARTIAL · ` where a candidate that does not
+    /// compare was judged on what pairs.
+    pub badge: String,
+    /// Some candidate does not compare with the base.
+    pub partial: bool,
     pub failed: bool,
-    /// One sentence, the failing candidates first.
+    /// One sentence each: the candidates that do not compare first, then the failing ones.
     pub verdict: Vec<String>,
     pub rule: String,
     pub environments: Vec<EnvironmentRow>,
@@ -40,14 +87,22 @@ pub struct EnvironmentRow {
 pub struct ComparisonView {
     pub heading: String,
     pub group: String,
+    /// Whether the two runs compare; whether this candidate is given a verdict (it compares, or
+    /// --allow-partial asked to judge what pairs).
+    pub compares: bool,
+    pub judged: bool,
+    /// Why it does not compare, in words; empty where it does.
+    pub mismatch: String,
     pub failed: bool,
     pub environment_changes: Vec<String>,
     /// Empty on the same GPU; else what a reader must know of the hardware.
     pub machine_note: String,
     pub summary: Vec<String>,
     pub tripped: Vec<String>,
-    /// What tripped a gate, each with its size and interval.
+    /// What tripped a gate, each with its size and interval (a long list of one gate cut, with a
+    /// last row saying how many more), and how many items trip in all.
     pub failing: Vec<FailingItem>,
+    pub failing_count: usize,
     /// Throughput rows judged faster or slower; then the rest (the same, or not judged for want
     /// of passes: their verdict says which).
     pub throughput_changed: Vec<ThroughputChangeRow>,
@@ -59,8 +114,13 @@ pub struct ComparisonView {
     pub counts: String,
     pub memory_changed: Vec<MemoryChangeRow>,
     pub memory_unchanged: usize,
+    /// The scenarios in one run only: how many, the first [`MAX_LISTED`], and how many more.
     pub only_in_base: Vec<String>,
+    pub only_in_base_count: usize,
+    pub only_in_base_more: usize,
     pub only_in_candidate: Vec<String>,
+    pub only_in_candidate_count: usize,
+    pub only_in_candidate_more: usize,
 }
 
 /// One item that tripped a gate.
@@ -143,30 +203,102 @@ fn groups(runs: &[RunFile]) -> Vec<String> {
         .collect()
 }
 
+/// A comparison rendered: the page, summary.md, compare.json's model, and the outcome.
+#[derive(Debug)]
+pub struct RenderedComparison {
+    pub compare_html: String,
+    pub summary_md: String,
+    pub json: CompareJson,
+    pub status: Status,
+}
+
+/// Compares every run after the first against the first and renders compare.html, summary.md
+/// and compare.json's model. A candidate that does not compare with the base makes the status
+/// [`Status::Partial`] unless `allow_partial`, which judges what pairs and says so.
+pub fn render(
+    runs: &[RunFile],
+    t: Thresholds,
+    gates: &[Gate],
+    allow_partial: bool,
+) -> Result<RenderedComparison, ReportError> {
+    let (base, candidates) = runs.split_first().ok_or(ReportError::NoRuns)?;
+    if candidates.is_empty() {
+        return Err(ReportError::NoRuns);
+    }
+    let comparisons: Vec<Comparison> = candidates
+        .iter()
+        .map(|c| nppbench_analysis::compare::compare(base, c, t))
+        .collect();
+    let page = page_with(runs, &comparisons, t, gates, allow_partial);
+    let json = json::compare_json(runs, &comparisons, &page, t, gates, allow_partial);
+    let [compare_html, summary_md] = render_templates(
+        [
+            ("compare.html", COMPARE_PAGE),
+            ("compare.md", COMPARE_SUMMARY),
+            ("macros.html", MACROS),
+        ],
+        &page,
+    )
+    .map(|[html, md, _]| [html, md])?;
+    Ok(RenderedComparison {
+        compare_html,
+        summary_md,
+        json,
+        status: page.outcome,
+    })
+}
+
+/// The page of a comparison whose candidates are judged on what pairs even where they do not
+/// compare (said first on the page): the upgrade page's.
 pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, gates: &[Gate]) -> ComparePage {
+    page_with(runs, comparisons, t, gates, true)
+}
+
+fn page_with(
+    runs: &[RunFile],
+    comparisons: &[Comparison],
+    t: Thresholds,
+    gates: &[Gate],
+    allow_partial: bool,
+) -> ComparePage {
     let group = groups(runs);
     let label = labels(runs);
     let mut views: Vec<ComparisonView> = comparisons
         .iter()
         .enumerate()
-        .map(|(i, c)| comparison_view(c, &label[0], &label[i + 1], &group[i + 1], gates))
+        .map(|(i, c)| comparison_view(c, &label[0], &label[i + 1], &group[i + 1], gates, allow_partial))
         .collect();
+    let partial = views.iter().any(|v| !v.compares);
     let failed = views.iter().any(|v| v.failed);
     let any_change = views
         .iter()
         .any(|v| v.throughput_changed.iter().any(|r| r.changed) || !v.memory_changed.is_empty());
-    let status = match (gates.is_empty(), failed, any_change) {
-        (false, true, _) => "FAIL",
-        (false, false, _) => "PASS",
-        (true, _, true) => "CHANGED",
-        (true, _, false) => "NO CHANGE",
+    let outcome = match (partial && !allow_partial, gates.is_empty(), failed, any_change) {
+        (true, ..) => Status::Partial,
+        (false, false, true, _) => Status::Fail,
+        (false, false, false, _) => Status::Pass,
+        (false, true, _, true) => Status::Changed,
+        (false, true, _, false) => Status::NoChange,
     };
-    let verdict = verdict_lines(&views, gates);
+    let mut verdict: Vec<String> = comparisons
+        .iter()
+        .zip(&views)
+        .filter(|(_, v)| !v.compares)
+        .map(|(c, v)| partial_line(c, v))
+        .collect();
+    verdict.extend(verdict_lines(&views, gates));
     views.sort_by_key(|v| !v.failed);
     ComparePage {
         title: format!("nppbench compare: {} run(s) against {}", comparisons.len(), label[0]),
         generated_by: format!("nppbench {}", env!("CARGO_PKG_VERSION")),
-        status: status.to_owned(),
+        status: outcome.words().to_owned(),
+        outcome,
+        badge: if partial && outcome != Status::Partial {
+            format!("{} · {}", Status::Partial.words(), outcome.words())
+        } else {
+            outcome.words().to_owned()
+        },
+        partial,
         failed,
         verdict,
         rule: rule_text(t, gates),
@@ -175,9 +307,9 @@ pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, 
     }
 }
 
-/// The page's verdict, a line per candidate, failing ones first.
+/// The page's verdict, a line per candidate given one, failing ones first.
 fn verdict_lines(views: &[ComparisonView], gates: &[Gate]) -> Vec<String> {
-    let mut ordered: Vec<&ComparisonView> = views.iter().collect();
+    let mut ordered: Vec<&ComparisonView> = views.iter().filter(|v| v.judged).collect();
     ordered.sort_by_key(|v| !v.failed);
     ordered
         .iter()
@@ -186,7 +318,7 @@ fn verdict_lines(views: &[ComparisonView], gates: &[Gate]) -> Vec<String> {
                 format!(
                     "FAIL: {} — {} item(s) trip --fail-on {}.",
                     v.heading,
-                    v.failing.len(),
+                    v.failing_count,
                     v.tripped.join(",")
                 )
             } else if gates.is_empty() {
@@ -201,11 +333,12 @@ fn verdict_lines(views: &[ComparisonView], gates: &[Gate]) -> Vec<String> {
 /// How the comparison judges, in words, with the gates asked for.
 fn rule_text(t: Thresholds, gates: &[Gate]) -> String {
     format!(
-        "A scenario is slower or faster when its kernel time per call (CUPTI, the kernels of a call summed; the median of each pass, every pass a fresh process) differs by more than {}% and Welch's t-test on the passes gives p < {}; for images under a megapixel (launch-bound) its host latency per call counts too, beyond {}%. Fewer than {} passes a side: not judged. The thresholds come from same-against-same runs (docs/calibration.md). {}Gates: {}.",
+        "A scenario is slower or faster when its kernel time per call (CUPTI, the kernels of a call summed; the median of each pass, every pass a fresh process) differs by more than {}% and Welch's t-test on the passes gives p < {}; for images under a megapixel (launch-bound) its host latency per call counts too, beyond {}%. Fewer than {} passes a side: not judged. The thresholds come from same-against-same runs (docs/calibration.md). Two runs compare when at least {}% of the base's scenarios have a counterpart in the candidate and both measured the same functions under a matrix of the same name; a candidate that does not is named first and given no verdict unless --allow-partial asks to judge what pairs. {}Gates: {}.",
         fmt(t.noise_pct, 0),
         t.alpha,
         fmt(t.latency_noise_pct, 0),
         MIN_PASSES,
+        fmt(MIN_COVERAGE * 100.0, 0),
         if t.gate_min_pixels > 0 {
             format!(
                 "Only images of {} pixels and more can fail the regression gate. ",
@@ -215,7 +348,7 @@ fn rule_text(t: Thresholds, gates: &[Gate]) -> String {
             String::new()
         },
         if gates.is_empty() {
-            "none (the exit status is 0 whatever changed)".to_owned()
+            "none (whatever changed, the verdict trips no gate)".to_owned()
         } else {
             gates.iter().map(Gate::to_string).collect::<Vec<_>>().join(", ")
         }

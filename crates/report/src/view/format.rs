@@ -37,27 +37,43 @@ pub(crate) fn fmt_p(p: f64) -> String {
     }
 }
 
-/// Each run's short label ([`RunFile::short_label`]); runs whose labels are equal are told apart
-/// by their start time, then by their position.
+/// Each run's label: one run, its short label ([`RunFile::short_label`]); several, only what
+/// differs between them (NPP version, GPU, driver, matrix, start time), so that labels stay short
+/// and tell the runs apart; runs alike in all of these by their position.
 pub fn labels(runs: &[RunFile]) -> Vec<String> {
-    let short: Vec<String> = runs.iter().map(RunFile::short_label).collect();
-    let with_time: Vec<String> = runs
+    if runs.len() == 1 {
+        return vec![runs[0].short_label()];
+    }
+    let parts: Vec<[String; 5]> = runs
         .iter()
-        .zip(&short)
-        .map(|(r, l)| {
-            if short.iter().filter(|x| *x == l).count() > 1 {
-                let when = r.started_at.get(..16).unwrap_or(&r.started_at).replace('T', " ");
-                format!("{l} · {when} UTC")
-            } else {
-                l.clone()
-            }
+        .map(|r| {
+            let e = &r.environment;
+            [
+                format!("NPP {}", e.npp.full_version()),
+                e.gpu.name.trim_start_matches("NVIDIA ").to_owned(),
+                format!("driver {}", e.driver_version.as_deref().unwrap_or("unknown")),
+                r.matrix.name.clone(),
+                format!(
+                    "{} UTC",
+                    r.started_at.get(..16).unwrap_or(&r.started_at).replace('T', " ")
+                ),
+            ]
         })
         .collect();
-    with_time
+    let differs = |k: usize| parts.iter().any(|p| p[k] != parts[0][k]);
+    let mut kept: Vec<usize> = (0..4).filter(|&k| differs(k)).collect();
+    if kept.is_empty() {
+        kept.push(4);
+    }
+    let labels: Vec<String> = parts
+        .iter()
+        .map(|p| kept.iter().map(|&k| p[k].as_str()).collect::<Vec<_>>().join(" · "))
+        .collect();
+    labels
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            if with_time.iter().filter(|x| *x == l).count() > 1 {
+            if labels.iter().filter(|x| *x == l).count() > 1 {
                 format!("{l} · run {}", i + 1)
             } else {
                 l.clone()
@@ -71,6 +87,8 @@ pub fn labels(runs: &[RunFile]) -> Vec<String> {
 pub(crate) fn ceiling_pct_text(pct: Option<(f64, bool)>) -> String {
     match pct {
         Some((p, true)) => fmt(p, 0),
+        // Warm figures of images that fit in L2 can pass a ceiling measured from DRAM.
+        Some((p, false)) if p > 100.0 => format!("{} (warm: data resident in L2)", fmt(p, 0)),
         Some((p, false)) => format!("{} (warm)", fmt(p, 0)),
         None => "—".into(),
     }

@@ -146,12 +146,21 @@ pub(crate) fn by_kind(counts: &std::collections::BTreeMap<nppbench_model::Failur
 }
 
 /// `83–142%`, or `100%` when both ends round to the same.
-fn percent_range((lo, hi): (f64, f64)) -> String {
-    let (lo, hi) = (fmt(lo * 100.0, 0), fmt(hi * 100.0, 0));
-    if lo == hi {
-        format!("{lo}%")
+/// A change in time as a range with its word: `+3% to +5% (slower)`, `−2% (faster)`; + is
+/// slower, as everywhere in nppbench.
+fn change_range((lo, hi): (f64, f64)) -> String {
+    let (a, b) = (format!("{lo:+.0}%"), format!("{hi:+.0}%"));
+    let word = if hi <= 0.0 {
+        "faster"
+    } else if lo >= 0.0 {
+        "slower"
     } else {
-        format!("{lo}–{hi}%")
+        "faster to slower"
+    };
+    if a == b {
+        format!("{a} ({word})")
+    } else {
+        format!("{a} to {b} ({word})")
     }
 }
 
@@ -170,14 +179,14 @@ pub(super) fn fix_view(f: &Fix) -> FixView {
         " (largest remaining growth {} MiB)",
         fmt(f.worst_growth_mib, 1)
     ));
-    if let Some(r) = f.throughput_ratio {
+    if let Some(r) = f.time_change_pct {
         effect.push_str(&format!(
-            "; kernel throughput at 1080p and above: {} of what it was",
-            percent_range(r)
+            "; time per call at a megapixel and above: {}",
+            change_range(r)
         ));
     }
-    if let Some(r) = f.latency_ratio {
-        effect.push_str(&format!("; host latency per call: {} of what it was", percent_range(r)));
+    if let Some(r) = f.latency_change_pct {
+        effect.push_str(&format!("; host latency per call: {}", change_range(r)));
     }
     effect.push('.');
     FixView {

@@ -153,13 +153,14 @@ pub(super) fn disagreements(a: &RunAnalysis<'_>) -> Vec<String> {
         .map(|d| {
             let test = &d.test;
             format!(
-                "{} on GPU {} takes {} µs per call against {} µs on GPU {}: {:+.1}%{}",
+                "{} on GPU {} takes {} µs per call against {} µs on GPU {}: {:+.1}% in time ({}){}",
                 d.scenario_id,
                 d.gpu_ordinal,
                 fmt(test.candidate / 1e3, 2),
                 fmt(test.base / 1e3, 2),
                 d.first_ordinal,
-                -test.change_pct,
+                test.change_pct,
+                if test.change_pct > 0.0 { "slower" } else { "faster" },
                 test.p_value.map_or(String::new(), |p| format!(" (p {})", fmt_p(p)))
             )
         })

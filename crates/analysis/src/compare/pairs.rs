@@ -1,0 +1,113 @@
+//! Pairing: each scenario of the base with the candidate's (the same id; for throughput, on the
+//! same GPU by position), judged: throughput by the test on passes, memory by leak class and NPP's
+//! streams.
+
+use std::collections::HashMap;
+
+use nppbench_stats::LeakClass;
+use nppbench_stats::tests_of_passes::compare_passes;
+
+use super::{Change, MemoryChange, Metric, Thresholds, ThroughputChange};
+use crate::thresholds::{LAUNCH_BOUND_PIXELS, STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD};
+use crate::{MemoryAnalysis, RunAnalysis};
+
+fn hidden(m: &MemoryAnalysis<'_>) -> Option<f64> {
+    m.hidden_per_thread
+        .map(|f| f.slope)
+        .or_else(|| m.hidden_streams_total())
+}
+
+/// Each throughput scenario of the base paired with the candidate's on the same GPU, judged.
+pub(super) fn throughput_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Thresholds) -> Vec<ThroughputChange> {
+    let mut throughput = Vec::new();
+    let gpu_index = |a: &RunAnalysis<'_>, gpu: Option<&str>| {
+        let gpus = a.run.environment.all_gpus();
+        gpu.and_then(|u| gpus.iter().position(|g| g.gpu.uuid == u)).unwrap_or(0)
+    };
+    for bt in &b.throughput {
+        let id = &bt.record.scenario.id;
+        let index = gpu_index(b, bt.gpu);
+        // The same scenario on the same GPU (by position: runs from two machines pair their
+        // first GPUs, their second, …).
+        let Some(ct) = c
+            .throughput
+            .iter()
+            .find(|x| &x.record.scenario.id == id && gpu_index(c, x.gpu) == index)
+        else {
+            continue;
+        };
+        // Kernel time per call where both runs have CUPTI's records; else CUDA events on both.
+        let (metric, base_ns, cand_ns) = if !bt.pass_kernel_ns.is_empty() && !ct.pass_kernel_ns.is_empty() {
+            (Metric::KernelRecords, &bt.pass_kernel_ns, &ct.pass_kernel_ns)
+        } else if !bt.pass_event_ns.is_empty() && !ct.pass_event_ns.is_empty() {
+            (Metric::Events, &bt.pass_event_ns, &ct.pass_event_ns)
+        } else {
+            continue;
+        };
+        let kernel = compare_passes(base_ns, cand_ns, t.alpha, t.noise_pct);
+        let pixels = bt.record.scenario.geometry.pixels();
+        let latency =
+            (pixels < LAUNCH_BOUND_PIXELS && !bt.pass_latency_us.is_empty() && !ct.pass_latency_us.is_empty())
+                .then(|| compare_passes(&bt.pass_latency_us, &ct.pass_latency_us, t.alpha, t.latency_noise_pct));
+        let verdict = match (kernel.verdict, latency.map(|l| l.verdict)) {
+            (Change::Slower, _) | (_, Some(Change::Slower)) => Change::Slower,
+            (Change::NotEnoughPasses, _) => Change::NotEnoughPasses,
+            (Change::Faster, _) | (_, Some(Change::Faster)) => Change::Faster,
+            (Change::Unsettled, _) => Change::Unsettled,
+            _ => Change::Same,
+        };
+        throughput.push(ThroughputChange {
+            id: id.clone(),
+            primitive: bt.record.scenario.primitive,
+            pixels,
+            gpu_index: index,
+            kernel,
+            latency,
+            verdict,
+            gated: pixels >= t.gate_min_pixels,
+            base_passes: base_ns.len(),
+            cand_passes: cand_ns.len(),
+            metric,
+            base_gbps: bt.kernel_gbps,
+            cand_gbps: ct.kernel_gbps,
+        });
+    }
+    throughput
+}
+
+/// Each memory scenario of the base paired with the candidate's, judged.
+pub(super) fn memory_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>) -> Vec<MemoryChange> {
+    let index: HashMap<&str, &MemoryAnalysis<'_>> = c
+        .memory
+        .iter()
+        .rev()
+        .map(|m| (m.record.scenario.id.as_str(), m))
+        .collect();
+    let mut memory = Vec::new();
+    for bm in &b.memory {
+        let id = &bm.record.scenario.id;
+        // The candidate's first record of the id (a later one of the same id is a repeat).
+        let Some(&cm) = index.get(id.as_str()) else {
+            continue;
+        };
+        let leak = |m: &MemoryAnalysis<'_>| m.class == Some(LeakClass::Leak);
+        let (bh, ch) = (hidden(bm), hidden(cm));
+        let more_streams = match (bh, ch) {
+            (Some(x), Some(y)) => y > x + STREAMS_PER_THREAD,
+            (None, Some(y)) => y > STREAMS_PER_THREAD,
+            _ => false,
+        } || cm.streams_never_destroyed.unwrap_or(0)
+            > bm.streams_never_destroyed.unwrap_or(0) + STREAMS_NEVER_DESTROYED_MARGIN;
+        memory.push(MemoryChange {
+            id: id.clone(),
+            base_class: bm.class,
+            cand_class: cm.class,
+            base_hidden: bh,
+            cand_hidden: ch,
+            new_leak: leak(cm) && !leak(bm),
+            fixed_leak: leak(bm) && !leak(cm),
+            more_streams,
+        });
+    }
+    memory
+}
