@@ -88,7 +88,7 @@ pub(crate) fn ceiling_pct_text(pct: Option<(f64, bool)>) -> String {
     match pct {
         Some((p, true)) => fmt(p, 0),
         // Warm figures of images that fit in L2 can pass a ceiling measured from DRAM.
-        Some((p, false)) if p > 100.0 => format!("{} (warm: data resident in L2)", fmt(p, 0)),
+        Some((p, false)) if p > 100.0 => format!("{} (warm)†", fmt(p, 0)),
         Some((p, false)) => format!("{} (warm)", fmt(p, 0)),
         None => "—".into(),
     }
