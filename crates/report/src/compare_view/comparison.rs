@@ -123,7 +123,7 @@ fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
         },
         if n.unjudged > 0 {
             format!(
-                ", {} with too few passes to judge (fewer than {MIN_PASSES} a side)",
+                ", {} with too few passes to judge (fewer than {MIN_PASSES} a side: measure both runs with `--repeat {MIN_PASSES}` or more to judge throughput)",
                 n.unjudged
             )
         } else {
