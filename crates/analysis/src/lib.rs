@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+pub mod design;
 pub mod evidence;
 pub mod figure;
 pub mod functions;

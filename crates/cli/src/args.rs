@@ -57,6 +57,9 @@ pub(crate) enum Cmd {
     /// The class of any scenario (leak, bounded, flat or unknown) from atlas runs, no GPU needed:
     /// its measurement where the runs measured it, else its function's rule.
     Predict(crate::predict::PredictArgs),
+    /// The next round of an atlas: a matrix of the scenarios one factor away from where each
+    /// function's rule is weak, to measure with `run --matrix` and pool with the atlas.
+    Design(crate::design::DesignArgs),
     /// Print a preset's matrix file, a starting point for --matrix.
     Preset {
         #[arg(value_name = "NAME", value_parser = PresetParser)]

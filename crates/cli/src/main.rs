@@ -6,6 +6,7 @@
 
 mod args;
 mod compare;
+mod design;
 mod exit;
 mod history;
 mod info;
@@ -43,6 +44,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Compare(args) => compare::compare(args),
         Cmd::History(args) => history::run(args),
         Cmd::Predict(args) => predict::predict(args),
+        Cmd::Design(args) => design::design(args),
         Cmd::Preset { name } => {
             info::preset(name);
             Ok(())

@@ -245,3 +245,42 @@ fn bad_input_exits_2_with_a_message() {
         assert!(err.contains(says), "{all:?}: {err}");
     }
 }
+
+#[test]
+fn the_next_round_proposes_unmeasured_scenarios_where_rules_are_weak() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("next.toml");
+    let o = nppbench(&[
+        "design",
+        "--atlas",
+        &atlas("13.0.1"),
+        "--out",
+        &out.display().to_string(),
+        "--per-function",
+        "5",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let next = nppbench_model::Matrix::from_file(&out).unwrap();
+    assert!(next.throughput.is_empty());
+    let runs: Vec<RunFile> = ["run-1-npp-13.0.1.json", "run-2-npp-13.0.1.json"]
+        .iter()
+        .map(|f| RunFile::read(&Path::new(&atlas("13.0.1")).join(f)).unwrap())
+        .collect();
+    let measured: std::collections::BTreeSet<&str> = runs
+        .iter()
+        .flat_map(|r| r.memory.iter().map(|m| m.scenario.id.as_str()))
+        .collect();
+    assert!(
+        next.memory.iter().all(|s| !measured.contains(s.id.as_str())),
+        "a measured scenario proposed again"
+    );
+    let mut per: std::collections::BTreeMap<&str, usize> = Default::default();
+    for s in &next.memory {
+        *per.entry(s.primitive.name()).or_default() += 1;
+    }
+    assert!(per.values().all(|n| *n <= 5), "{per:?}");
+    // The function that flips between processes gets a next round; the one whose rule is earned
+    // gets none.
+    assert!(per.contains_key("AddC_8u_C3RSfs"), "{per:?}");
+    assert!(!per.contains_key("Convert_8u32f_C1R"), "{per:?}");
+}

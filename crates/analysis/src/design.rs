@@ -1,0 +1,133 @@
+//! What to measure next: for each function whose rule is not earned, the scenarios one factor
+//! away from the ones its rule gets wrong (counter-examples, fitted or held out) and from a few of
+//! its leaking and non-leaking scenarios: the width, either stride or the height moved across an
+//! alignment or a step, the stream kind, the context filling or the threading model changed
+//! alone (delta debugging of the configuration). Measured and pooled with the atlas, they are
+//! the contrast the rule search lacked. Scenarios already measured are not proposed again.
+
+use std::collections::BTreeSet;
+
+use nppbench_model::{ContextFill, Geometry, MemoryScenario, StreamKind, Threading};
+
+use crate::evidence::{Evidence, FunctionRules};
+use crate::rules::{Case, RuleKind};
+
+/// The scenarios one factor away from `c`: each geometry value moved across the alignments and
+/// steps the rules test, and each other axis value alone.
+fn neighbours(c: &Case) -> Vec<(Geometry, StreamKind, ContextFill, Threading)> {
+    let g = c.geometry;
+    let mut geometries: Vec<Geometry> = Vec::new();
+    for delta in [1u32, 16, 64] {
+        for width in [g.width + delta, g.width.saturating_sub(delta)] {
+            geometries.push(Geometry { width, ..g });
+        }
+    }
+    for align in [16u32, 64, 256] {
+        geometries.push(Geometry {
+            width: g.width.next_multiple_of(align),
+            ..g
+        });
+        geometries.push(Geometry {
+            src_stride: g.src_stride.next_multiple_of(align) + if g.src_stride % align == 0 { align / 2 } else { 0 },
+            ..g
+        });
+        geometries.push(Geometry {
+            dst_stride: g.dst_stride.next_multiple_of(align) + if g.dst_stride % align == 0 { align / 2 } else { 0 },
+            ..g
+        });
+    }
+    geometries.push(Geometry {
+        height: g.height * 2,
+        ..g
+    });
+    geometries.push(Geometry {
+        height: (g.height / 2).max(1),
+        ..g
+    });
+    let mut out: Vec<_> = geometries
+        .into_iter()
+        .filter(|n| *n != g && n.validate(c.primitive).is_ok())
+        .map(|n| (n, c.stream, c.context, c.threading))
+        .collect();
+    out.extend(StreamKind::ALL.into_iter().map(|s| (g, s, c.context, c.threading)));
+    out.extend(ContextFill::ALL.into_iter().map(|x| (g, c.stream, x, c.threading)));
+    let threads = [
+        Threading::ThreadPerCall,
+        Threading::Pool(2),
+        Threading::Pool(4),
+        Threading::Single,
+    ];
+    out.extend(threads.into_iter().map(|t| (g, c.stream, c.context, t)));
+    out
+}
+
+/// Whether a function's rules leave something to learn: its leak rule is not earned, or its
+/// scenarios flip between processes.
+fn weak(f: &FunctionRules) -> bool {
+    !f.earned() || matches!(f.leak.kind, RuleKind::Approximately { .. })
+}
+
+/// Up to `per_function` scenarios for each function whose rule is not earned, none already
+/// measured, each a memory scenario of `calls` calls, counter-examples' neighbours first.
+pub fn next_round(
+    evidence: &Evidence,
+    rules: &[FunctionRules],
+    per_function: usize,
+    calls: u32,
+) -> Vec<MemoryScenario> {
+    let mut measured: BTreeSet<String> = evidence.cases.iter().map(|c| c.id.clone()).collect();
+    measured.extend(evidence.flips.iter().map(|f| f.id.clone()));
+    let mut out = Vec::new();
+    for f in rules.iter().filter(|f| weak(f)) {
+        let cases: Vec<&Case> = evidence.cases.iter().filter(|c| c.primitive == f.primitive).collect();
+        let wrong: BTreeSet<&str> = match &f.leak.kind {
+            RuleKind::Approximately { counter_examples, .. } => {
+                counter_examples.iter().map(|(id, _)| id.as_str()).collect()
+            }
+            _ => BTreeSet::new(),
+        }
+        .into_iter()
+        .chain(f.leak.held_out.wrong.iter().map(|(id, _)| id.as_str()))
+        .collect();
+        // Counter-examples first, then leaking and non-leaking scenarios in turn.
+        let mut seeds: Vec<&Case> = cases
+            .iter()
+            .copied()
+            .filter(|c| wrong.contains(c.id.as_str()))
+            .collect();
+        let (leaking, other): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| c.leaks());
+        for pair in leaking.iter().zip(&other) {
+            seeds.extend([*pair.0, *pair.1]);
+        }
+        let mut taken = 0;
+        'seeds: for c in seeds {
+            for (geometry, stream, context, threading) in neighbours(c) {
+                if taken == per_function {
+                    break 'seeds;
+                }
+                let s = MemoryScenario::new(c.primitive, geometry, stream, context, threading, calls);
+                if measured.insert(s.id.clone()) {
+                    out.push(s);
+                    taken += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The scenarios as a matrix file: one `[[geometry]]` table each (memory only), so that
+/// `nppbench run --matrix` measures them as they are.
+pub fn matrix_toml(name: &str, scenarios: &[MemoryScenario], calls: u32) -> String {
+    let mut out = format!(
+        "# Written by nppbench design: the scenarios one factor away from those the rules of the\n# runs given got wrong or could not separate. Measure with `nppbench run --matrix`, then pool\n# the run with the atlas (`--from`/`--atlas` both).\nname = \"{name}\"\ndescription = \"The next round: scenarios one factor away from where the rules are weak\"\nstreams = [\"blocking\"]\nthreading = [\"thread_per_call\"]\n\n[settings]\ncalls = {calls}\n"
+    );
+    for s in scenarios {
+        let g = &s.geometry;
+        out.push_str(&format!(
+            "\n[[geometry]]\nprimitive = \"{}\"\nwidth = {}\nheight = {}\nsrc_stride = {}\ndst_stride = {}\nstreams = [\"{}\"]\ncontext = [\"{}\"]\nthreading = [\"{}\"]\nthroughput = false\n",
+            s.primitive, g.width, g.height, g.src_stride, g.dst_stride, s.stream, s.context, s.threading
+        ));
+    }
+    out
+}
