@@ -209,3 +209,22 @@ fn two_atlas_runs_pooled_find_the_function_that_flips_between_processes() {
             .all(|f| evidence.cases.iter().all(|c| c.id != f.id))
     );
 }
+
+/// What `predict` assumes a context declares where nothing was measured is what every probe of
+/// the H100 atlas recorded, for every stream kind and context filling.
+#[test]
+fn the_declared_flags_assumed_for_a_query_are_the_ones_measured() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json");
+    let run = load(&path);
+    let mut seen = std::collections::BTreeSet::new();
+    for m in &run.memory {
+        let Some(recorded) = m.result.as_ref().and_then(|r| r.context) else {
+            continue;
+        };
+        let s = &m.scenario;
+        let assumed = nppbench_analysis::rules::declares_non_blocking(s.stream, s.context);
+        assert_eq!(assumed, recorded.declared_flags & 1 == 1, "{}", s.id);
+        seen.insert((s.stream, s.context));
+    }
+    assert_eq!(seen.len(), 4 * 5, "every stream kind with every context filling");
+}
