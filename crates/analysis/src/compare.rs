@@ -103,6 +103,12 @@ impl ThroughputChange {
     pub fn fails_regression(&self) -> bool {
         self.gated && self.verdict == Change::Slower
     }
+
+    /// The gate among `gates` this scenario trips, if any: the regression gate, where it counts
+    /// the scenario.
+    pub fn trips(&self, gates: &[Gate]) -> Option<Gate> {
+        (gates.contains(&Gate::Regression) && self.fails_regression()).then_some(Gate::Regression)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -183,6 +189,12 @@ impl MemoryChange {
 }
 
 impl Comparison {
+    /// The gates among `gates` this comparison trips where it is judged (it compares, or judging
+    /// what pairs was asked for); none where it is not.
+    pub fn tripped_if_judged(&self, gates: &[Gate], judged: bool) -> Vec<Gate> {
+        if judged { self.tripped(gates) } else { Vec::new() }
+    }
+
     /// Every verdict of the comparison, counted.
     pub fn counts(&self) -> Counts {
         let count = |v: Change| self.throughput.iter().filter(|x| x.verdict == v).count();

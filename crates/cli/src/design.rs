@@ -10,8 +10,7 @@ use nppbench_analysis::RunAnalysis;
 use nppbench_analysis::design::{matrix_toml, next_round};
 use nppbench_analysis::evidence::pool;
 
-use crate::exit::bad_input;
-use crate::runs::read_runs;
+use crate::runs::{one_npp_version, read_runs};
 
 #[derive(Args)]
 pub(crate) struct DesignArgs {
@@ -29,13 +28,7 @@ pub(crate) struct DesignArgs {
 
 pub(crate) fn design(args: DesignArgs) -> anyhow::Result<()> {
     let loaded = read_runs(&args.atlas)?;
-    let versions: Vec<String> = loaded.iter().map(|(_, r)| r.environment.npp.full_version()).collect();
-    if versions.iter().any(|v| *v != versions[0]) {
-        return Err(bad_input(format!(
-            "the runs given are of several NPP versions ({}): give runs of one version",
-            versions.join(", ")
-        )));
-    }
+    let version = one_npp_version(&loaded, None)?;
     let analyses: Vec<RunAnalysis<'_>> = loaded.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
     let evidence = pool(&analyses.iter().collect::<Vec<_>>());
     let rules = evidence.rules();
@@ -49,7 +42,7 @@ pub(crate) fn design(args: DesignArgs) -> anyhow::Result<()> {
         args.out.display(),
         scenarios.len(),
         functions.len(),
-        versions[0]
+        version
     );
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! runs given, with what the answer rests on: the measurement of that very scenario, the
 //! function's rule (its text and held-out score), or nothing. No GPU is needed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -14,7 +14,7 @@ use nppbench_model::{ContextFill, Geometry, Matrix, Primitive, StreamKind, Threa
 use serde::Serialize;
 
 use crate::exit::bad_input;
-use crate::runs::read_runs;
+use crate::runs::{one_npp_version, read_runs};
 
 #[derive(Args)]
 pub(crate) struct PredictArgs {
@@ -85,7 +85,7 @@ struct Row {
 
 pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     let loaded = read_runs(&args.atlas)?;
-    let version = one_version(&loaded, args.npp_version.as_deref())?;
+    let version = one_npp_version(&loaded, args.npp_version.as_deref())?;
     let analyses: Vec<RunAnalysis<'_>> = loaded.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
     let evidence = pool(&analyses.iter().collect::<Vec<_>>());
     let rules = evidence.rules();
@@ -104,29 +104,6 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
         None => print!("{text}"),
     }
     Ok(())
-}
-
-/// The NPP version every run shares (and that `--npp-version` asks for, where given).
-fn one_version(runs: &[(PathBuf, nppbench_model::RunFile)], asked: Option<&str>) -> anyhow::Result<String> {
-    let versions: Vec<(String, &Path)> = runs
-        .iter()
-        .map(|(p, r)| (r.environment.npp.full_version(), p.as_path()))
-        .collect();
-    let first = versions[0].0.clone();
-    if let Some((other, path)) = versions.iter().find(|(v, _)| *v != first) {
-        return Err(bad_input(format!(
-            "the runs given are of several NPP versions ({first}, and {other} in {}): give runs of one version",
-            path.display()
-        )));
-    }
-    if let Some(asked) = asked
-        && !(first == asked || first.starts_with(&format!("{asked}.")))
-    {
-        return Err(bad_input(format!(
-            "--npp-version {asked}: the runs given are of NPP {first}"
-        )));
-    }
-    Ok(first)
 }
 
 fn parsed<T: std::str::FromStr>(what: &str, text: &str) -> anyhow::Result<T>

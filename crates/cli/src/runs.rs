@@ -81,3 +81,30 @@ pub(crate) fn check_not_another_report(out: &Path, runs: &[RunFile], force: bool
     }
     Ok(())
 }
+
+/// The NPP version every run shares (and that `--npp-version` asks for, where given); runs of
+/// several versions are bad input.
+pub(crate) fn one_npp_version(
+    runs: &[(PathBuf, nppbench_model::RunFile)],
+    asked: Option<&str>,
+) -> anyhow::Result<String> {
+    let versions: Vec<(String, &Path)> = runs
+        .iter()
+        .map(|(p, r)| (r.environment.npp.full_version(), p.as_path()))
+        .collect();
+    let first = versions[0].0.clone();
+    if let Some((other, path)) = versions.iter().find(|(v, _)| *v != first) {
+        return Err(bad_input(format!(
+            "the runs given are of several NPP versions ({first}, and {other} in {}): give runs of one version",
+            path.display()
+        )));
+    }
+    if let Some(asked) = asked
+        && !(first == asked || first.starts_with(&format!("{asked}.")))
+    {
+        return Err(bad_input(format!(
+            "--npp-version {asked}: the runs given are of NPP {first}"
+        )));
+    }
+    Ok(first)
+}

@@ -3,7 +3,6 @@
 //! scenarios judged, throughput passes aggregated), so a scenario reads the same here as on its
 //! run's page and in its CSV.
 
-use nppbench_analysis::figure::PassFigure;
 use nppbench_analysis::{LeakClass, MemoryAnalysis, RunAnalysis, ThroughputAnalysis, median};
 use nppbench_model::{RunFile, Status};
 
@@ -238,21 +237,15 @@ fn throughput_row(t: &ThroughputAnalysis<'_>, first_gpu: &str) -> ScenarioRow {
 /// A throughput scenario's history figures: the kernel time per call (warm) where every measured
 /// pass has it, else the event time per call, each pass's figure as the analysis derives it.
 fn throughput_figures(t: &ThroughputAnalysis<'_>) -> Option<ThroughputFigures> {
-    let results: Vec<_> = t.passes.iter().filter_map(|p| p.result.as_ref()).collect();
-    let first = results.first()?;
-    let cupti = results
-        .iter()
-        .all(|r| PassFigure::KernelTimePerCallWarm.of(r).is_some());
-    let (figure, timing) = if cupti {
-        (PassFigure::KernelTimePerCallWarm, Timing::Cupti)
+    let first = t.passes.iter().find_map(|p| p.result.as_ref())?;
+    // Every pass with a result has an event time; the kernel time is taken where they all
+    // have one too.
+    let (pass_ns, timing) = if t.pass_kernel_ns.len() == t.pass_event_ns.len() {
+        (&t.pass_kernel_ns, Timing::Cupti)
     } else {
-        (PassFigure::EventTimePerCall, Timing::Events)
+        (&t.pass_event_ns, Timing::Events)
     };
-    let times: Vec<f64> = figure
-        .of_passes(results.iter().copied())
-        .into_iter()
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .collect();
+    let times: Vec<f64> = pass_ns.iter().copied().filter(|t| t.is_finite() && *t > 0.0).collect();
     let kernel_ns = median(&times)?;
     Some(ThroughputFigures {
         passes: times.len() as u32,

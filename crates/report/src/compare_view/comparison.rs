@@ -21,7 +21,7 @@ pub(super) fn comparison_view(
 ) -> ComparisonView {
     let n = c.counts();
     let judged = c.compares() || allow_partial;
-    let tripped_gates = if judged { c.tripped(gates) } else { Vec::new() };
+    let tripped_gates = c.tripped_if_judged(gates, judged);
     let mut failing = Vec::new();
     let (mut changed, unchanged) = throughput_rows(c, &tripped_gates, &mut failing);
     let mut memory_changed = memory_rows(c, &tripped_gates, &mut failing);
@@ -190,7 +190,7 @@ fn throughput_rows(
     let mut changed = Vec::new();
     let mut unchanged = Vec::new();
     for x in &c.throughput {
-        let gated_failure = tripped.contains(&Gate::Regression) && x.fails_regression();
+        let gated_failure = x.trips(tripped).is_some();
         if gated_failure {
             failing.push(FailingItem {
                 gate: Gate::Regression.to_string(),

@@ -186,7 +186,7 @@ fn coverage_json(c: &Comparison) -> CoverageJson {
 }
 
 fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -> ComparisonJson {
-    let tripped = if judged { c.tripped(gates) } else { Vec::new() };
+    let tripped = c.tripped_if_judged(gates, judged);
     let throughput = c
         .throughput
         .iter()
@@ -204,7 +204,7 @@ fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -
             base_gbps: x.base_gbps,
             candidate_gbps: x.cand_gbps,
             regression_gated: x.gated,
-            gate: (tripped.contains(&Gate::Regression) && x.fails_regression()).then_some(Gate::Regression),
+            gate: x.trips(&tripped),
         })
         .collect();
     let memory = c
