@@ -14,6 +14,7 @@ mod preset;
 mod run;
 mod scenario;
 mod settings;
+mod trace;
 
 pub use error::ModelError;
 pub use find::find_run_files;
@@ -30,3 +31,7 @@ pub use run::{
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::Settings;
+pub use trace::{
+    CallSite, Capture, MemorySample, Overhead, StatusCount, TRACE_SCHEMA_VERSION, TraceEnd, TraceFile, TraceStreamKind,
+    TraceThread, TracedStream,
+};

@@ -1,0 +1,195 @@
+//! trace.json: what `nppbench trace` recorded inside someone else's program — its NPP calls
+//! grouped by call site, the CUDA streams created and never destroyed, the process's device
+//! memory over time and what recording cost.
+//!
+//! The interposer (`nppbench-trace`) writes this file from the traced process, again and again
+//! while it runs and once more at exit; `nppbench trace` then records how the program ended. A
+//! file whose `end` is [`TraceEnd::Running`] was cut off: it holds what was flushed before.
+
+use serde::{Deserialize, Serialize};
+
+/// The trace.json schema this build writes.
+pub const TRACE_SCHEMA_VERSION: u32 = 1;
+
+/// A whole trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceFile {
+    pub schema_version: u32,
+    /// The interposer's version (`CARGO_PKG_VERSION`).
+    pub tool_version: String,
+    /// The traced program and its arguments, as started.
+    pub program: Vec<String>,
+    pub pid: u32,
+    /// When the interposer started in the process (RFC 3339, UTC).
+    pub started_at: String,
+    /// Seconds from that start to the last flush.
+    pub wall_s: f64,
+    /// How the recording ended; `Running` in every periodic flush.
+    pub end: TraceEnd,
+    /// What could be recorded, and why not where something could not.
+    pub capture: Capture,
+    /// The NPP shared libraries seen in the process (paths), and `nppGetLibVersion` if it answered.
+    pub npp_libraries: Vec<String>,
+    pub npp_version: Option<String>,
+    /// One entry per distinct call site: function, geometry, flags, stream.
+    pub call_sites: Vec<CallSite>,
+    /// Every host thread that called NPP or created a stream.
+    pub threads: Vec<TraceThread>,
+    /// Every CUDA stream created while tracing, with where it came from and whether it was
+    /// destroyed.
+    pub streams: Vec<TracedStream>,
+    /// The process's device memory and live threads, sampled over time.
+    pub memory: Vec<MemorySample>,
+    pub overhead: Overhead,
+}
+
+/// How the traced program ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TraceEnd {
+    /// Flushed while the program ran: a later flush or the exit path did not happen (the program
+    /// was killed, crashed, or is still running). The file is partial.
+    Running,
+    /// The interposer's exit path wrote the file; `nppbench trace` adds the exit code.
+    Exited { code: Option<i32> },
+    /// The program was ended by a signal (SIGTERM, SIGINT, SIGSEGV, …); the file holds what was
+    /// flushed before it.
+    Signal { signal: i32, name: String },
+}
+
+impl TraceEnd {
+    /// Whether the file may lack the last moments of the program.
+    pub fn is_partial(&self) -> bool {
+        !matches!(self, TraceEnd::Exited { .. })
+    }
+}
+
+/// What the interposer could record in this process. `None` where it could, else why not.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Capture {
+    /// Why calls are missing: NPP linked statically, loaded with dlopen+dlsym (lookups through a
+    /// handle bypass `LD_PRELOAD`), or no catalogued function was called.
+    pub calls_missing: Option<String>,
+    /// Why streams could not be counted (libcupti not found, another CUPTI client).
+    pub streams_missing: Option<String>,
+    /// Why device memory could not be sampled (no NVML).
+    pub memory_missing: Option<String>,
+    /// The number of NPP symbols the interposer defines (the catalogue's `_Ctx` functions).
+    pub functions_interposed: u32,
+    /// Seconds between flushes of the file and between memory samples.
+    pub flush_interval_s: f64,
+    pub sample_interval_s: f64,
+}
+
+/// The stream a call was made on, from its context's `hStream`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceStreamKind {
+    /// The NULL handle.
+    LegacyDefault,
+    /// `cudaStreamPerThread` (handle 2).
+    PerThreadDefault,
+    /// `cudaStreamLegacy` (handle 1).
+    LegacyHandle,
+    /// A stream the program created.
+    Created,
+}
+
+/// All calls with one function, geometry, flags and stream kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallSite {
+    /// The NPP symbol, e.g. `nppiConvert_8u32f_C1R_Ctx`.
+    pub function: String,
+    /// The ROI (the destination's for Set), pixels.
+    pub width: i32,
+    pub height: i32,
+    /// Line steps in bytes; `None` where the function takes none (a Set has no source).
+    pub src_stride: Option<i32>,
+    pub dst_stride: Option<i32>,
+    /// `nStreamFlags` as the context declares it.
+    pub declared_flags: u32,
+    pub stream: TraceStreamKind,
+    /// The stream's real flags (`cuStreamGetFlags`); `None` where the driver could not say.
+    pub real_flags: Option<u32>,
+    /// `nCudaDeviceId` of the context.
+    pub device: i32,
+    pub calls: u64,
+    /// Distinct host threads that made these calls.
+    pub threads: u32,
+    /// Threads whose first NPP call in the process was one of these.
+    pub first_call_threads: u32,
+    /// Returned statuses and how often (`0` is `NPP_SUCCESS`).
+    pub statuses: Vec<StatusCount>,
+    /// Streams created during these calls, and how many of those were destroyed by the end.
+    pub streams_created: u64,
+    pub streams_destroyed: u64,
+    /// Seconds since the start of the first and last call.
+    pub first_s: f64,
+    pub last_s: f64,
+    /// Time inside the real function, summed over the calls, ns (host clock, call to return).
+    pub time_in_npp_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCount {
+    pub status: i32,
+    pub calls: u64,
+}
+
+/// One host thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceThread {
+    /// Kernel thread id.
+    pub tid: i64,
+    /// Seconds since the start of its first and last NPP call (or stream event).
+    pub first_s: f64,
+    pub last_s: f64,
+    pub calls: u64,
+    /// Whether the thread had exited by the last flush, where that is known.
+    pub exited: Option<bool>,
+}
+
+/// One CUDA stream created while tracing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TracedStream {
+    /// The handle, to pair creation and destruction.
+    pub handle: u64,
+    /// The thread that created it.
+    pub tid: i64,
+    pub created_s: f64,
+    pub destroyed_s: Option<f64>,
+    /// The call site (index into `call_sites`) during whose call it was created.
+    pub call_site: Option<usize>,
+    /// Created outside a catalogued call: the NPP function the creating stack names (by `dladdr`
+    /// into `libnpp*`), and the library it is in; `None` where no frame is in NPP.
+    pub attributed_function: Option<String>,
+    pub attributed_library: Option<String>,
+}
+
+/// One sample of the process.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MemorySample {
+    pub t_s: f64,
+    /// The process's device memory, as NVML lists it, summed over devices; `None` where NVML
+    /// does not list the process.
+    pub device_bytes: Option<u64>,
+    /// Live threads of the process (`/proc/self/status`).
+    pub live_threads: u32,
+    /// Streams created and not destroyed so far.
+    pub live_streams: u64,
+}
+
+/// What recording cost on the caller's thread.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Overhead {
+    pub calls: u64,
+    /// Time spent recording (outside the real function), summed, ns; measured with the same
+    /// monotonic clock the call times use.
+    pub recording_ns: u64,
+}
+
+impl Overhead {
+    pub fn per_call_ns(&self) -> Option<f64> {
+        (self.calls > 0).then(|| self.recording_ns as f64 / self.calls as f64)
+    }
+}
