@@ -46,6 +46,10 @@ pub(crate) enum Cmd {
         /// Replace a report of other runs already in --out.
         #[arg(long)]
         force: bool,
+        /// Atlas runs whose rules and fixes a trace page shows beside each call site (only with
+        /// a trace.json in --from).
+        #[arg(long, value_name = "RUN")]
+        atlas: Vec<PathBuf>,
     },
     /// Compare runs against the first (the base): throughput with a statistical test, leak
     /// classes, hidden streams, failures. Writes DIR/compare.html, DIR/summary.md and
@@ -60,6 +64,10 @@ pub(crate) enum Cmd {
     /// The next round of an atlas: a matrix of the scenarios one factor away from where each
     /// function's rule is weak, to measure with `run --matrix` and pool with the atlas.
     Design(crate::design::DesignArgs),
+    /// Run a program with NPP's calls recorded (an LD_PRELOAD interposer): which calls create
+    /// CUDA streams that are never destroyed, and how device memory grows. Writes DIR/trace.json
+    /// and its page; exits with the program's own status.
+    Trace(crate::trace::TraceArgs),
     /// Print a preset's matrix file, a starting point for --matrix.
     Preset {
         #[arg(value_name = "NAME", value_parser = PresetParser)]

@@ -15,6 +15,7 @@ mod progress;
 mod report;
 mod run;
 mod runs;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -40,11 +41,17 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             info::primitives();
             Ok(())
         }
-        Cmd::Report { from, out, force } => report::report(&from, &out, force),
+        Cmd::Report {
+            from,
+            out,
+            force,
+            atlas,
+        } => report::report(&from, &out, force, &atlas),
         Cmd::Compare(args) => compare::compare(args),
         Cmd::History(args) => history::run(args),
         Cmd::Predict(args) => predict::predict(args),
         Cmd::Design(args) => design::design(args),
+        Cmd::Trace(args) => trace::trace(args),
         Cmd::Preset { name } => {
             info::preset(name);
             Ok(())

@@ -7,7 +7,10 @@ use nppbench_model::RunFile;
 
 use crate::runs::{check_not_another_report, check_out_dir, read_runs};
 
-pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<()> {
+pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf]) -> anyhow::Result<()> {
+    if !atlas.is_empty() {
+        anyhow::bail!("--atlas goes with a trace.json in --from (trace pages are not built yet)");
+    }
     check_out_dir(out)?;
     let (from, runs): (Vec<PathBuf>, Vec<RunFile>) = read_runs(from)?.into_iter().unzip();
     check_not_another_report(out, &runs, force)?;

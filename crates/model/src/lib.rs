@@ -32,6 +32,6 @@ pub use run::{
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::Settings;
 pub use trace::{
-    CallSite, Capture, MemorySample, Overhead, StatusCount, TRACE_SCHEMA_VERSION, TraceEnd, TraceFile, TraceStreamKind,
-    TraceThread, TracedStream,
+    CallSite, Capture, MemorySample, Overhead, StatusCount, TRACE_SCHEMA_VERSION, TraceDevice, TraceEnd, TraceFile,
+    TraceStreamKind, TraceThread, TracedStream,
 };

@@ -31,6 +31,8 @@ pub struct TraceFile {
     /// The NPP shared libraries seen in the process (paths), and `nppGetLibVersion` if it answered.
     pub npp_libraries: Vec<String>,
     pub npp_version: Option<String>,
+    /// The devices the process saw (NVML): ordinal, name, total memory.
+    pub devices: Vec<TraceDevice>,
     /// One entry per distinct call site: function, geometry, flags, stream.
     pub call_sites: Vec<CallSite>,
     /// Every host thread that called NPP or created a stream.
@@ -41,6 +43,14 @@ pub struct TraceFile {
     /// The process's device memory and live threads, sampled over time.
     pub memory: Vec<MemorySample>,
     pub overhead: Overhead,
+}
+
+/// One device of the machine the program ran on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceDevice {
+    pub ordinal: u32,
+    pub name: String,
+    pub memory_total_bytes: u64,
 }
 
 /// How the traced program ended.
