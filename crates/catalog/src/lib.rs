@@ -14,6 +14,7 @@
 pub mod image;
 pub mod reference;
 mod rows;
+pub mod signature;
 
 use std::fmt;
 use std::sync::LazyLock;

@@ -1,8 +1,27 @@
 //! `nppbench trace`: runs a program with the interposer preloaded and renders what it recorded.
+//!
+//! The interposer (`nppbench-trace`, `libnppbench_trace.so`) writes DIR/trace.json from inside
+//! the program; this command starts the program with it, passes SIGTERM and SIGHUP on (and
+//! SIGINT where no terminal gave the program its own), waits, records how the program ended in
+//! the file (writing one where the program left none) and exits with the program's own status.
+//! The names both sides use are [`TraceFile`]'s.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
+use anyhow::Context;
 use clap::Args;
+use nix::sys::signal::{SigSet, Signal, kill};
+use nix::unistd::Pid;
+use nppbench_model::{Capture, TRACE_SCHEMA_VERSION, TraceEnd, TraceFile};
+
+use crate::exit::bad_input;
 
 #[derive(Debug, Args)]
 pub(crate) struct TraceArgs {
@@ -21,6 +40,332 @@ pub(crate) struct TraceArgs {
     pub(crate) program: Vec<String>,
 }
 
-pub(crate) fn trace(_args: TraceArgs) -> anyhow::Result<()> {
-    anyhow::bail!("nppbench trace is not built yet")
+/// The interposer: `$NPPBENCH_TRACE_LIB`, else beside this executable.
+fn interposer() -> anyhow::Result<PathBuf> {
+    let how = "build it with `cargo build --release -p nppbench-trace` (it lands beside nppbench in \
+               target/release), or name it with NPPBENCH_TRACE_LIB";
+    if let Some(p) = std::env::var_os(TraceFile::LIB_VAR) {
+        let p = PathBuf::from(p);
+        anyhow::ensure!(
+            p.is_file(),
+            "{}={} is not a file; {how}",
+            TraceFile::LIB_VAR,
+            p.display()
+        );
+        return Ok(p);
+    }
+    let exe = std::env::current_exe().context("locating the nppbench binary")?;
+    let beside = exe.with_file_name(TraceFile::LIB_FILE_NAME);
+    anyhow::ensure!(
+        beside.is_file(),
+        "the interposer {} is not beside nppbench ({}); {how}",
+        TraceFile::LIB_FILE_NAME,
+        beside.display()
+    );
+    Ok(beside)
+}
+
+/// `--out`, created, absolute (the program may change directory), without a previous run's
+/// traces.
+fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
+    if out.exists() && !out.is_dir() {
+        return Err(bad_input(format!(
+            "--out {} is a file; name a folder for trace.json",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let out = out
+        .canonicalize()
+        .with_context(|| format!("resolving {}", out.display()))?;
+    for entry in std::fs::read_dir(&out).with_context(|| format!("listing {}", out.display()))? {
+        let path = entry?.path();
+        if is_trace_file(&path) {
+            std::fs::remove_file(&path).with_context(|| format!("removing the old {}", path.display()))?;
+        }
+    }
+    Ok(out)
+}
+
+/// trace.json or a descendant's `trace-<pid>.json`.
+fn is_trace_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name == TraceFile::FILE_NAME || (name.starts_with(TraceFile::DESCENDANT_PREFIX) && name.ends_with(".json"))
+}
+
+/// `first` before the variable's present value, joined by `:`.
+fn prepend(var: &str, first: &Path) -> OsString {
+    let mut v = first.as_os_str().to_owned();
+    if let Some(old) = std::env::var_os(var).filter(|o| !o.is_empty()) {
+        v.push(":");
+        v.push(old);
+    }
+    v
+}
+
+fn start(args: &TraceArgs, lib: &Path, out: &Path) -> anyhow::Result<Child> {
+    let text = lib.to_string_lossy();
+    if text.contains([' ', ':']) {
+        return Err(bad_input(format!(
+            "the interposer's path {text} holds a space or a colon, which LD_PRELOAD cannot name; move it"
+        )));
+    }
+    let (program, rest) = args
+        .program
+        .split_first()
+        .ok_or_else(|| bad_input("no program to trace"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest)
+        .env("LD_PRELOAD", prepend("LD_PRELOAD", lib))
+        .env(TraceFile::OUT_VAR, out.join(TraceFile::FILE_NAME))
+        .env(TraceFile::PARENT_VAR, std::process::id().to_string());
+    if let Some(npp) = &args.npp {
+        anyhow::ensure!(npp.is_dir(), "--npp {} is not a folder", npp.display());
+        cmd.env("LD_LIBRARY_PATH", prepend("LD_LIBRARY_PATH", npp));
+    }
+    cmd.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            bad_input(format!("program {program} not found (give a path, or put it on PATH)"))
+        }
+        std::io::ErrorKind::PermissionDenied => bad_input(format!("program {program} is not executable")),
+        _ => anyhow::Error::new(e).context(format!("starting {program}")),
+    })
+}
+
+/// The signals this command takes in place of the program: held (blocked, on the one thread
+/// there is) from the moment the program runs, and passed on by a thread of their own.
+fn held_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(s);
+    }
+    set
+}
+
+/// Passes each held signal on to the program. SIGINT from a terminal already reached the program
+/// (it shares the terminal's foreground group), so it is passed on only where there is none.
+/// Stops once `reaped` is set (the pid may then name another process).
+fn forward_signals(set: SigSet, child: u32, reaped: Arc<AtomicBool>) {
+    let from_terminal = std::io::stdin().is_terminal();
+    std::thread::spawn(move || {
+        while let Ok(signal) = set.wait() {
+            if reaped.load(Ordering::SeqCst) {
+                return;
+            }
+            if signal == Signal::SIGINT && from_terminal {
+                continue;
+            }
+            let _ = kill(Pid::from_raw(child as i32), signal);
+        }
+    });
+}
+
+/// How the program ended, as trace.json says it.
+fn end_of(status: ExitStatus, written: &TraceEnd) -> TraceEnd {
+    match (status.code(), status.signal()) {
+        // The exit path wrote the file: the trace is whole.
+        (Some(code), _) if matches!(written, TraceEnd::Exited { .. }) => TraceEnd::Exited { code: Some(code) },
+        // An exit that skipped the exit path (`_exit`): what was written last is all there is.
+        (Some(_), _) => TraceEnd::Running,
+        (None, Some(signal)) => TraceEnd::Signal {
+            signal,
+            name: Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_owned()),
+        },
+        (None, None) => TraceEnd::Running,
+    }
+}
+
+/// The status this command exits with: the program's own, 128 + n for a signal.
+fn exit_code(status: ExitStatus) -> i32 {
+    status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1)
+}
+
+/// Why a trace is empty: the program left none.
+const LEFT_NONE: &str = "the program ended before the interposer's first write, or never loaded it (a statically \
+                         linked executable ignores LD_PRELOAD)";
+/// Why a trace is empty: the one the program left could not be read.
+const UNREADABLE: &str = "the trace the program left could not be read";
+
+/// A trace for a program that left none (or none readable), saying `why`.
+fn empty_trace(args: &TraceArgs, pid: u32, wall_s: f64, why: &str) -> TraceFile {
+    TraceFile {
+        schema_version: TRACE_SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        program: args.program.clone(),
+        pid,
+        started_at: jiff::Timestamp::now().to_string(),
+        wall_s,
+        end: TraceEnd::Running,
+        capture: Capture {
+            calls_missing: Some(why.into()),
+            streams_missing: Some(why.into()),
+            memory_missing: Some(why.into()),
+            ..Capture::default()
+        },
+        npp_libraries: Vec::new(),
+        npp_version: None,
+        devices: Vec::new(),
+        call_sites: Vec::new(),
+        threads: Vec::new(),
+        streams: Vec::new(),
+        memory: Vec::new(),
+        overhead: Default::default(),
+    }
+}
+
+fn read_trace(path: &Path) -> anyhow::Result<Option<TraceFile>> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .with_context(|| format!("reading {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// Writes `trace` to a temporary file beside `path`, then renames it over `path`.
+fn write_trace(path: &Path, trace: &TraceFile) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(trace).context("serialising trace.json")?;
+    std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+pub(crate) fn trace(args: TraceArgs) -> anyhow::Result<()> {
+    let lib = interposer()?;
+    let out = prepare_out(&args.out)?;
+    let started = Instant::now();
+    let mut child = start(&args, &lib, &out)?;
+    // Held only once the program runs: a blocked mask would be the program's too (exec keeps it).
+    let held = held_signals();
+    held.thread_block()
+        .context("holding SIGINT and SIGTERM for the program")?;
+    let reaped = Arc::new(AtomicBool::new(false));
+    forward_signals(held, child.id(), Arc::clone(&reaped));
+    let status = child.wait().context("waiting for the program")?;
+    reaped.store(true, Ordering::SeqCst);
+    let path = out.join(TraceFile::FILE_NAME);
+    let mut trace = match read_trace(&path) {
+        Ok(Some(t)) => t,
+        Ok(None) => empty_trace(&args, child.id(), started.elapsed().as_secs_f64(), LEFT_NONE),
+        Err(e) => {
+            eprintln!("warning: {e:#}; writing one that says so");
+            empty_trace(&args, child.id(), started.elapsed().as_secs_f64(), UNREADABLE)
+        }
+    };
+    trace.end = end_of(status, &trace.end);
+    write_trace(&path, &trace)?;
+    println!("{}", summary(&trace, &path, status, &descendants(&out)));
+    // The page: a failure to render it (an unreadable --atlas run) is said, and the program's
+    // exit status still returned; trace.json is written either way.
+    match crate::report::trace_page(&path, &args.atlas, &out) {
+        Ok(page) => println!("page: {}", page.display()),
+        Err(e) => eprintln!("error: the trace page was not rendered: {e:#}"),
+    }
+    let code = exit_code(status);
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
+/// The traces of processes the program started, beside trace.json.
+fn descendants(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(out)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| is_trace_file(p) && p.file_name().is_some_and(|n| n != TraceFile::FILE_NAME))
+        .collect();
+    v.sort();
+    v
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// One paragraph: what was called, the streams kept, memory, the overhead, how it ended.
+fn summary(t: &TraceFile, path: &Path, status: ExitStatus, descendants: &[PathBuf]) -> String {
+    let calls: u64 = t.call_sites.iter().map(|s| s.calls).sum();
+    let functions: std::collections::BTreeSet<&str> = t.call_sites.iter().map(|s| s.function.as_str()).collect();
+    let kept: Vec<_> = t.streams.iter().filter(|s| s.destroyed_s.is_none()).collect();
+    let in_calls = kept.iter().filter(|s| s.call_site.is_some()).count();
+    let mut s = format!(
+        "traced {}: {calls} NPP calls of {} functions at {} call sites on {} threads",
+        t.program.join(" "),
+        functions.len(),
+        t.call_sites.len(),
+        t.threads.iter().filter(|t| t.calls > 0).count()
+    );
+    match &t.capture.streams_missing {
+        None => {
+            s += &format!(
+                "; {} CUDA streams created, {} never destroyed ({in_calls} of them created inside an NPP call)",
+                t.streams.len() as u64 + t.capture.streams_not_listed,
+                kept.len()
+            )
+        }
+        Some(why) => s += &format!("; streams not counted ({why})"),
+    }
+    let bytes: Vec<u64> = t.memory.iter().filter_map(|m| m.device_bytes).collect();
+    match (bytes.first(), bytes.last(), &t.capture.memory_missing) {
+        (Some(a), Some(b), _) => s += &format!("; device memory {} → {}", mib(*a), mib(*b)),
+        (_, _, Some(why)) => s += &format!("; device memory not sampled ({why})"),
+        _ => s += "; NVML never listed the process's device memory",
+    }
+    if let Some(per_call) = t.overhead.per_call_ns() {
+        s += &format!(
+            "; recording cost {per_call:.0} ns a call, {:.3} ms in all",
+            t.overhead.recording_ns as f64 / 1e6
+        );
+    }
+    if let Some(why) = &t.capture.calls_missing {
+        s += &format!(". Calls may be missing: {why}");
+    }
+    s += &match &t.end {
+        TraceEnd::Exited { .. } => format!(". The program exited with {}", exit_code(status)),
+        TraceEnd::Signal { name, .. } => format!(". The program was ended by {name}: the trace is partial"),
+        TraceEnd::Running => format!(
+            ". The program exited with {} without running its exit path: the trace is partial",
+            exit_code(status)
+        ),
+    };
+    s += &format!(". Wrote {}.", path.display());
+    if !descendants.is_empty() {
+        s += &format!(
+            " Processes it started left {} more traces beside it.",
+            descendants.len()
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_end_follows_the_wait_status_and_what_the_exit_path_wrote() {
+        let exited = ExitStatus::from_raw(3 << 8);
+        let killed = ExitStatus::from_raw(9);
+        let whole = TraceEnd::Exited { code: None };
+        assert_eq!(end_of(exited, &whole), TraceEnd::Exited { code: Some(3) });
+        assert_eq!(end_of(exited, &TraceEnd::Running), TraceEnd::Running);
+        assert_eq!(
+            end_of(killed, &TraceEnd::Running),
+            TraceEnd::Signal {
+                signal: 9,
+                name: "SIGKILL".into()
+            }
+        );
+        assert_eq!((exit_code(exited), exit_code(killed)), (3, 137));
+    }
+
+    #[test]
+    fn trace_files_are_told_from_others() {
+        assert!(is_trace_file(Path::new("/o/trace.json")));
+        assert!(is_trace_file(Path::new("/o/trace-4242.json")));
+        assert!(!is_trace_file(Path::new("/o/index.html")));
+    }
 }

@@ -45,6 +45,32 @@ pub struct TraceFile {
     pub overhead: Overhead,
 }
 
+/// How `nppbench trace` and the interposer it preloads agree on the file: names only, here so
+/// that the CLI and the tests name them without linking the interposer (whose exported `nppi…`
+/// symbols would collide with the stand-in NPP's in a test binary).
+impl TraceFile {
+    /// The trace's file name in `--out`.
+    pub const FILE_NAME: &'static str = "trace.json";
+    /// The variable holding the path the traced process writes the trace to; without it the
+    /// interposer records nothing.
+    pub const OUT_VAR: &'static str = "NPPBENCH_TRACE_OUT";
+    /// The variable holding the pid of the process that started the traced program: a process
+    /// whose parent is another (one the traced program started) writes
+    /// [`TraceFile::descendant_file_name`] beside the trace instead.
+    pub const PARENT_VAR: &'static str = "NPPBENCH_TRACE_PARENT";
+    /// The variable naming the interposer where it is not beside the `nppbench` executable.
+    pub const LIB_VAR: &'static str = "NPPBENCH_TRACE_LIB";
+    /// The interposer's file name, as `cargo build -p nppbench-trace` writes it.
+    pub const LIB_FILE_NAME: &'static str = "libnppbench_trace.so";
+    /// The file-name prefix of a descendant process's trace.
+    pub const DESCENDANT_PREFIX: &'static str = "trace-";
+
+    /// `trace-<pid>.json`: the trace of a process the traced program started.
+    pub fn descendant_file_name(pid: u32) -> String {
+        format!("{}{pid}.json", Self::DESCENDANT_PREFIX)
+    }
+}
+
 /// One device of the machine the program ran on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceDevice {
@@ -86,6 +112,11 @@ pub struct Capture {
     pub memory_missing: Option<String>,
     /// The number of NPP symbols the interposer defines (the catalogue's `_Ctx` functions).
     pub functions_interposed: u32,
+    /// Destroyed streams left out of `streams` to bound the file (the oldest, past the
+    /// interposer's limit); they still count in their call sites' `streams_created` and
+    /// `streams_destroyed`. 0 where every stream is listed.
+    #[serde(default)]
+    pub streams_not_listed: u64,
     /// Seconds between flushes of the file and between memory samples.
     pub flush_interval_s: f64,
     pub sample_interval_s: f64,

@@ -1,0 +1,66 @@
+//! What the interposer adds to each NPP call: `record::call` around a function that returns at
+//! once (so the time is all recording), on one thread and on eight threads calling at once (each
+//! counting in its own data: no lock shared on the call path). The target is under 1 µs a call.
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use nppbench_npp::sys::{NppStreamContext, NppiSize};
+use nppbench_trace::record;
+use nppbench_trace::site::Site;
+
+const THREADS: usize = 8;
+
+fn site(ctx: &NppStreamContext) -> Site<'_> {
+    Site {
+        symbol: 0,
+        roi: NppiSize {
+            width: 1920,
+            height: 1080,
+        },
+        src_step: Some(2048),
+        dst_step: Some(8192),
+        ctx,
+    }
+}
+
+fn one_thread(c: &mut Criterion) {
+    let ctx = NppStreamContext::zeroed();
+    let site = site(&ctx);
+    c.bench_function("record_call/1_thread", |b| {
+        b.iter(|| record::call(black_box(&site), || black_box(0)))
+    });
+}
+
+/// `iters` calls on each of [`THREADS`] threads started together: the wall time, so a lock the
+/// threads shared would show as time growing with the thread count.
+fn many_threads(iters: u64) -> Duration {
+    let barrier = Barrier::new(THREADS);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|_| {
+                s.spawn(|| {
+                    let ctx = NppStreamContext::zeroed();
+                    let site = site(&ctx);
+                    record::call(&site, || 0);
+                    barrier.wait();
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        record::call(black_box(&site), || black_box(0));
+                    }
+                    start.elapsed()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).max().unwrap_or_default()
+    })
+}
+
+fn eight_threads(c: &mut Criterion) {
+    c.bench_function("record_call/8_threads", |b| b.iter_custom(many_threads));
+}
+
+criterion_group!(benches, one_thread, eight_threads);
+criterion_main!(benches);

@@ -1,0 +1,102 @@
+// A service-like program of nppbench's own, to check that a trace attributes every stream NPP
+// keeps to the call site that made it. Four patterns, one after another, in one process:
+//   A. a thread per call: nppiConvert_8u32f_C1R_Ctx 31x31 (strides 32/128), blocking stream,
+//      context from the stream;
+//   B. a thread per call: nppiCopy_8u_C1R_Ctx 1918x64 (strides 1920/1920) on a NON-blocking
+//      stream whose context is memset to zero but for hStream (it declares a blocking stream);
+//   C. a pool of 4 threads: nppiConvert_8u32f_C1R_Ctx 1918x1080 (strides 1920/7680), blocking;
+//   D. a thread per call: nppiCopy_8u_C4R_Ctx 31x31 (strides 128/128), a function nppbench's
+//      catalogue lacks, blocking stream, context from the stream;
+//   E. a thread per call: nppiConvert_8u32f_C1R_Ctx 32x32 (strides 32/128): aligned.
+// Usage: own_program [threads per pattern=40]
+#include <cstring>
+#include <thread>
+#include <vector>
+#include "common.h"
+
+template <class F>
+static void on_new_threads(int n, F f) {
+    for (int i = 0; i < n; ++i) {
+        std::thread t(f);
+        t.join();
+    }
+}
+
+static void convert(cudaStream_t stream, const NppStreamContext& ctx, int w, int h, int ss, int ds) {
+    Npp8u* src;
+    Npp32f* dst;
+    CHECK(cudaMalloc(&src, size_t(ss) * h));
+    CHECK(cudaMalloc(&dst, size_t(ds) * h));
+    NppStatus s = nppiConvert_8u32f_C1R_Ctx(src, ss, dst, ds, NppiSize{w, h}, ctx);
+    if (s != NPP_SUCCESS) std::fprintf(stderr, "convert %dx%d: %d\n", w, h, s);
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaFree(src));
+    CHECK(cudaFree(dst));
+}
+
+template <class Call>
+static void with_stream(unsigned flags, bool zeroed, Call call) {
+    cudaStream_t stream;
+    CHECK(cudaStreamCreateWithFlags(&stream, flags));
+    NppStreamContext ctx;
+    if (zeroed) {
+        std::memset(&ctx, 0, sizeof ctx);
+        ctx.hStream = stream;
+    } else {
+        ctx = context_from_stream(stream);
+    }
+    call(stream, ctx);
+    CHECK(cudaStreamDestroy(stream));
+}
+
+int main(int argc, char** argv) {
+    int n = argc > 1 ? std::atoi(argv[1]) : 40;
+    CHECK(cudaFree(nullptr));
+    std::printf("start: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) { convert(s, c, 31, 31, 32, 128); });
+    });
+    std::printf("A: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamNonBlocking, true, [](cudaStream_t s, const NppStreamContext& c) {
+            Npp8u *src, *dst;
+            CHECK(cudaMalloc(&src, 1920 * 64));
+            CHECK(cudaMalloc(&dst, 1920 * 64));
+            NppStatus st = nppiCopy_8u_C1R_Ctx(src, 1920, dst, 1920, NppiSize{1918, 64}, c);
+            if (st != NPP_SUCCESS) std::fprintf(stderr, "copy: %d\n", st);
+            CHECK(cudaStreamSynchronize(s));
+            CHECK(cudaFree(src));
+            CHECK(cudaFree(dst));
+        });
+    });
+    std::printf("B: %zu MiB\n", used_mib());
+    {
+        std::vector<std::thread> pool;
+        for (int t = 0; t < 4; ++t)
+            pool.emplace_back([n] {
+                with_stream(cudaStreamDefault, false, [n](cudaStream_t s, const NppStreamContext& c) {
+                    for (int i = 0; i < n / 4; ++i) convert(s, c, 1918, 1080, 1920, 7680);
+                });
+            });
+        for (auto& t : pool) t.join();
+    }
+    std::printf("C: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
+            Npp8u *src, *dst;
+            CHECK(cudaMalloc(&src, 128 * 31));
+            CHECK(cudaMalloc(&dst, 128 * 31));
+            NppStatus st = nppiCopy_8u_C4R_Ctx(src, 128, dst, 128, NppiSize{31, 31}, c);
+            if (st != NPP_SUCCESS) std::fprintf(stderr, "copy C4: %d\n", st);
+            CHECK(cudaStreamSynchronize(s));
+            CHECK(cudaFree(src));
+            CHECK(cudaFree(dst));
+        });
+    });
+    std::printf("D: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) { convert(s, c, 32, 32, 32, 128); });
+    });
+    std::printf("E: %zu MiB\n", used_mib());
+    return 0;
+}

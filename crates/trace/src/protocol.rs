@@ -1,0 +1,25 @@
+//! What `nppbench trace` and the interposer exchange. The names the CLI also uses (the
+//! environment variables, the file names) are defined once, on [`TraceFile`] in
+//! `nppbench-model`, so that naming them never links the interposer; the rest (how often it
+//! samples and writes, what it keeps) is the interposer's own.
+
+use nppbench_model::TraceFile;
+
+/// The path trace.json is written to (by the process `nppbench trace` started, and by what it
+/// `exec`s). Without it the interposer records nothing.
+pub const OUT: &str = TraceFile::OUT_VAR;
+
+/// The pid of the process that started the traced program (see [`TraceFile::PARENT_VAR`]).
+pub const PARENT: &str = TraceFile::PARENT_VAR;
+
+/// Seconds between rewrites of the file, and between memory samples.
+pub const FLUSH_INTERVAL_S: f64 = 0.5;
+pub const SAMPLE_INTERVAL_S: f64 = 0.5;
+
+/// At most this many destroyed streams are listed; older ones are counted in
+/// `capture.streams_not_listed` (and still in their call sites' counts).
+pub const DESTROYED_STREAMS_LISTED: usize = 10_000;
+
+/// At most this many memory samples are kept; past it every other one is dropped and the
+/// sampling interval doubles.
+pub const MEMORY_SAMPLES_KEPT: usize = 4_096;

@@ -1,0 +1,57 @@
+//! The one recording function every interposed symbol calls: it times the real call, then counts
+//! it in the calling thread's own data. Nothing here is shared by all threads; nothing changes
+//! what the caller sees (the status and `errno` are NPP's).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use nppbench_npp::sys::NppStatus;
+
+use crate::clock;
+use crate::flags;
+use crate::site::{Site, SiteKey};
+use crate::streams;
+use crate::thread::with_thread;
+use crate::writer;
+
+/// Calls `forward` (NPP's function, with the caller's arguments unchanged) and records the call
+/// at `site`. Returns what `forward` returned.
+#[inline]
+pub fn call(site: &Site<'_>, forward: impl FnOnce() -> NppStatus) -> NppStatus {
+    let entered = clock::now_ns();
+    if !streams::enter_call(site.symbol) {
+        return forward();
+    }
+    let start = clock::now_ns();
+    let status = forward();
+    let end = clock::now_ns();
+    streams::leave_call();
+    let errno = errno();
+    // Never unwind into the caller: a failure to record loses the record, not the call.
+    let _ = catch_unwind(AssertUnwindSafe(|| after(site, status, entered, start, end)));
+    set_errno(errno);
+    status
+}
+
+/// Counts a call that entered the interposer at `entered`, ran NPP from `start` to `end` and
+/// returned `status`.
+#[inline]
+fn after(site: &Site<'_>, status: NppStatus, entered: u64, start: u64, end: u64) {
+    let real_flags = flags::real_flags(site.ctx.h_stream as u64);
+    let key = SiteKey::new(site, real_flags);
+    streams::attach_created(key);
+    writer::on_call();
+    with_thread(|t| {
+        t.add(key, start, end - start, status);
+        t.overhead_ns += (start - entered) + (clock::now_ns() - end);
+    });
+}
+
+fn errno() -> i32 {
+    // SAFETY: __errno_location returns the calling thread's errno, always valid.
+    unsafe { *libc::__errno_location() }
+}
+
+fn set_errno(v: i32) {
+    // SAFETY: as in `errno`.
+    unsafe { *libc::__errno_location() = v }
+}

@@ -1,0 +1,217 @@
+//! The trace as it stands: every thread's sites merged into call sites, the streams, the memory
+//! samples and the overhead, as one [`TraceFile`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+use nppbench_model::{
+    CallSite, Capture, Overhead, TRACE_SCHEMA_VERSION, TraceDevice, TraceEnd, TraceFile, TraceThread, TracedStream,
+};
+
+use crate::clock::{self, seconds};
+use crate::memory::Samples;
+use crate::protocol::FLUSH_INTERVAL_S;
+use crate::site::{SiteKey, SiteStats};
+use crate::streams::{self, StreamRec};
+use crate::thread;
+
+/// What the writer knows beside the recorders' data.
+pub(crate) struct Context<'a> {
+    pub(crate) end: TraceEnd,
+    pub(crate) program: Vec<String>,
+    pub(crate) streams_missing: Option<String>,
+    pub(crate) memory_missing: Option<String>,
+    pub(crate) devices: &'a [TraceDevice],
+    pub(crate) samples: &'a Samples,
+    pub(crate) npp_libraries: Vec<String>,
+    pub(crate) npp_version: Option<String>,
+}
+
+/// One site over all threads.
+struct Merged {
+    stats: SiteStats,
+    threads: u32,
+    first_call_threads: u32,
+}
+
+/// The threads' data, merged; `deadline` bounds the wait for a busy thread.
+struct FromThreads {
+    sites: HashMap<SiteKey, Merged>,
+    threads: Vec<TraceThread>,
+    overhead: Overhead,
+    skipped: usize,
+}
+
+fn from_threads(deadline: Instant) -> FromThreads {
+    let mut out = FromThreads {
+        sites: HashMap::new(),
+        threads: Vec::new(),
+        overhead: Overhead::default(),
+        skipped: 0,
+    };
+    out.skipped = thread::each_thread(deadline, |t| {
+        if t.calls == 0 {
+            return;
+        }
+        for (key, stats) in &t.sites {
+            let m = out.sites.entry(*key).or_insert_with(|| Merged {
+                stats: SiteStats::new(stats.first_ns),
+                threads: 0,
+                first_call_threads: 0,
+            });
+            m.stats.merge(stats);
+            m.threads += 1;
+            m.first_call_threads += u32::from(t.first_site == Some(*key));
+        }
+        out.threads.push(TraceThread {
+            tid: t.tid,
+            first_s: seconds(t.first_ns),
+            last_s: seconds(t.last_ns),
+            calls: t.calls,
+            exited: Some(t.exited),
+        });
+        out.overhead.calls += t.calls;
+        out.overhead.recording_ns += t.overhead_ns;
+    });
+    out
+}
+
+fn call_site(key: &SiteKey, m: &Merged, streams: (u64, u64)) -> CallSite {
+    CallSite {
+        function: crate::SYMBOLS[usize::from(key.symbol)].to_owned(),
+        width: key.width,
+        height: key.height,
+        src_stride: key.src_stride,
+        dst_stride: key.dst_stride,
+        declared_flags: key.declared_flags,
+        stream: key.stream,
+        real_flags: key.real_flags,
+        device: key.device,
+        calls: m.stats.calls,
+        threads: m.threads,
+        first_call_threads: m.first_call_threads,
+        statuses: m.stats.statuses.clone(),
+        streams_created: streams.0,
+        streams_destroyed: streams.1,
+        first_s: seconds(m.stats.first_ns),
+        last_s: seconds(m.stats.last_ns),
+        time_in_npp_ns: m.stats.in_npp_ns,
+    }
+}
+
+fn traced_stream(s: &StreamRec, index: &HashMap<SiteKey, usize>) -> TracedStream {
+    TracedStream {
+        handle: s.handle,
+        tid: s.tid,
+        created_s: seconds(s.created_ns),
+        destroyed_s: s.destroyed_ns.map(seconds),
+        call_site: s.site.and_then(|k| index.get(&k).copied()),
+        attributed_function: s.function.clone(),
+        attributed_library: s.library.clone(),
+    }
+}
+
+/// Why calls may be missing, from what was recorded and what is loaded.
+pub(crate) fn calls_missing(calls: u64, npp_loaded: bool, skipped: usize) -> Option<String> {
+    if skipped > 0 {
+        return Some(format!(
+            "{} threads were busy at the last write: their calls since the write before are missing",
+            if skipped == usize::MAX {
+                "all".to_owned()
+            } else {
+                skipped.to_string()
+            }
+        ));
+    }
+    if calls > 0 {
+        return None;
+    }
+    Some(if npp_loaded {
+        "NPP is loaded but no catalogued function was called through the dynamic linker: functions looked up \
+         with dlopen+dlsym through a library handle bypass LD_PRELOAD, and functions the catalogue lacks are not \
+         interposed (their streams are still named by the creating stack)"
+            .to_owned()
+    } else {
+        "no NPP shared library is loaded: NPP linked statically, or not used; streams are counted per thread only"
+            .to_owned()
+    })
+}
+
+/// The trace now.
+pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
+    let t = from_threads(deadline);
+    let (per_site, mut recs, not_listed) = streams::with_registry(|r| {
+        let recs: Vec<StreamRec> = r.gone.iter().chain(r.live.values()).cloned().collect();
+        (r.per_site.clone(), recs, r.not_listed)
+    });
+    let mut keys: Vec<(&SiteKey, &Merged)> = t.sites.iter().collect();
+    keys.sort_by_key(|(k, m)| (m.stats.first_ns, k.symbol, k.width, k.height, k.device));
+    let index: HashMap<SiteKey, usize> = keys.iter().enumerate().map(|(i, (k, _))| (**k, i)).collect();
+    let call_sites: Vec<CallSite> = keys
+        .iter()
+        .map(|(k, m)| call_site(k, m, per_site.get(*k).copied().unwrap_or_default()))
+        .collect();
+    recs.sort_by_key(|s| (s.created_ns, s.handle));
+    let streams: Vec<TracedStream> = recs.iter().map(|s| traced_stream(s, &index)).collect();
+    let mut threads = t.threads;
+    // Threads that created streams without a catalogued call.
+    let mut stream_only: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
+    for s in recs.iter().filter(|s| !threads.iter().any(|t| t.tid == s.tid)) {
+        let e = stream_only.entry(s.tid).or_insert((s.created_ns, s.created_ns));
+        e.0 = e.0.min(s.created_ns);
+        e.1 = e.1.max(s.created_ns);
+    }
+    threads.extend(stream_only.into_iter().map(|(tid, (a, b))| TraceThread {
+        tid,
+        first_s: seconds(a),
+        last_s: seconds(b),
+        calls: 0,
+        exited: None,
+    }));
+    threads.sort_by(|a, b| a.first_s.total_cmp(&b.first_s));
+    let npp_loaded = !ctx.npp_libraries.is_empty();
+    TraceFile {
+        schema_version: TRACE_SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        program: ctx.program,
+        pid: std::process::id(),
+        started_at: clock::started_at(),
+        wall_s: seconds(clock::now_ns()),
+        end: ctx.end,
+        capture: Capture {
+            calls_missing: calls_missing(t.overhead.calls, npp_loaded, t.skipped),
+            streams_missing: ctx.streams_missing,
+            memory_missing: ctx.memory_missing,
+            functions_interposed: crate::SYMBOLS.len() as u32,
+            streams_not_listed: not_listed,
+            flush_interval_s: FLUSH_INTERVAL_S,
+            sample_interval_s: ctx.samples.interval_s,
+        },
+        npp_libraries: ctx.npp_libraries,
+        npp_version: ctx.npp_version,
+        devices: ctx.devices.to_vec(),
+        call_sites,
+        threads,
+        streams,
+        memory: ctx.samples.list.clone(),
+        overhead: t.overhead,
+    }
+}
+
+/// Streams created and not destroyed so far.
+pub(crate) fn live_streams() -> u64 {
+    streams::with_registry(|r| r.live.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_calls_are_explained_by_what_is_loaded() {
+        assert_eq!(calls_missing(3, true, 0), None);
+        assert!(calls_missing(0, false, 0).unwrap().contains("statically"));
+        assert!(calls_missing(0, true, 0).unwrap().contains("dlopen+dlsym"));
+        assert!(calls_missing(5, true, 2).unwrap().starts_with("2 threads were busy"));
+    }
+}

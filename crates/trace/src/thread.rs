@@ -1,0 +1,203 @@
+//! Per-thread recording: each host thread counts its calls in data of its own, behind a mutex
+//! only it and the writer take. The registry of threads is locked once per thread (its first
+//! call), never on the call path.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::time::{Duration, Instant};
+
+use nppbench_npp::sys::NppStatus;
+
+use crate::site::{SiteKey, SiteStats};
+
+/// What one thread recorded.
+#[derive(Debug)]
+pub(crate) struct ThreadData {
+    pub(crate) tid: i64,
+    pub(crate) first_ns: u64,
+    pub(crate) last_ns: u64,
+    pub(crate) calls: u64,
+    /// The site of the thread's first call.
+    pub(crate) first_site: Option<SiteKey>,
+    pub(crate) sites: Vec<(SiteKey, SiteStats)>,
+    index: HashMap<SiteKey, usize>,
+    /// The site of the previous call: most calls repeat it.
+    last: usize,
+    /// Recording time on this thread, ns.
+    pub(crate) overhead_ns: u64,
+    pub(crate) exited: bool,
+}
+
+impl ThreadData {
+    fn new(tid: i64) -> ThreadData {
+        ThreadData {
+            tid,
+            first_ns: 0,
+            last_ns: 0,
+            calls: 0,
+            first_site: None,
+            sites: Vec::new(),
+            index: HashMap::new(),
+            last: 0,
+            overhead_ns: 0,
+            exited: false,
+        }
+    }
+
+    /// Counts one call at `key`.
+    #[inline]
+    pub(crate) fn add(&mut self, key: SiteKey, start_ns: u64, in_npp_ns: u64, status: NppStatus) {
+        let i = match self.sites.get(self.last) {
+            Some((k, _)) if *k == key => self.last,
+            _ => match self.index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    self.index.insert(key, self.sites.len());
+                    self.sites.push((key, SiteStats::new(start_ns)));
+                    self.sites.len() - 1
+                }
+            },
+        };
+        self.last = i;
+        self.sites[i].1.add(start_ns, in_npp_ns, status);
+        if self.calls == 0 {
+            self.first_ns = start_ns;
+            self.first_site = Some(key);
+        }
+        self.calls += 1;
+        self.last_ns = start_ns;
+    }
+}
+
+/// Locks `m`, recovering a poisoned lock (the data is counts: still meaningful).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Locks `m` unless it stays held past `deadline` (the exit path must not wait on a thread
+/// interrupted while holding its own lock).
+pub(crate) fn lock_until<T>(m: &Mutex<T>, deadline: Instant) -> Option<MutexGuard<'_, T>> {
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Some(g),
+            Err(TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() >= deadline => return None,
+            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_micros(200)),
+        }
+    }
+}
+
+type Shared = Arc<Mutex<ThreadData>>;
+
+/// Every thread that recorded, in the order they first did.
+static THREADS: Mutex<Vec<Shared>> = Mutex::new(Vec::new());
+
+/// The kernel's id of the calling thread.
+pub(crate) fn tid() -> i64 {
+    // SAFETY: gettid has no preconditions.
+    i64::from(unsafe { libc::gettid() })
+}
+
+fn register() -> Shared {
+    let data = Arc::new(Mutex::new(ThreadData::new(tid())));
+    lock(&THREADS).push(Arc::clone(&data));
+    data
+}
+
+/// A thread's handle on its data; marks it exited when the thread ends.
+struct Local(Shared);
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        lock(&self.0).exited = true;
+    }
+}
+
+thread_local! {
+    static LOCAL: Local = Local(register());
+}
+
+/// Runs `f` on the calling thread's data. A thread whose thread-local storage is already torn
+/// down (a call from another destructor at thread exit) gets data of its own for the call.
+#[inline]
+pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadData) -> R) -> R {
+    let mut f = Some(f);
+    let done = LOCAL.try_with(|l| {
+        let f = f.take().expect("called once");
+        f(&mut lock(&l.0))
+    });
+    match done {
+        Ok(r) => r,
+        Err(_) => {
+            let f = f.take().expect("not called when the thread-local is gone");
+            let data = register();
+            let mut g = lock(&data);
+            g.exited = true;
+            f(&mut g)
+        }
+    }
+}
+
+/// Calls `f` on every thread's data, waiting for a busy one until `deadline`; returns how many
+/// were skipped.
+pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&ThreadData)) -> usize {
+    let Some(all) = lock_until(&THREADS, deadline) else {
+        return usize::MAX;
+    };
+    let all: Vec<Shared> = all.clone();
+    let mut skipped = 0;
+    for t in &all {
+        match lock_until(t, deadline) {
+            Some(g) => f(&g),
+            None => skipped += 1,
+        }
+    }
+    skipped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::site::SiteKey;
+    use nppbench_model::TraceStreamKind;
+
+    fn key(width: i32) -> SiteKey {
+        SiteKey {
+            symbol: 0,
+            width,
+            height: 1,
+            src_stride: Some(width),
+            dst_stride: None,
+            declared_flags: 0,
+            stream: TraceStreamKind::LegacyDefault,
+            real_flags: None,
+            device: 0,
+        }
+    }
+
+    #[test]
+    fn calls_are_counted_per_site_with_the_first_site_kept() {
+        let mut t = ThreadData::new(7);
+        t.add(key(8), 10, 1, 0);
+        t.add(key(8), 20, 1, 0);
+        t.add(key(9), 30, 1, -6);
+        t.add(key(8), 40, 1, 0);
+        assert_eq!(t.calls, 4);
+        assert_eq!((t.first_ns, t.last_ns), (10, 40));
+        assert_eq!(t.first_site, Some(key(8)));
+        let counts: Vec<(i32, u64)> = t.sites.iter().map(|(k, s)| (k.width, s.calls)).collect();
+        assert_eq!(counts, [(8, 3), (9, 1)]);
+    }
+
+    #[test]
+    fn each_thread_sees_a_thread_that_exited() {
+        let tid = std::thread::spawn(|| with_thread(|t| t.tid)).join().unwrap();
+        let mut seen = None;
+        each_thread(Instant::now() + Duration::from_secs(1), |t| {
+            if t.tid == tid {
+                seen = Some(t.exited);
+            }
+        });
+        assert_eq!(seen, Some(true));
+    }
+}

@@ -1,0 +1,273 @@
+//! Starting in the traced process and writing the trace: the initialiser (run by the loader
+//! before `main`), the writer thread that samples memory and rewrites the file every half
+//! second, and the exit path that writes it once more. Each write goes to a temporary file
+//! renamed over the trace, so a reader (or a crash) never sees half a file.
+
+use std::ffi::CStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use nppbench_model::{MemorySample, TraceDevice, TraceEnd, TraceFile};
+use nppbench_npp::sys::{GetLibVersion, NppLibraryVersion};
+
+use crate::clock::{self, seconds};
+use crate::memory::{Sampler, Samples, live_threads};
+use crate::protocol::{self, FLUSH_INTERVAL_S, SAMPLE_INTERVAL_S};
+use crate::snapshot::{self, Context, live_streams};
+use crate::streams;
+use crate::symbolise;
+use crate::thread::lock_until;
+
+/// Where and for whom the trace is written, fixed at start.
+struct Config {
+    out: PathBuf,
+    /// A process the traced program started: it writes only once it has something.
+    descendant: bool,
+    /// The process that started: a forked copy of it writes nothing.
+    pid: u32,
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+
+/// What the writer keeps between writes.
+struct State {
+    program: Vec<String>,
+    streams_missing: Option<String>,
+    memory_missing: Option<String>,
+    devices: Vec<TraceDevice>,
+    samples: Samples,
+    npp_version: Option<String>,
+    /// The exit path has written the final file: nothing more is written.
+    finished: bool,
+}
+
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
+    Mutex::new(State {
+        program: Vec::new(),
+        streams_missing: None,
+        memory_missing: Some("the writer thread has not sampled yet".into()),
+        devices: Vec::new(),
+        samples: Samples::new(SAMPLE_INTERVAL_S),
+        npp_version: None,
+        finished: false,
+    })
+});
+
+/// How long a write waits for a thread busy recording before leaving its latest calls out.
+const BUSY_WAIT: Duration = Duration::from_millis(200);
+
+/// The traced program's arguments, from `/proc/self/cmdline`.
+fn program() -> Vec<String> {
+    let raw = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    raw.split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+/// `nppGetLibVersion`, where libnppc is loaded.
+fn npp_version() -> Option<String> {
+    // SAFETY: looks a name up among the loaded objects.
+    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"nppGetLibVersion".as_ptr()) };
+    if f.is_null() {
+        return None;
+    }
+    // SAFETY: libnppc's nppGetLibVersion has the signature `sys::GetLibVersion` and returns a
+    // pointer to a static struct (or null).
+    let v: *const NppLibraryVersion = unsafe { std::mem::transmute::<*mut libc::c_void, GetLibVersion>(f)() };
+    // SAFETY: non-null, it points at NPP's static version struct.
+    let v = unsafe { v.as_ref() }?;
+    Some(format!("{}.{}.{}", v.major, v.minor, v.build))
+}
+
+/// Writes the trace as it stands, unless this is a forked copy of the traced process, the exit
+/// path has already written it, or (a descendant) there is nothing to say.
+pub(crate) fn write(end: TraceEnd) {
+    let Some(cfg) = CONFIG.get() else { return };
+    if std::process::id() != cfg.pid {
+        return;
+    }
+    let deadline = Instant::now() + BUSY_WAIT;
+    let Some(mut st) = lock_until(&STATE, deadline + BUSY_WAIT) else {
+        return;
+    };
+    if st.finished {
+        return;
+    }
+    let npp_libraries = symbolise::npp_libraries();
+    if st.npp_version.is_none() && !npp_libraries.is_empty() {
+        st.npp_version = npp_version();
+    }
+    let final_write = !matches!(end, TraceEnd::Running);
+    let ctx = Context {
+        end,
+        program: st.program.clone(),
+        streams_missing: st.streams_missing.clone(),
+        memory_missing: st.memory_missing.clone(),
+        devices: &st.devices,
+        samples: &st.samples,
+        npp_libraries,
+        npp_version: st.npp_version.clone(),
+    };
+    let trace = snapshot::snapshot(ctx, deadline);
+    let something = !trace.npp_libraries.is_empty() || !trace.call_sites.is_empty() || !trace.streams.is_empty();
+    if !cfg.descendant || something {
+        let _ = write_atomic(&cfg.out, &trace);
+    }
+    st.finished = final_write;
+}
+
+/// Writes `trace` to a temporary file beside `path`, then renames it over `path`.
+pub(crate) fn write_atomic(path: &Path, trace: &TraceFile) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(&serde_json::to_vec_pretty(trace).map_err(std::io::Error::other)?)?;
+    f.write_all(b"\n")?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+fn sample(sampler: &Sampler) {
+    let s = MemorySample {
+        t_s: seconds(clock::now_ns()),
+        device_bytes: sampler.device_bytes(),
+        live_threads: live_threads(),
+        live_streams: live_streams(),
+    };
+    if let Some(mut st) = lock_until(&STATE, Instant::now() + BUSY_WAIT) {
+        st.samples.push(s);
+    }
+}
+
+/// The writer thread: a first write at once, then NVML, then a sample and a write every
+/// interval until the exit path has written.
+fn writer_thread() {
+    write(TraceEnd::Running);
+    let sampler = Sampler::new();
+    if let Some(mut st) = lock_until(&STATE, Instant::now() + BUSY_WAIT) {
+        st.memory_missing = sampler.missing.clone();
+        st.devices = sampler.devices.clone();
+    }
+    let interval = Duration::from_secs_f64(FLUSH_INTERVAL_S.min(SAMPLE_INTERVAL_S));
+    loop {
+        sample(&sampler);
+        write(TraceEnd::Running);
+        if lock_until(&STATE, Instant::now() + BUSY_WAIT).is_some_and(|s| s.finished) {
+            return;
+        }
+        std::thread::sleep(interval);
+    }
+}
+
+/// C's `_exit` and `_Exit`, interposed (as bytehound does): a program that leaves through them
+/// skips the exit handlers, so the final trace is written here first. A forked child (or a
+/// `vfork` one) writes nothing. Then the C library's own ends the process.
+fn exit_now(status: libc::c_int, name: &CStr) -> ! {
+    let _ = std::panic::catch_unwind(|| write(TraceEnd::Exited { code: None }));
+    // SAFETY: looks the C library's own function up, after this library.
+    let real = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    if !real.is_null() {
+        // SAFETY: `_exit` and `_Exit` are `void (int)` and never return.
+        unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn(libc::c_int) -> !>(real)(status) }
+    }
+    // SAFETY: exit_group ends every thread of the process; it has no preconditions.
+    unsafe { libc::syscall(libc::SYS_exit_group, status) };
+    unreachable!("exit_group returned")
+}
+
+/// `_exit(2)`, interposed: see [`exit_now`].
+#[unsafe(no_mangle)]
+pub(crate) extern "C" fn _exit(status: libc::c_int) -> ! {
+    exit_now(status, c"_exit")
+}
+
+/// `_Exit(3)`, interposed: see [`exit_now`].
+#[unsafe(no_mangle)]
+pub(crate) extern "C" fn _Exit(status: libc::c_int) -> ! {
+    exit_now(status, c"_Exit")
+}
+
+extern "C" fn at_exit() {
+    let _ = std::panic::catch_unwind(|| write(TraceEnd::Exited { code: None }));
+}
+
+static EXIT_HOOKED_AT_CALL: AtomicBool = AtomicBool::new(false);
+
+/// At the process's first recorded call: hooks the exit path again, so that it runs before the
+/// exit handlers CUDA registered at its start (which may tear streams down). The hook set at
+/// start still covers a program that never calls NPP; whichever runs first writes.
+#[inline]
+pub(crate) fn on_call() {
+    if !EXIT_HOOKED_AT_CALL.load(Ordering::Relaxed) && !EXIT_HOOKED_AT_CALL.swap(true, Ordering::Relaxed) {
+        hook_exit();
+    }
+}
+
+fn hook_exit() {
+    if CONFIG.get().is_some() {
+        // SAFETY: `at_exit` is an `extern "C" fn()` that never unwinds.
+        unsafe { libc::atexit(at_exit) };
+    }
+}
+
+/// Whether this code runs from a shared object (the preloaded interposer) rather than a
+/// program that linked the crate's rlib (the CLI, a bench, a test), where it must stay inert.
+fn in_shared_object() -> bool {
+    symbolise::symbolise(init as *const libc::c_void)
+        .and_then(|f| {
+            Path::new(&f.library)
+                .file_name()
+                .map(|n| n.to_string_lossy().contains(".so"))
+        })
+        .unwrap_or(false)
+}
+
+/// The trace's path for this process: [`protocol::OUT`], or `trace-<pid>.json` beside it for a
+/// process the traced program started.
+fn config(out: PathBuf) -> Config {
+    let pid = std::process::id();
+    let parent = std::env::var(protocol::PARENT).ok().and_then(|p| p.parse::<u32>().ok());
+    let descendant = parent.is_some_and(|p| p != std::os::unix::process::parent_id());
+    let out = if descendant {
+        out.with_file_name(TraceFile::descendant_file_name(pid))
+    } else {
+        out
+    };
+    Config { out, descendant, pid }
+}
+
+fn start() {
+    if !in_shared_object() {
+        return;
+    }
+    let Some(out) = std::env::var_os(protocol::OUT) else {
+        return;
+    };
+    clock::start();
+    if CONFIG.set(config(PathBuf::from(out))).is_err() {
+        return;
+    }
+    let streams_missing = streams::subscribe().err();
+    if let Ok(mut st) = STATE.lock() {
+        st.program = program();
+        st.streams_missing = streams_missing;
+    }
+    hook_exit();
+    let _ = std::thread::Builder::new().name("nppbench-trace".into()).spawn(|| {
+        let _ = std::panic::catch_unwind(writer_thread);
+    });
+}
+
+extern "C" fn init() {
+    let _ = std::panic::catch_unwind(start);
+}
+
+/// Runs [`init`] when the loader maps the library, before the program's `main`.
+#[used]
+// SAFETY: `.init_array` holds `extern "C" fn()` pointers the loader calls once at load;
+// `init` is one and never unwinds.
+#[unsafe(link_section = ".init_array")]
+static INIT: extern "C" fn() = init;

@@ -1,0 +1,287 @@
+//! The interposer in front of the stand-in NPP, no GPU: this test binary, run again as a child
+//! with `libnppbench_trace.so` preloaded, loads the stand-in as a program linked against NPP has
+//! it and calls its symbols; the stand-in logs what reached it. Arguments, thread ids and
+//! statuses must pass through unchanged, no call may be lost under many threads, and a program
+//! that exits early or is killed must leave a valid trace.json.
+//!
+//! The binary links the stand-in's caller, never the interposer's rlib (the two define the same
+//! symbols): the interposer comes in through `LD_PRELOAD` only, as in a traced program.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use nppbench_model::{TraceEnd, TraceFile, TraceStreamKind};
+use nppbench_npp::sys::NppiSize;
+use nppbench_trace_standin::caller::{self, Plan};
+use nppbench_trace_standin::{FAILING_WIDTH, status_for};
+
+/// The child's plan, `key=value;…` (threads, calls, symbols, widths, stream, flags, device, then).
+const CHILD: &str = "NPPBENCH_TRACE_TEST_CHILD";
+/// Where the child writes what it called.
+const RECORDS: &str = "NPPBENCH_TRACE_TEST_RECORDS";
+
+fn spec_value<'a>(spec: &'a str, key: &str) -> Option<&'a str> {
+    spec.split(';').find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+fn plan(spec: &str) -> Plan {
+    let num = |k: &str, d: u64| spec_value(spec, k).map_or(d, |v| v.parse().unwrap());
+    let list = |k: &str| spec_value(spec, k).map(|v| v.split(',').map(str::to_owned).collect::<Vec<_>>());
+    Plan {
+        threads: num("threads", 1) as usize,
+        calls_per_thread: num("calls", 1) as usize,
+        symbols: list("symbols").unwrap_or_default(),
+        rois: list("widths").map_or(Plan::default().rois, |w| {
+            w.iter()
+                .map(|w| NppiSize {
+                    width: w.parse().unwrap(),
+                    height: 32,
+                })
+                .collect()
+        }),
+        stream: num("stream", 0),
+        flags: num("flags", 0) as u32,
+        device: num("device", 0) as i32,
+        ..Plan::default()
+    }
+}
+
+/// Waits until the child's own trace holds `calls` calls (a write after them happened).
+fn wait_for_write(calls: u64) {
+    let out = std::env::var_os(TraceFile::OUT_VAR).expect("the trace's path is set");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        let written = std::fs::read(&out)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<TraceFile>(&b).ok());
+        if written.is_some_and(|t| t.overhead.calls == calls) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::process::exit(99);
+}
+
+/// The caller, when run as the child; does nothing in a normal test run.
+#[test]
+fn caller_child() {
+    let Ok(spec) = std::env::var(CHILD) else { return };
+    let then = spec_value(&spec, "then").unwrap_or("return");
+    let mut text = String::new();
+    if then != "no_npp" {
+        let plan = plan(&spec);
+        let calls = caller::run(&plan).expect("the caller runs");
+        text.push_str(&format!("resolved\t{}\n", calls.resolved_in.join(",")));
+        for r in &calls.records {
+            let line = format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\n",
+                r.symbol, r.tid, r.status, r.roi.0, r.roi.1, r.sent
+            );
+            text.push_str(&line);
+        }
+        std::fs::write(std::env::var_os(RECORDS).unwrap(), text).unwrap();
+        if then == "kill" {
+            wait_for_write(calls.records.len() as u64);
+            // SAFETY: signals this process; SIGKILL ends it at once.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+    }
+    if then == "exit" {
+        std::process::exit(3);
+    }
+}
+
+/// One call as the child recorded it.
+struct Record {
+    symbol: String,
+    tid: i64,
+    status: i32,
+    width: i32,
+    height: i32,
+    sent: String,
+}
+
+struct Run {
+    status: ExitStatus,
+    trace: TraceFile,
+    resolved_in: String,
+    records: Vec<Record>,
+    /// The stand-in's lines.
+    log: Vec<String>,
+}
+
+fn interposer() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap();
+    [
+        dir.join(TraceFile::LIB_FILE_NAME),
+        dir.join("..").join(TraceFile::LIB_FILE_NAME),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .expect("cargo builds libnppbench_trace.so beside the test")
+}
+
+fn read_trace(path: &Path) -> TraceFile {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).expect("trace.json is valid")
+}
+
+fn run_child(spec: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, records, log) = (
+        dir.path().join("trace.json"),
+        dir.path().join("records"),
+        dir.path().join("standin.log"),
+    );
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "caller_child", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, spec)
+        .env(RECORDS, &records)
+        .env(nppbench_trace_standin::LOG, &log)
+        .env(TraceFile::OUT_VAR, &trace)
+        .env_remove(TraceFile::PARENT_VAR)
+        .env("LD_PRELOAD", interposer())
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&records).unwrap_or_default();
+    let mut lines = text.lines();
+    let resolved_in = lines.next().unwrap_or("").trim_start_matches("resolved\t").to_owned();
+    let records = lines
+        .map(|l| {
+            let f: Vec<&str> = l.splitn(6, '\t').collect();
+            Record {
+                symbol: f[0].into(),
+                tid: f[1].parse().unwrap(),
+                status: f[2].parse().unwrap(),
+                width: f[3].parse().unwrap(),
+                height: f[4].parse().unwrap(),
+                sent: f[5].into(),
+            }
+        })
+        .collect();
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    Run {
+        status: out.status,
+        trace: read_trace(&trace),
+        resolved_in,
+        records,
+        log: log.lines().map(str::to_owned).collect(),
+    }
+}
+
+fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = v.into_iter().collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn arguments_thread_ids_and_statuses_pass_through_unchanged() {
+    let n = caller::symbols().len();
+    let widths = format!("64,{FAILING_WIDTH}");
+    let run = run_child(&format!(
+        "threads=4;calls={};widths={widths};stream=2;flags=1;device=3",
+        2 * n
+    ));
+    assert!(run.status.success(), "{:?}", run.status);
+    assert_eq!(run.resolved_in, TraceFile::LIB_FILE_NAME, "the interposer is in front");
+    assert_eq!(run.records.len(), 4 * 2 * n);
+    for r in &run.records {
+        let roi = NppiSize {
+            width: r.width,
+            height: r.height,
+        };
+        assert_eq!(r.status, status_for(roi), "{}: the status came back changed", r.symbol);
+    }
+    assert!(run.records.iter().any(|r| r.status != 0), "some calls fail");
+    // Every argument and the thread each call ran on, as sent and as received.
+    assert_eq!(
+        sorted(run.log.clone()),
+        sorted(run.records.iter().map(|r| r.sent.clone()))
+    );
+    let t = &run.trace;
+    assert_eq!(t.end, TraceEnd::Exited { code: None });
+    assert_eq!(t.capture.functions_interposed as usize, n);
+    assert_eq!(t.capture.calls_missing, None);
+    assert_eq!(t.overhead.calls, run.records.len() as u64);
+    assert!(t.overhead.recording_ns > 0);
+    // Sites: each function at each ROI, with the plan's context.
+    let mut expected: BTreeMap<(String, i32), (u64, i32)> = BTreeMap::new();
+    for r in &run.records {
+        let e = expected.entry((r.symbol.clone(), r.width)).or_insert((0, r.status));
+        e.0 += 1;
+    }
+    let mut got: BTreeMap<(String, i32), (u64, i32)> = BTreeMap::new();
+    for s in &t.call_sites {
+        assert_eq!((s.height, s.declared_flags, s.device), (32, 1, 3), "{s:?}");
+        assert_eq!((s.stream, s.real_flags), (TraceStreamKind::PerThreadDefault, None));
+        assert_eq!(
+            s.dst_stride,
+            Some(512).filter(|_| !s.function.starts_with("nppiSum")
+                && !s.function.starts_with("nppiMean")
+                && !s.function.starts_with("nppiMinMax"))
+        );
+        assert_eq!(s.src_stride, Some(256).filter(|_| !s.function.starts_with("nppiSet")));
+        assert_eq!(s.statuses.len(), 1, "{s:?}");
+        let prev = got.insert((s.function.clone(), s.width), (s.calls, s.statuses[0].status));
+        assert!(prev.is_none(), "one site per function and ROI");
+    }
+    assert_eq!(got, expected);
+    let tids: BTreeSet<i64> = run.records.iter().map(|r| r.tid).collect();
+    let traced: BTreeSet<i64> = t.threads.iter().filter(|t| t.calls > 0).map(|t| t.tid).collect();
+    assert_eq!(traced, tids);
+    assert!(t.threads.iter().all(|t| t.calls == 2 * n as u64));
+}
+
+#[test]
+fn many_threads_lose_no_call() {
+    let symbol = "nppiConvert_8u32f_C1R_Ctx";
+    let run = run_child(&format!("threads=32;calls=1000;symbols={symbol}"));
+    assert!(run.status.success(), "{:?}", run.status);
+    assert_eq!(run.log.len(), 32_000);
+    let t = &run.trace;
+    assert_eq!(t.call_sites.len(), 1);
+    let s = &t.call_sites[0];
+    assert_eq!(
+        (s.function.as_str(), s.calls, s.threads, s.first_call_threads),
+        (symbol, 32_000, 32, 32)
+    );
+    assert_eq!(t.threads.len(), 32);
+    assert!(
+        t.threads.iter().all(|t| t.calls == 1000 && t.exited == Some(true)),
+        "{:?}",
+        t.threads
+    );
+    assert_eq!(t.overhead.calls, 32_000);
+}
+
+#[test]
+fn a_program_that_exits_early_leaves_a_valid_trace() {
+    let run = run_child("threads=2;calls=10;then=exit");
+    assert_eq!(run.status.code(), Some(3));
+    assert_eq!(run.trace.end, TraceEnd::Exited { code: None });
+    assert_eq!(run.trace.overhead.calls, 20);
+}
+
+#[test]
+fn a_killed_program_leaves_a_valid_partial_trace_that_says_so() {
+    let run = run_child("threads=2;calls=10;then=kill");
+    assert_eq!(run.status.signal(), Some(libc::SIGKILL), "{:?}", run.status);
+    assert_eq!(run.trace.end, TraceEnd::Running);
+    assert!(run.trace.end.is_partial());
+    assert_eq!(run.trace.overhead.calls, 20);
+}
+
+#[test]
+fn a_program_that_loads_no_npp_is_told_apart() {
+    let run = run_child("then=no_npp");
+    assert!(run.status.success());
+    assert!(run.trace.call_sites.is_empty());
+    let why = run.trace.capture.calls_missing.unwrap();
+    assert!(why.contains("no NPP shared library is loaded"), "{why}");
+    assert!(run.trace.program[0].contains("interpose"), "{:?}", run.trace.program);
+}
