@@ -3,7 +3,9 @@
 //!
 //! Data flows one way: [`RunFile`] records → `nppbench_analysis` (figures, rules, verdicts,
 //! comparisons) → [`view`] models with every number formatted → tera templates (`templates/`,
-//! embedded) → `index.html`, `summary.md`; and `scenarios.csv`, `atlas.csv`.
+//! embedded) → `index.html`, `summary.md`; and `scenarios.csv`, `atlas.csv`. A trace.json
+//! (`nppbench trace`) goes the same way through `nppbench_analysis::trace` to its own page
+//! ([`render_trace_to_dir`]).
 
 #![forbid(unsafe_code)]
 
@@ -21,10 +23,10 @@ pub use nppbench_analysis::{self as analysis, compare};
 use std::path::{Path, PathBuf};
 
 use nppbench_analysis::RunAnalysis;
-use nppbench_model::RunFile;
+use nppbench_model::{RunFile, TraceFile};
 
 pub use crate::error::ReportError;
-use crate::templates::{MACROS, PAGE, SUMMARY, render_templates};
+use crate::templates::{MACROS, PAGE, SUMMARY, TRACE_PAGE, TRACE_SUMMARY, render_templates};
 
 /// The rendered files.
 #[derive(Debug, Clone)]
@@ -188,6 +190,66 @@ pub fn render_to_dir(runs: &[RunFile], out: &Path) -> Result<PathBuf, ReportErro
         files.push((name.clone(), html));
     }
     for (name, text) in files {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|source| ReportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(out.join("index.html"))
+}
+
+/// A rendered trace: its page, summary.md and call_sites.csv.
+#[derive(Debug, Clone)]
+pub struct RenderedTrace {
+    pub index_html: String,
+    pub summary_md: String,
+    pub call_sites_csv: String,
+}
+
+/// The view model of a trace's page, with the rules, fixes and predictions of `atlas` (runs of
+/// the traced program's NPP version; none: the page says how to get them).
+pub fn trace_page(trace: &TraceFile, atlas: &[RunFile]) -> Result<view::trace::TracePage, ReportError> {
+    let findings = nppbench_analysis::trace::findings(trace, atlas);
+    view::trace::trace_page(trace, &findings).map_err(ReportError::Chart)
+}
+
+/// Renders a trace's page, summary.md and call_sites.csv.
+pub fn render_trace(trace: &TraceFile, atlas: &[RunFile]) -> Result<RenderedTrace, ReportError> {
+    let findings = nppbench_analysis::trace::findings(trace, atlas);
+    let page = view::trace::trace_page(trace, &findings).map_err(ReportError::Chart)?;
+    let [index_html, summary_md, _] = render_templates(
+        [
+            ("trace.html", TRACE_PAGE),
+            ("trace.md", TRACE_SUMMARY),
+            ("macros.html", MACROS),
+        ],
+        &page,
+    )?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    for row in view::trace::call_site_rows(&findings) {
+        csv.serialize(row)?;
+    }
+    Ok(RenderedTrace {
+        index_html,
+        summary_md,
+        call_sites_csv: csv_text(csv)?,
+    })
+}
+
+/// Renders a trace into `out` (`index.html`, `summary.md`, `call_sites.csv`) and returns the
+/// page's path. The caller places the trace.json beside it, which the page links to.
+pub fn render_trace_to_dir(trace: &TraceFile, atlas: &[RunFile], out: &Path) -> Result<PathBuf, ReportError> {
+    let r = render_trace(trace, atlas)?;
+    std::fs::create_dir_all(out).map_err(|source| ReportError::Io {
+        path: out.to_owned(),
+        source,
+    })?;
+    for (name, text) in [
+        ("index.html", &r.index_html),
+        ("summary.md", &r.summary_md),
+        ("call_sites.csv", &r.call_sites_csv),
+    ] {
         let path = out.join(name);
         std::fs::write(&path, text).map_err(|source| ReportError::Io {
             path: path.clone(),

@@ -7,6 +7,7 @@ pub(crate) mod latency;
 pub(crate) mod leak_grid;
 pub(crate) mod memory_timeline;
 pub(crate) mod throughput;
+pub(crate) mod trace_timeline;
 pub(crate) mod version_dots;
 
 use nppbench_model::StreamKind;

@@ -14,6 +14,7 @@ mod run;
 mod run_charts;
 mod scenario_rows;
 mod timing;
+pub mod trace;
 mod upgrade;
 
 use serde::Serialize;

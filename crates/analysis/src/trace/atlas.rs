@@ -1,0 +1,203 @@
+//! Each group of call sites asked of the atlas, as `nppbench predict` asks: the site as a memory
+//! scenario (function, geometry, stream kind, context filling, threading), the class the atlas
+//! runs give it (measured, or by the function's rule), whether that agrees with what the trace
+//! observed, and the function's rule and measured fixes.
+//!
+//! The site as a scenario:
+//! - **Stream kind**: a created stream whose real flags have bit 1 set is `non_blocking`, else
+//!   `blocking` (unknown flags: no prediction); the NULL handle and `cudaStreamLegacy` are
+//!   `legacy_default`; `cudaStreamPerThread` is `per_thread_default`.
+//! - **Context filling**: the trace sees only `nStreamFlags` of the context. Where the declared
+//!   non-blocking bit equals the stream's, it is `from_stream` (what NVIDIA documents). Where it
+//!   declares non-blocking on a blocking stream, `declared_non_blocking`. Where it declares 0 on
+//!   a non-blocking stream, `declared_blocking`: the filling that differs from `from_stream` in
+//!   that field alone. A `zeroed` context declares 0 too, but also zeroes fields the trace does
+//!   not record, so the trace cannot tell it apart and asks for the nearer one.
+//! - **Threading**: a thread per call, a pool of the group's threads, or a single thread.
+
+use nppbench_model::{ContextFill, Geometry, Primitive, RunFile, StreamKind, Threading, TraceFile};
+use nppbench_stats::LeakClass;
+
+use super::groups::{Advice, Prediction, SiteGroup, SiteStream, ThreadingPattern, Unpredicted};
+use crate::RunAnalysis;
+use crate::evidence::{Evidence, FunctionRules, groups, pool};
+use crate::predict::{answer, query};
+use crate::verdict::{Fix, fixes};
+
+/// The atlas runs the predictions come from: one NPP version and GPU model, pooled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtlasBasis {
+    pub npp_version: String,
+    pub gpu: String,
+    pub runs: usize,
+    /// Memory scenarios pooled, and how many were held out of the rules' fit.
+    pub scenarios: usize,
+    pub held_out: usize,
+    /// Whether the atlas's NPP version is the trace's (`None`: the trace did not learn its NPP
+    /// version). Where several versions are given, the trace's is used if there.
+    pub version_matches: Option<bool>,
+    /// The other NPP versions and GPUs given and not used: `13.0.1.2 on NVIDIA H200`.
+    pub not_used: Vec<String>,
+}
+
+/// Whether two NPP versions name the same release (`13.0.1` and `13.0.1.2`).
+fn same_version(a: &str, b: &str) -> bool {
+    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
+}
+
+/// Fills each group's prediction and advice from `atlas`; the basis, or `None` without atlas.
+pub(super) fn predict_groups(trace: &TraceFile, atlas: &[RunFile], groups_: &mut [SiteGroup]) -> Option<AtlasBasis> {
+    for g in groups_.iter_mut() {
+        g.prediction = Err(Unpredicted::NoAtlas);
+        if g.geometry.is_none() {
+            g.prediction = Err(Unpredicted::GeometryNotRecorded);
+        }
+    }
+    if atlas.is_empty() {
+        return None;
+    }
+    let analyses: Vec<RunAnalysis<'_>> = atlas.iter().map(RunAnalysis::new).collect();
+    let all = groups(&analyses);
+    let chosen = trace
+        .npp_version
+        .as_deref()
+        .and_then(|v| all.iter().position(|(av, _, _)| same_version(av, v)))
+        .unwrap_or(0);
+    let (version, gpu, members) = &all[chosen];
+    let runs: Vec<&RunAnalysis<'_>> = members.iter().map(|&i| &analyses[i]).collect();
+    let evidence = pool(&runs);
+    let rules = evidence.rules();
+    for g in groups_.iter_mut() {
+        let Some(p) = g.primitive else {
+            if g.geometry.is_some() {
+                g.prediction = Err(Unpredicted::NotCatalogued);
+            }
+            continue;
+        };
+        let advice = Advice {
+            rules: rules.iter().find(|f| f.primitive == p).cloned(),
+            fixes: merged_fixes(&runs, p),
+        };
+        g.advice = (advice.rules.is_some() || !advice.fixes.is_empty()).then_some(advice);
+        if g.geometry.is_some() {
+            g.prediction = predict(g, p, &evidence, &rules);
+        }
+    }
+    Some(AtlasBasis {
+        npp_version: version.clone(),
+        gpu: gpu.clone(),
+        runs: runs.len(),
+        scenarios: evidence.cases.len(),
+        held_out: evidence.cases.iter().filter(|c| c.held_out).count(),
+        version_matches: trace.npp_version.as_deref().map(|v| same_version(version, v)),
+        not_used: all
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != chosen)
+            .map(|(_, (v, g, _))| format!("{v} on {g}"))
+            .collect(),
+    })
+}
+
+/// The group as the memory scenario `nppbench predict` would be asked about.
+pub(super) fn scenario(
+    g: &SiteGroup,
+    p: Primitive,
+) -> Result<(Geometry, StreamKind, ContextFill, Threading), Unpredicted> {
+    let site = g.geometry.ok_or(Unpredicted::GeometryNotRecorded)?;
+    let stream = g.stream.ok_or(Unpredicted::GeometryNotRecorded)?;
+    let non_blocking = stream.non_blocking().ok_or(Unpredicted::StreamFlagsUnknown)?;
+    let kind = match stream {
+        SiteStream::LegacyDefault | SiteStream::LegacyHandle => StreamKind::LegacyDefault,
+        SiteStream::PerThreadDefault => StreamKind::PerThreadDefault,
+        SiteStream::Created { .. } if non_blocking => StreamKind::NonBlocking,
+        SiteStream::Created { .. } => StreamKind::Blocking,
+    };
+    let declared = g.declared_flags.unwrap_or(0) & 1 == 1;
+    let context = match (declared, non_blocking) {
+        (d, s) if d == s => ContextFill::FromStream,
+        (true, false) => ContextFill::DeclaredNonBlocking,
+        _ => ContextFill::DeclaredBlocking,
+    };
+    let threading = match g.threading {
+        ThreadingPattern::Single => Threading::Single,
+        ThreadingPattern::Pool(n) => Threading::Pool(n),
+        ThreadingPattern::ThreadPerCall => Threading::ThreadPerCall,
+    };
+    let bad = |what: &str| Unpredicted::Geometry(format!("{what} is negative"));
+    let width = u32::try_from(site.width).map_err(|_| bad("the width"))?;
+    let height = u32::try_from(site.height).map_err(|_| bad("the height"))?;
+    let dst = site
+        .dst_stride
+        .map(u32::try_from)
+        .transpose()
+        .map_err(|_| bad("the destination step"))?;
+    let src = site
+        .src_stride
+        .map(u32::try_from)
+        .transpose()
+        .map_err(|_| bad("the source step"))?;
+    let Some(src) = src.or(dst) else {
+        return Err(Unpredicted::Geometry("no line step was recorded".into()));
+    };
+    let mut geometry = Geometry::new(p, width, height, src);
+    if let Some(d) = dst {
+        geometry.dst_stride = d;
+    }
+    geometry.validate(p).map_err(|e| Unpredicted::Geometry(e.to_string()))?;
+    Ok((geometry, kind, context, threading))
+}
+
+fn predict(
+    g: &SiteGroup,
+    p: Primitive,
+    evidence: &Evidence,
+    rules: &[FunctionRules],
+) -> Result<Prediction, Unpredicted> {
+    let (geometry, stream, context, threading) = scenario(g, p)?;
+    let q = query(p, geometry, stream, context, threading);
+    let answer = answer(evidence, rules, &q);
+    let agrees = match (answer.class, g.observed) {
+        (Some(predicted), Some(observed)) => Some((predicted == LeakClass::Leak) == (observed == LeakClass::Leak)),
+        _ => None,
+    };
+    Ok(Prediction {
+        primitive: p,
+        geometry,
+        stream,
+        context,
+        threading,
+        answer,
+        agrees,
+    })
+}
+
+/// The fixes each run measured beside `p`'s leaking scenarios, merged by title.
+fn merged_fixes(runs: &[&RunAnalysis<'_>], p: Primitive) -> Vec<Fix> {
+    let mut out: Vec<Fix> = Vec::new();
+    for a in runs {
+        let mut only = (*a).clone();
+        only.memory.retain(|m| m.record.scenario.primitive == p);
+        only.throughput.retain(|t| t.record.scenario.primitive == p);
+        for f in fixes(&only) {
+            match out.iter_mut().find(|o| o.title == f.title) {
+                Some(o) => {
+                    o.compared += f.compared;
+                    o.fixed += f.fixed;
+                    o.worst_growth_mib = o.worst_growth_mib.max(f.worst_growth_mib);
+                    o.time_change_pct = widen(o.time_change_pct, f.time_change_pct);
+                    o.latency_change_pct = widen(o.latency_change_pct, f.latency_change_pct);
+                }
+                None => out.push(f),
+            }
+        }
+    }
+    out
+}
+
+fn widen(a: Option<(f64, f64)>, b: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    match (a, b) {
+        (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
+        (x, None) | (None, x) => x,
+    }
+}

@@ -1,0 +1,348 @@
+//! The trace page's words: the verdict, the notices, each group's stream, threading and atlas
+//! answer, the cost over time and the details, from the typed findings.
+
+use nppbench_analysis::LeakClass;
+use nppbench_analysis::predict::Basis;
+use nppbench_analysis::trace::{SiteGroup, SiteStream, ThreadingPattern, TraceFindings, TraceStatus, Unpredicted};
+use nppbench_model::{TraceEnd, TraceFile};
+
+use super::CostRow;
+use crate::view::format::{fmt, fmt_sig};
+
+/// MiB as a reader takes it in: `148.5 MiB`, `1.3 GiB`.
+pub(super) fn mib(v: f64) -> String {
+    if v.abs() >= 1024.0 {
+        format!("{} GiB", fmt(v / 1024.0, 1))
+    } else {
+        format!("{} MiB", fmt(v, 1))
+    }
+}
+
+/// Bytes as a reader takes them in: `80.0 GiB`.
+pub(super) fn bytes(b: u64) -> String {
+    format!("{} GiB", fmt(b as f64 / f64::from(1u32 << 30), 1))
+}
+
+/// A span of hours as a reader takes it in: `45 minutes`, `5.2 hours`, `22.4 days`.
+fn duration(hours: f64) -> String {
+    if hours < 1.0 {
+        format!("{} minutes", fmt(hours * 60.0, 0))
+    } else if hours < 48.0 {
+        format!("{} hours", fmt(hours, 1))
+    } else {
+        format!("{} days", fmt(hours / 24.0, 1))
+    }
+}
+
+pub(super) fn geometry_label(g: &SiteGroup) -> String {
+    let step = |s: Option<i32>| s.map_or_else(|| "—".to_owned(), |s| s.to_string());
+    match g.geometry {
+        Some(x) => format!(
+            "{}x{} s{}/{}",
+            x.width,
+            x.height,
+            step(x.src_stride),
+            step(x.dst_stride)
+        ),
+        None => "not recorded".into(),
+    }
+}
+
+pub(super) fn stream_words(g: &SiteGroup) -> String {
+    match g.stream {
+        None => "not recorded",
+        Some(SiteStream::LegacyDefault) => "legacy default (NULL)",
+        Some(SiteStream::PerThreadDefault) => "per-thread default",
+        Some(SiteStream::LegacyHandle) => "legacy (cudaStreamLegacy)",
+        Some(SiteStream::Created {
+            non_blocking: Some(true),
+        }) => "created, non-blocking",
+        Some(SiteStream::Created {
+            non_blocking: Some(false),
+        }) => "created, blocking",
+        Some(SiteStream::Created { non_blocking: None }) => "created, flags unknown",
+    }
+    .to_owned()
+}
+
+pub(super) fn stream_csv(g: &SiteGroup) -> &'static str {
+    match g.stream {
+        None => "not_recorded",
+        Some(SiteStream::LegacyDefault) => "legacy_default",
+        Some(SiteStream::PerThreadDefault) => "per_thread_default",
+        Some(SiteStream::LegacyHandle) => "legacy_handle",
+        Some(SiteStream::Created {
+            non_blocking: Some(true),
+        }) => "non_blocking",
+        Some(SiteStream::Created {
+            non_blocking: Some(false),
+        }) => "blocking",
+        Some(SiteStream::Created { non_blocking: None }) => "created_flags_unknown",
+    }
+}
+
+pub(super) fn threading_words(g: &SiteGroup) -> String {
+    match g.threading {
+        ThreadingPattern::ThreadPerCall => "a new thread per call".into(),
+        ThreadingPattern::Pool(n) => format!("a pool of {n} threads"),
+        ThreadingPattern::Single => "one thread".into(),
+    }
+}
+
+pub(super) fn threading_csv(g: &SiteGroup) -> String {
+    match g.threading {
+        ThreadingPattern::ThreadPerCall => "thread_per_call".into(),
+        ThreadingPattern::Pool(n) => format!("pool:{n}"),
+        ThreadingPattern::Single => "single".into(),
+    }
+}
+
+/// `1 thread`, `3 threads`.
+pub(super) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `100 threads each kept 3 NPP streams`, or `… kept 2 to 4 NPP streams each (2.9 on average)`.
+fn kept_words(f: &TraceFindings) -> String {
+    let k = &f.keeping;
+    let threads = count(k.threads as u64, "thread", "threads");
+    match k.per_thread {
+        Some((n, hi, _)) if n == hi && k.threads == 1 => {
+            format!("{threads} kept {}", count(n, "NPP stream", "NPP streams"))
+        }
+        Some((n, hi, _)) if n == hi => format!("{threads} each kept {}", count(n, "NPP stream", "NPP streams")),
+        Some((lo, hi, mean)) => format!(
+            "{threads} kept {lo} to {hi} NPP streams each ({} on average)",
+            fmt(mean, 1)
+        ),
+        None => "no thread kept an NPP stream".into(),
+    }
+}
+
+/// The verdict sentence and the lines that follow it.
+pub(super) fn verdict(trace: &TraceFile, f: &TraceFindings) -> (String, Vec<String>) {
+    let grew = f.memory.map(|m| mib(m.growth_mib));
+    let sentence = match (f.status, &grew, &trace.capture.streams_missing) {
+        (TraceStatus::NotSeen, _, _) => format!(
+            "No NPP call was seen: {}.",
+            trace
+                .capture
+                .calls_missing
+                .as_deref()
+                .unwrap_or("no catalogued function was called")
+        ),
+        (TraceStatus::Grows | TraceStatus::Bounded, Some(g), Some(why)) => {
+            format!("Memory grew {g}, but the streams could not be counted ({why}): the growth cannot be tied to NPP.")
+        }
+        (TraceStatus::NoGrowth, _, Some(why)) => format!(
+            "No growth: memory grew {} over the trace; the streams could not be counted ({why}).",
+            grew.as_deref().unwrap_or("by an unknown amount")
+        ),
+        (TraceStatus::Grows, Some(g), None) => format!("Memory grew {g}: {}.", kept_words(f)),
+        (TraceStatus::Bounded, Some(g), None) => format!(
+            "Memory grew {g}, then stopped: {}, and no new thread did.",
+            kept_words(f)
+        ),
+        (TraceStatus::Grows | TraceStatus::Bounded, None, _) => format!(
+            "{} (device memory could not be sampled: {}).",
+            capitalised(&kept_words(f)),
+            trace.capture.memory_missing.as_deref().unwrap_or("no sample")
+        ),
+        (TraceStatus::NoGrowth, _, None) => format!(
+            "No growth from NPP: no thread kept an NPP stream{}.",
+            grew.map(|g| format!(" (memory changed by {g} over the trace)"))
+                .unwrap_or_default()
+        ),
+    };
+    let mut lines = Vec::new();
+    if let Some(fit) = f
+        .memory
+        .and_then(|m| m.per_keeping_thread)
+        .filter(|_| f.keeping.threads > 0)
+    {
+        lines.push(format!(
+            "{} MiB per thread that kept NPP streams (least squares of device memory against those threads over {} samples; 95% CI {} to {}).",
+            fmt_sig(fit.slope),
+            fit.n,
+            fmt_sig(fit.slope_ci.0),
+            fmt_sig(fit.slope_ci.1)
+        ));
+    }
+    let leaking = f.groups.iter().filter(|g| g.observed == Some(LeakClass::Leak)).count();
+    if leaking > 0 {
+        lines.push(format!(
+            "{leaking} group(s) of call sites made from a new thread per call kept streams: they are listed first, with the atlas's answer beside each."
+        ));
+    }
+    (sentence, lines)
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().collect::<String>() + c.as_str())
+}
+
+/// What a reader must know before trusting the page.
+pub(super) fn notices(trace: &TraceFile, f: &TraceFindings) -> Vec<String> {
+    let mut out = Vec::new();
+    match &trace.end {
+        TraceEnd::Running => out.push(format!(
+            "Partial trace: the program was still running, was killed or crashed before the interposer's last flush. This page shows what was flushed up to {} s.",
+            fmt(trace.wall_s, 1)
+        )),
+        TraceEnd::Signal { signal, name } => out.push(format!(
+            "Partial trace: the program was ended by {name} (signal {signal}). This page shows what was flushed before it, up to {} s.",
+            fmt(trace.wall_s, 1)
+        )),
+        TraceEnd::Exited { code: Some(c) } if *c != 0 => out.push(format!("The program exited with code {c}.")),
+        TraceEnd::Exited { .. } => {}
+    }
+    let c = &trace.capture;
+    if let Some(why) = &c.calls_missing {
+        out.push(format!(
+            "NPP calls could not be seen: {why}. Streams NPP created are still counted where their stack names an NPP function ({} here).",
+            f.streams.attributed_by_stack
+        ));
+    }
+    if let Some(why) = &c.streams_missing {
+        out.push(format!(
+            "Streams could not be counted: {why}. No call site is judged by its streams."
+        ));
+    }
+    if let Some(why) = &c.memory_missing {
+        out.push(format!(
+            "Device memory could not be sampled: {why}. No growth or cost is given."
+        ));
+    }
+    if let Some(b) = &f.atlas {
+        if b.version_matches == Some(false) {
+            out.push(format!(
+                "The atlas runs are of NPP {}, the traced program's NPP is {}: their answers may not hold for it. Give atlas runs of the program's NPP version.",
+                b.npp_version,
+                trace.npp_version.as_deref().unwrap_or("unknown")
+            ));
+        }
+        if !b.not_used.is_empty() {
+            out.push(format!(
+                "Atlas runs not used (another NPP version or GPU): {}.",
+                b.not_used.join("; ")
+            ));
+        }
+    }
+    out
+}
+
+pub(super) fn atlas_basis(f: &TraceFindings) -> String {
+    match &f.atlas {
+        Some(b) => format!(
+            "The atlas's answers come from {} run(s) of NPP {} on {}: {} memory scenarios pooled ({} held out of the rules' fit), asked as `nppbench predict` asks.",
+            b.runs, b.npp_version, b.gpu, b.scenarios, b.held_out
+        ),
+        None => "No atlas run was given: pass --atlas RUN (a run.json of the program's NPP version) to see each function's rule, its measured fixes and predict's answer beside what the trace saw.".into(),
+    }
+}
+
+/// The atlas's answer for a group, in words.
+pub(super) fn prediction_text(g: &SiteGroup) -> String {
+    let p = match &g.prediction {
+        Ok(p) => p,
+        Err(Unpredicted::NoAtlas) => return "no atlas given".into(),
+        Err(Unpredicted::NotCatalogued) => return "not in nppbench's catalogue: no prediction".into(),
+        Err(Unpredicted::GeometryNotRecorded) => {
+            return "geometry not recorded (streams created outside a catalogued call): no prediction".into();
+        }
+        Err(Unpredicted::StreamFlagsUnknown) => {
+            return "the driver could not say the stream's flags: no prediction".into();
+        }
+        Err(Unpredicted::Geometry(why)) => return format!("not a geometry the function takes ({why}): no prediction"),
+    };
+    let asked = format!(
+        "{} {}, {} stream, context {}, {}",
+        p.primitive,
+        p.geometry.label(),
+        p.stream,
+        p.context,
+        p.threading
+    );
+    let class = p.answer.class.map_or("unknown", LeakClass::as_str);
+    let basis = match &p.answer.basis {
+        Basis::Measured(classes) if classes.len() > 1 => format!(
+            "measured in several processes, not stable: {}",
+            classes.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", then ")
+        ),
+        Basis::Measured(_) => "measured in the atlas".into(),
+        Basis::Rule => "by the function's rule".into(),
+        Basis::None => "the atlas measured no scenario of this function".into(),
+    };
+    format!("{class} ({basis}); asked as {asked}")
+}
+
+/// The disagreement between the atlas and the trace, in words; `None` where they agree or
+/// either has no class.
+pub(super) fn agreement(g: &SiteGroup) -> Option<String> {
+    let p = g.prediction.as_ref().ok()?;
+    if p.agrees != Some(false) {
+        return None;
+    }
+    let predicted = p.answer.class.map_or("unknown", LeakClass::as_str);
+    let seen = if g.streams_kept > 0 {
+        format!("kept {} stream(s) on {}", g.streams_kept, threading_words(g))
+    } else {
+        "kept no stream".to_owned()
+    };
+    Some(format!(
+        "The atlas and the trace disagree: the atlas predicts {predicted} for this scenario, and the trace's calls {seen}. Either the program does something the scenario does not describe, or the atlas has not measured what decides it here: trace it again, or measure this scenario with `nppbench run`."
+    ))
+}
+
+/// The cost over time, and a note on what it assumes.
+pub(super) fn cost_rows(f: &TraceFindings) -> (Vec<CostRow>, String) {
+    let Some(c) = f.cost else {
+        let note = match f.status {
+            TraceStatus::Grows => {
+                "No rate can be given: it needs device memory samples and the threads that kept NPP streams, over some time."
+            }
+            TraceStatus::Bounded => {
+                "The growth is bounded: once the fixed set of threads has kept its streams, memory stays."
+            }
+            _ => "Nothing grows, so nothing costs over time.",
+        };
+        return (Vec::new(), note.into());
+    };
+    let row = |name: &str, value: String| CostRow {
+        name: name.into(),
+        value,
+    };
+    let mut rows = vec![
+        row(
+            "New threads that kept NPP streams",
+            format!("{} per hour", fmt_sig(c.keeping_threads_per_hour)),
+        ),
+        row(
+            "Memory per such thread",
+            format!(
+                "{} MiB ({})",
+                fmt_sig(c.mib_per_thread),
+                if c.from_fit {
+                    "least squares"
+                } else {
+                    "growth / threads"
+                }
+            ),
+        ),
+        row("Growth per hour", mib(c.mib_per_hour)),
+        row("Growth per day", mib(c.mib_per_day)),
+    ];
+    if let (Some(h), Some(d)) = (c.headroom_mib, &f.device) {
+        rows.push(row("Device memory left", format!("{} of {}", mib(h), d.name)));
+    }
+    if let Some(h) = c.hours_until_full {
+        rows.push(row("The device runs out of memory in", duration(h)));
+    }
+    (
+        rows,
+        "At the rate new threads kept NPP streams over the trace (from the first NPP call to the last flush), and if nothing else uses the device.".into(),
+    )
+}
