@@ -10,10 +10,19 @@ use nppbench_stats::median;
 pub enum PassFigure {
     /// Time per call from CUDA events around batches of calls (criterion's median), ns.
     EventTimePerCall,
-    /// Kernel time per call, warm (CUPTI: the kernels of one call summed, median over calls), ns.
-    /// Runs made before per-call grouping recorded the kernel time over all calls divided by
-    /// the calls; that mean stands in for them.
+    /// Kernel time per call, warm: the time the call's kernels kept the GPU busy (CUPTI: the union
+    /// of their intervals, median over calls), ns. For kernels that run one after another, as
+    /// one kernel always does, that is their durations summed. Where a call's kernels run at
+    /// once on two streams (NPP's own beside the caller's: the 1918×1080 convert), the sum would
+    /// count the time they share twice, and it swings with how much they overlap in a process.
+    /// Runs made before the layout of a call's kernels was recorded stand in with
+    /// [`PassFigure::KernelTimeSummedPerCallWarm`]; compare falls back to that on both sides
+    /// where one side lacks the layout.
     KernelTimePerCallWarm,
+    /// The kernels of one call, their durations summed (median over calls), warm, ns. Runs made
+    /// before per-call grouping recorded the kernel time over all calls divided by the calls;
+    /// that mean stands in for them.
+    KernelTimeSummedPerCallWarm,
     /// Kernel time per call, cold (L2 flushed before each call), ns.
     KernelTimePerCallCold,
     /// Host latency of a call (launch plus synchronise), median over calls, µs.
@@ -26,6 +35,7 @@ impl PassFigure {
         match self {
             PassFigure::EventTimePerCall => "event_time_per_call_ns",
             PassFigure::KernelTimePerCallWarm => "kernel_time_per_call_warm_ns",
+            PassFigure::KernelTimeSummedPerCallWarm => "kernel_time_summed_per_call_warm_ns",
             PassFigure::KernelTimePerCallCold => "kernel_time_per_call_cold_ns",
             PassFigure::HostLatencyPerCall => "host_latency_per_call_us",
         }
@@ -38,11 +48,23 @@ impl PassFigure {
             PassFigure::KernelTimePerCallWarm => r
                 .per_call
                 .as_ref()
+                .and_then(|c| c.layout.as_ref().map(|l| l.busy_median_ns))
+                .or_else(|| PassFigure::KernelTimeSummedPerCallWarm.of(r)),
+            PassFigure::KernelTimeSummedPerCallWarm => r
+                .per_call
+                .as_ref()
                 .map(|c| c.median_ns)
                 .or_else(|| r.kernel_records.map(|k| k.per_call_ns)),
             PassFigure::KernelTimePerCallCold => r.cold.as_ref().map(|c| c.median_ns),
             PassFigure::HostLatencyPerCall => r.host_latency.map(|h| h.median_us),
         }
+    }
+
+    /// Whether a pass knows its calls' busy time: one kernel a call, or the layout recorded.
+    pub fn busy_time_known(r: &ThroughputResult) -> bool {
+        r.per_call
+            .as_ref()
+            .is_some_and(|c| c.kernels_per_call <= 1 || c.layout.is_some())
     }
 
     /// The figure of each pass that measured it, in pass order.
@@ -78,6 +100,7 @@ mod tests {
         let all = [
             PassFigure::EventTimePerCall,
             PassFigure::KernelTimePerCallWarm,
+            PassFigure::KernelTimeSummedPerCallWarm,
             PassFigure::KernelTimePerCallCold,
             PassFigure::HostLatencyPerCall,
         ];

@@ -21,9 +21,11 @@ pub mod predict;
 pub mod rules;
 pub mod run;
 pub mod selection;
+pub mod settle;
 pub mod thresholds;
 pub mod throughput;
 pub mod timing;
+pub mod trace;
 pub mod verdict;
 
 pub use memory::{MemoryAnalysis, Probe};

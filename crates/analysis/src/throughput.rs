@@ -19,8 +19,17 @@ pub struct ThroughputAnalysis<'a> {
     pub outcome: &'a Outcome,
     /// Each measured pass's median time per call from CUDA events around batches, ns.
     pub pass_event_ns: Vec<f64>,
-    /// Each measured pass's kernel time per call (CUPTI, the kernels of a call summed), ns.
+    /// Each measured pass's kernel time per call ([`PassFigure::KernelTimePerCallWarm`]: the
+    /// time the call's kernels kept the GPU busy), ns.
     pub pass_kernel_ns: Vec<f64>,
+    /// Each measured pass's kernel durations of a call summed, ns: what compare reads on both
+    /// sides where one run lacks the layout of a call's kernels.
+    pub pass_kernel_summed_ns: Vec<f64>,
+    /// Whether every pass knew its calls' busy time ([`PassFigure::busy_time_known`]).
+    pub busy_time_known: bool,
+    /// How a call's kernels lay in time, over the passes that recorded it (calls of several
+    /// kernels only).
+    pub layout: Option<LayoutSummary>,
     /// Each measured pass's median host latency per call, µs.
     pub pass_latency_us: Vec<f64>,
     /// Each measured pass's cold kernel time per call (L2 flushed before each call), ns.
@@ -93,6 +102,42 @@ impl ThroughputAnalysis<'_> {
     }
 }
 
+/// How the kernels of a call lay in time over a scenario's passes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayoutSummary {
+    /// The most distinct streams a call's kernels ran on in any pass (2: NPP put one on a stream
+    /// of its own).
+    pub streams: u32,
+    /// The share of calls, over every pass, in which two of the call's kernels ran at once.
+    pub overlapped_share: f64,
+    /// Passes in which most calls overlapped, of the passes recorded.
+    pub mostly_overlapped_passes: usize,
+    pub passes: usize,
+    /// The kernels' durations summed, median over passes, µs (beside the busy time, which is
+    /// the kernel time per call).
+    pub summed_us: Option<f64>,
+}
+
+fn layout_summary(results: &[&ThroughputResult], pass_kernel_summed_ns: &[f64]) -> Option<LayoutSummary> {
+    let layouts: Vec<(&nppbench_model::CallLayout, u32)> = results
+        .iter()
+        .filter_map(|r| r.per_call.as_ref())
+        .filter_map(|c| c.layout.as_ref().map(|l| (l, c.calls)))
+        .collect();
+    if layouts.is_empty() {
+        return None;
+    }
+    let calls: u32 = layouts.iter().map(|(_, n)| n).sum();
+    let overlapped: u32 = layouts.iter().map(|(l, _)| l.overlapped_calls).sum();
+    Some(LayoutSummary {
+        streams: layouts.iter().map(|(l, _)| l.streams).max().unwrap_or(1),
+        overlapped_share: f64::from(overlapped) / f64::from(calls.max(1)),
+        mostly_overlapped_passes: layouts.iter().filter(|(l, n)| 2 * l.overlapped_calls > *n).count(),
+        passes: layouts.len(),
+        summed_us: over_passes(pass_kernel_summed_ns).map(|ns| ns / 1e3),
+    })
+}
+
 pub(crate) fn analyse_throughput<'a>(
     passes: Vec<&'a ThroughputRecord>,
     gpu: Option<&'a str>,
@@ -107,6 +152,8 @@ pub(crate) fn analyse_throughput<'a>(
     let results: Vec<&ThroughputResult> = passes.iter().filter_map(|t| t.result.as_ref()).collect();
     let pass_event_ns = PassFigure::EventTimePerCall.of_passes(results.iter().copied());
     let pass_kernel_ns = PassFigure::KernelTimePerCallWarm.of_passes(results.iter().copied());
+    let pass_kernel_summed_ns = PassFigure::KernelTimeSummedPerCallWarm.of_passes(results.iter().copied());
+    let busy_time_known = !results.is_empty() && results.iter().all(|r| PassFigure::busy_time_known(r));
     let pass_latency_us = PassFigure::HostLatencyPerCall.of_passes(results.iter().copied());
     let pass_cold_ns = PassFigure::KernelTimePerCallCold.of_passes(results.iter().copied());
     let first = results.first().copied();
@@ -164,6 +211,9 @@ pub(crate) fn analyse_throughput<'a>(
         passes,
         pass_event_ns,
         pass_kernel_ns,
+        layout: layout_summary(&results, &pass_kernel_summed_ns),
+        pass_kernel_summed_ns,
+        busy_time_known,
         pass_latency_us,
         pass_cold_ns,
     }

@@ -117,9 +117,12 @@ pub(crate) struct RunArgs {
     // is `None` for `inherit`.
     #[arg(long, value_name = "N|inherit", default_value = "1", value_parser = parse_probe_connections)]
     pub(crate) probe_connections: std::option::Option<u32>,
-    /// Independent throughput passes (fresh processes), overriding the matrix's `repeat`.
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub(crate) repeat: Option<u32>,
+    /// Independent throughput passes (fresh processes), overriding the matrix's: K passes
+    /// exactly, or `auto`: three, then more (up to 20, within two minutes) for each scenario whose
+    /// passes still disagree too much for a comparison to settle (docs/calibration.md). The
+    /// quick and full presets repeat `auto`.
+    #[arg(long, value_name = "K|auto", value_parser = parse_repeat)]
+    pub(crate) repeat: Option<Repeat>,
     /// Where run.json is written.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: PathBuf,
@@ -212,6 +215,23 @@ fn parse_devices(spec: &str) -> Result<Devices, String> {
 }
 
 /// `--probe-connections N|inherit`: `Some(N)` to set, `None` to inherit.
+/// `--repeat`: K passes exactly, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Repeat {
+    Passes(u32),
+    Auto,
+}
+
+fn parse_repeat(spec: &str) -> Result<Repeat, String> {
+    if spec == "auto" {
+        return Ok(Repeat::Auto);
+    }
+    match spec.trim().parse::<u32>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(Repeat::Passes(n)),
+        _ => Err("give a number of passes from 1 to 1000, or `auto`".to_owned()),
+    }
+}
+
 fn parse_probe_connections(spec: &str) -> Result<Option<u32>, String> {
     if spec == "inherit" {
         return Ok(None);

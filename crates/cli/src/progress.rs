@@ -60,4 +60,10 @@ impl Progress for Reporter {
             bar.finish_and_clear();
         }
     }
+
+    fn extend(&self, more: usize) {
+        if let Some(bar) = self.bar.get() {
+            bar.inc_length(more as u64);
+        }
+    }
 }

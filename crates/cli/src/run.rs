@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use nppbench_engine::{RunError, RunOptions};
-use nppbench_model::{Matrix, RunFile};
+use nppbench_model::{Matrix, RepeatAuto, RunFile};
 
-use crate::args::RunArgs;
+use crate::args::{Repeat, RunArgs};
 use crate::exit::{Interrupted, bad_input};
 use crate::progress::Reporter;
 use crate::runs::{check_npp_dir, check_out_dir};
@@ -19,8 +19,19 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         None => args.preset.matrix(),
     }
     .map_err(bad_input)?;
-    if let Some(k) = args.repeat {
-        matrix.settings.repeat = k;
+    match args.repeat {
+        Some(Repeat::Passes(k)) => {
+            matrix.settings.repeat = k;
+            matrix.settings.repeat_auto = None;
+        }
+        Some(Repeat::Auto) => {
+            matrix.settings.repeat = matrix
+                .settings
+                .repeat
+                .max(nppbench_analysis::compare::MIN_PASSES as u32);
+            matrix.settings.repeat_auto.get_or_insert(RepeatAuto::DEFAULT);
+        }
+        None => {}
     }
     for dir in &args.npp {
         check_npp_dir(dir)?;

@@ -29,6 +29,8 @@ pub struct KernelRecord {
     pub end: u64,
     /// CUPTI's correlation id of the launch: launches in the order the host made them.
     pub correlation: u32,
+    /// CUPTI's id of the stream it ran on.
+    pub stream: u32,
 }
 
 impl KernelRecord {
@@ -71,12 +73,13 @@ unsafe extern "C" fn buffer_completed(
     let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
     // SAFETY: `buffer` holds `valid` bytes of records CUPTI wrote; records of the concurrent-kernel
     // kind start with the layout of CUpti_ActivityKernel4 (every later version keeps that prefix,
-    // `start`, `end`, `name` and `correlationId` included); `name` is NULL or a NUL-terminated string CUPTI keeps.
+    // `start`, `end`, `name`, `correlationId` and `streamId` included); `name` is NULL or a NUL-terminated string CUPTI keeps.
     // The buffer came from `buffer_requested`'s allocation.
     unsafe {
         while result::activity::get_next_record(buffer, valid, &mut record).is_ok() {
             if (*record).kind == KIND {
                 let k = record as *const sys::CUpti_ActivityKernel4;
+                let stream = std::ptr::addr_of!((*k).streamId).read_unaligned();
                 let (start, end, name, correlation) = (
                     std::ptr::addr_of!((*k).start).read_unaligned(),
                     std::ptr::addr_of!((*k).end).read_unaligned(),
@@ -93,6 +96,7 @@ unsafe extern "C" fn buffer_completed(
                     start,
                     end,
                     correlation,
+                    stream,
                 });
             }
         }

@@ -24,6 +24,11 @@ pub struct Settings {
     /// between runs that `compare` tests on.
     #[serde(default = "one")]
     pub repeat: u32,
+    /// `--repeat auto`: after `repeat` passes, a scenario whose passes still disagree too much for
+    /// a comparison to settle gets more passes, each a fresh process timing only the scenarios
+    /// that need one. `None`: exactly `repeat` passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat_auto: Option<RepeatAuto>,
     /// Also time each throughput scenario with the L2 cache flushed before every call.
     #[serde(default)]
     pub cold: bool,
@@ -31,6 +36,24 @@ pub struct Settings {
     pub scenario_timeout_s: u64,
     /// A memory scenario whose process grows by more than this stops, recorded as stopped at budget.
     pub memory_budget_mib: u64,
+}
+
+/// How far `--repeat auto` may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatAuto {
+    /// Passes a scenario gets at most, the first `repeat` included.
+    pub max_passes: u32,
+    /// Wall time the added passes may take in all, seconds; a pass under way is finished.
+    pub budget_s: u64,
+}
+
+impl RepeatAuto {
+    /// `--repeat auto`'s bounds where a matrix names none: 20 passes, two minutes.
+    pub const DEFAULT: RepeatAuto = RepeatAuto {
+        max_passes: 20,
+        budget_s: 120,
+    };
 }
 
 fn default_min_calls() -> u32 {
@@ -51,6 +74,7 @@ impl Default for Settings {
             samples: 20,
             resamples: 20_000,
             repeat: 1,
+            repeat_auto: None,
             cold: true,
             scenario_timeout_s: 60,
             memory_budget_mib: 4096,

@@ -36,9 +36,18 @@ pub(super) fn throughput_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Th
         else {
             continue;
         };
-        // Kernel time per call where both runs have CUPTI's records; else CUDA events on both.
+        // Kernel time per call where both runs have CUPTI's records (the busy time where both
+        // know it, else the kernels summed on both sides: like with like); else CUDA events.
         let (metric, base_ns, cand_ns) = if !bt.pass_kernel_ns.is_empty() && !ct.pass_kernel_ns.is_empty() {
-            (Metric::KernelRecords, &bt.pass_kernel_ns, &ct.pass_kernel_ns)
+            if bt.busy_time_known == ct.busy_time_known {
+                (Metric::KernelRecords, &bt.pass_kernel_ns, &ct.pass_kernel_ns)
+            } else {
+                (
+                    Metric::KernelRecords,
+                    &bt.pass_kernel_summed_ns,
+                    &ct.pass_kernel_summed_ns,
+                )
+            }
         } else if !bt.pass_event_ns.is_empty() && !ct.pass_event_ns.is_empty() {
             (Metric::Events, &bt.pass_event_ns, &ct.pass_event_ns)
         } else {

@@ -82,6 +82,8 @@ pub trait Progress: Sync {
     fn done(&self, id: &str, outcome: &Outcome);
     fn note(&self, message: &str);
     fn finish(&self);
+    /// More scenarios than `begin` said (`--repeat auto`'s added passes).
+    fn extend(&self, _more: usize) {}
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -208,6 +210,9 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
                 break 'passes;
             }
         }
+    }
+    if !interrupted && let Some(auto) = matrix.settings.repeat_auto {
+        interrupted = throughput_phase::more_passes(opts, &matrix, &mut versions, passes, auto, progress, stop)?;
     }
     phases.push(PhaseTime {
         phase: "throughput".into(),

@@ -1,11 +1,13 @@
 //! The throughput phase: one pass of one version, a fresh probe per GPU (all GPUs at once, each
 //! timing every scenario), restarted past any scenario that kills it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use nppbench_model::{Matrix, ThroughputRecord, ThroughputScenario};
+use nppbench_analysis::compare::Thresholds;
+use nppbench_analysis::settle::passes_settled;
+use nppbench_model::{Matrix, RepeatAuto, ThroughputRecord, ThroughputResult, ThroughputScenario};
 
 use super::child::{Child, Exit};
 use super::{Progress, RunError, RunOptions, Version};
@@ -155,4 +157,79 @@ fn one_gpu(
         records,
         interrupted: false,
     })
+}
+
+/// `--repeat auto`: passes beyond the first `passes`, each timing only the scenarios whose passes
+/// so far are not settled ([`passes_settled`]), until every scenario is settled or has
+/// `auto.max_passes` passes, or the added passes have taken `auto.budget_s` (a pass under way is
+/// finished). Returns whether the run was interrupted.
+pub(super) fn more_passes(
+    opts: &RunOptions,
+    matrix: &Matrix,
+    versions: &mut [Version],
+    passes: u32,
+    auto: RepeatAuto,
+    progress: &dyn Progress,
+    stop: &AtomicBool,
+) -> Result<bool, RunError> {
+    let clock = Instant::now();
+    for pass in passes + 1..=auto.max_passes {
+        if clock.elapsed() >= Duration::from_secs(auto.budget_s) {
+            progress.note(&format!(
+                "--repeat auto: the added passes took their {} s; scenarios still unsettled keep {} passes",
+                auto.budget_s,
+                pass - 1
+            ));
+            break;
+        }
+        let mut any = false;
+        for v in versions.iter_mut() {
+            let todo = unsettled(matrix, v, pass);
+            if todo.is_empty() {
+                continue;
+            }
+            any = true;
+            progress.extend(todo.len() * v.gpus().len());
+            progress.note(&format!(
+                "pass {pass}: {} scenario(s) whose passes disagree too much for a comparison to settle",
+                todo.len()
+            ));
+            let mut some = matrix.clone();
+            some.throughput = todo;
+            if run_pass(opts, &some, v, pass, progress, stop)? {
+                return Ok(true);
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    Ok(false)
+}
+
+/// The scenarios of `matrix` whose passes before `pass` are not settled on some GPU; a scenario
+/// with a failed pass is not chased.
+fn unsettled(matrix: &Matrix, v: &Version, pass: u32) -> Vec<ThroughputScenario> {
+    matrix
+        .throughput
+        .iter()
+        .filter(|s| {
+            let records: Vec<&ThroughputRecord> = v
+                .throughput
+                .iter()
+                .filter(|r| r.scenario.id == s.id && r.pass < pass)
+                .collect();
+            if records.is_empty() || records.iter().any(|r| r.result.is_none()) {
+                return false;
+            }
+            let mut by_gpu: BTreeMap<Option<&str>, Vec<&ThroughputResult>> = BTreeMap::new();
+            for r in &records {
+                by_gpu.entry(r.gpu.as_deref()).or_default().extend(r.result.as_ref());
+            }
+            by_gpu
+                .values()
+                .any(|results| !passes_settled(results, s.geometry.pixels(), Thresholds::default()))
+        })
+        .cloned()
+        .collect()
 }

@@ -245,6 +245,12 @@ fn expand_settings(loc: &Locator<'_>, spec: &SettingsSpec) -> Result<Settings, M
     if let Some(v) = &spec.repeat {
         s.repeat = loc.int("repeat", v, 1, 1000)?;
     }
+    if let Some(auto) = &spec.repeat_auto {
+        s.repeat_auto = Some(crate::RepeatAuto {
+            max_passes: loc.int("repeat_auto.max_passes", &auto.max_passes, i64::from(s.repeat), 1000)?,
+            budget_s: loc.int("repeat_auto.budget_s", &auto.budget_s, 1, 86_400)?,
+        });
+    }
     if let Some(v) = spec.cold {
         s.cold = v;
     }

@@ -15,9 +15,18 @@ pub(super) struct SettingsSpec {
     pub(super) samples: Option<Spanned<i64>>,
     pub(super) resamples: Option<Spanned<i64>>,
     pub(super) repeat: Option<Spanned<i64>>,
+    pub(super) repeat_auto: Option<RepeatAutoSpec>,
     pub(super) cold: Option<bool>,
     pub(super) scenario_timeout_s: Option<Spanned<i64>>,
     pub(super) memory_budget_mib: Option<Spanned<i64>>,
+}
+
+/// `repeat_auto = { max_passes = 20, budget_s = 120 }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RepeatAutoSpec {
+    pub(super) max_passes: Spanned<i64>,
+    pub(super) budget_s: Spanned<i64>,
 }
 
 /// A list that may be written as one value: `primitive = "Copy_8u_C1R"` or `primitive = [...]`.

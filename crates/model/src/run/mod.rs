@@ -14,7 +14,7 @@ pub use environment::{
 };
 pub use memory::{MemoryReading, MemoryRecord, MemoryResult, MemorySeries, StreamCounts};
 pub use throughput::{
-    CallTiming, DeviceSample, DeviceState, Estimate, HostLatency, KernelRecords, KernelStat, KernelTiming,
+    CallLayout, CallTiming, DeviceSample, DeviceState, Estimate, HostLatency, KernelRecords, KernelStat, KernelTiming,
     ReferenceResult, ThroughputRecord, ThroughputResult,
 };
 

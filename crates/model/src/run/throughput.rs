@@ -106,12 +106,39 @@ pub struct CallTiming {
     pub max_ns: f64,
     /// Each kernel of a call, in launch order, with its median duration.
     pub kernels: Vec<KernelStat>,
+    /// Where a call launches several kernels: how they lay on the GPU's clock (runs made before
+    /// this was recorded have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<CallLayout>,
+}
+
+/// How the kernels of a call lay in time, from CUPTI's start and end stamps: whether they ran one
+/// after the other or at once, on which streams.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallLayout {
+    /// Median, over the calls, of the time from the first kernel's start to the last one's end.
+    pub span_median_ns: f64,
+    /// Median of the time at least one of the call's kernels ran (the union of their intervals).
+    pub busy_median_ns: f64,
+    /// Calls in which two of the call's kernels ran at the same time.
+    pub overlapped_calls: u32,
+    /// Calls whose first kernel started before the previous call's last kernel ended.
+    pub overlapped_next_calls: u32,
+    /// How many distinct CUPTI stream ids the call's kernels ran on.
+    pub streams: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelStat {
     pub name: String,
     pub median_ns: f64,
+    /// CUPTI's id of the stream the kernel ran on in the first recorded call (ids are per
+    /// process: compare them within a call, not between runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<u32>,
+    /// Median start relative to the call's first kernel start, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_median_ns: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

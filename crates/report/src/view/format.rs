@@ -94,6 +94,25 @@ pub(crate) fn ceiling_pct_text(pct: Option<(f64, bool)>) -> String {
     }
 }
 
+/// How a call's kernels lay in time, in words: on how many streams, how often they ran at once,
+/// and what summing them would read beside the busy time shown as the kernel time.
+pub(crate) fn layout_text(l: &nppbench_analysis::throughput::LayoutSummary) -> String {
+    let streams = if l.streams > 1 {
+        format!("on {} streams (NPP's own beside the caller's)", l.streams)
+    } else {
+        "on one stream".to_owned()
+    };
+    let summed = l
+        .summed_us
+        .map_or_else(String::new, |us| format!("; summed {} µs", fmt(us, 2)));
+    format!(
+        "{streams}, at once in {}% of calls (most calls in {} of {} passes){summed}",
+        fmt(100.0 * l.overlapped_share, 0),
+        l.mostly_overlapped_passes,
+        l.passes
+    )
+}
+
 pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "—".to_owned(), |v| fmt(v, digits))
 }

@@ -136,11 +136,16 @@ pub(super) fn throughput_row(t: &ThroughputAnalysis<'_>, ceiling: Option<f64>) -
             .map_or_else(|| "—".into(), |(lo, hi)| format!("{} … {}", fmt(lo, 2), fmt(hi, 2))),
         kernels_per_call: opt(t.kernels_per_call, 0),
         kernels: if t.kernels.len() > 1 {
-            t.kernels
+            let kernels = t
+                .kernels
                 .iter()
                 .map(|(name, us)| format!("{} {} µs", short_kernel(name), fmt(*us, 2)))
                 .collect::<Vec<_>>()
-                .join("; ")
+                .join("; ");
+            match &t.layout {
+                Some(l) => format!("{kernels}; {}", super::format::layout_text(l)),
+                None => kernels,
+            }
         } else {
             String::new()
         },

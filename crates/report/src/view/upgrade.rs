@@ -44,6 +44,9 @@ pub struct VersionRow {
     pub run_json: String,
     pub warnings: usize,
     pub interrupted: bool,
+    /// A further round of the base's atlas (same NPP and GPU model, no scenario in common, as
+    /// `nppbench design` proposes): pooled as evidence, not compared with the base.
+    pub round: bool,
 }
 
 /// One function's rule, run by run.
@@ -107,6 +110,21 @@ fn rule_rows(analyses: &[RunAnalysis<'_>], evidence: &Evidence) -> Vec<RuleRow> 
         .collect()
 }
 
+/// Whether `run` is a further round of `base`'s atlas rather than something to compare with it:
+/// the same NPP version and GPU model, and not one scenario in common.
+fn further_round(base: &RunFile, run: &RunFile) -> bool {
+    let ids = |r: &RunFile| -> std::collections::HashSet<String> {
+        r.memory
+            .iter()
+            .map(|m| m.scenario.id.clone())
+            .chain(r.throughput.iter().map(|t| t.scenario.id.clone()))
+            .collect()
+    };
+    base.environment.npp.full_version() == run.environment.npp.full_version()
+        && base.environment.gpu.name == run.environment.gpu.name
+        && ids(base).is_disjoint(&ids(run))
+}
+
 /// Rows a chart may hold before it is summarised (per function rather than per scenario).
 const MAX_ROWS: usize = 48;
 
@@ -119,11 +137,18 @@ pub(crate) fn upgrade(
         return Err("no runs".into());
     }
     let label = labels(runs);
-    let comparisons: Vec<compare::Comparison> = analyses[1..]
+    let round: Vec<bool> = runs
         .iter()
-        .map(|c| compare::compare_analysed(&analyses[0], c, Thresholds::default()))
+        .enumerate()
+        .map(|(i, r)| i > 0 && further_round(&runs[0], r))
         .collect();
-    let compare = compare_view::page(runs, &comparisons, Thresholds::default(), &[]);
+    let compared: Vec<usize> = (0..runs.len()).filter(|&i| !round[i]).collect();
+    let comparisons: Vec<compare::Comparison> = compared[1..]
+        .iter()
+        .map(|&i| compare::compare_analysed(&analyses[0], &analyses[i], Thresholds::default()))
+        .collect();
+    let compared_runs: Vec<RunFile> = compared.iter().map(|&i| runs[i].clone()).collect();
+    let compare = compare_view::page(&compared_runs, &comparisons, Thresholds::default(), &[]);
     let versions = analyses
         .iter()
         .enumerate()
@@ -138,6 +163,7 @@ pub(crate) fn upgrade(
                 run_json: run_json_name(i, a.run, analyses.len()),
                 warnings: prose::warnings(a).len(),
                 interrupted: a.run.interrupted,
+                round: round[i],
             }
         })
         .collect();

@@ -2,7 +2,7 @@
 //! summed, with the median of each kernel and the aggregate of single kernels.
 
 use nppbench_gpu::{KernelRecord, KernelRecorder, Stream};
-use nppbench_model::{CallTiming, FailureKind, KernelRecords, KernelStat};
+use nppbench_model::{CallLayout, CallTiming, FailureKind, KernelRecords, KernelStat};
 use nppbench_stats::{median, median_interval};
 
 use crate::error::ProbeError;
@@ -41,9 +41,15 @@ fn call_timing(times: &mut [f64], records: &[KernelRecord], per_call: usize) -> 
                 .step_by(per_call)
                 .map(|r| r.duration_ns() as f64)
                 .collect();
+            let starts: Vec<f64> = records
+                .chunks(per_call)
+                .map(|call| call[k].start.saturating_sub(first_start(call)) as f64)
+                .collect();
             KernelStat {
                 name: records[k].name.clone(),
                 median_ns: median(&durations).unwrap_or(f64::NAN),
+                stream: Some(records[k].stream),
+                start_median_ns: (per_call > 1).then(|| sorted_median(starts)),
             }
         })
         .collect();
@@ -56,6 +62,57 @@ fn call_timing(times: &mut [f64], records: &[KernelRecord], per_call: usize) -> 
         min_ns: times.first().copied().unwrap_or(f64::NAN),
         max_ns: times.last().copied().unwrap_or(f64::NAN),
         kernels,
+        layout: (per_call > 1).then(|| layout(records, per_call)),
+    }
+}
+
+fn first_start(call: &[KernelRecord]) -> u64 {
+    call.iter().map(|r| r.start).min().unwrap_or(0)
+}
+
+fn last_end(call: &[KernelRecord]) -> u64 {
+    call.iter().map(|r| r.end).max().unwrap_or(0)
+}
+
+fn sorted_median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    median(&v).unwrap_or(f64::NAN)
+}
+
+/// The time at least one of `call`'s kernels ran: the union of their intervals, ns.
+fn busy_ns(call: &[KernelRecord]) -> u64 {
+    let mut spans: Vec<(u64, u64)> = call.iter().map(|r| (r.start, r.end.max(r.start))).collect();
+    spans.sort_unstable();
+    let (mut busy, mut reach) = (0, 0);
+    for (start, end) in spans {
+        let from = start.max(reach);
+        if end > from {
+            busy += end - from;
+        }
+        reach = reach.max(end);
+    }
+    busy
+}
+
+/// How each call's kernels lay in time: span, busy time, overlaps, streams.
+fn layout(records: &[KernelRecord], per_call: usize) -> CallLayout {
+    let calls: Vec<&[KernelRecord]> = records.chunks(per_call).collect();
+    let spans = calls.iter().map(|c| (last_end(c) - first_start(c)) as f64).collect();
+    let busy = calls.iter().map(|c| busy_ns(c) as f64).collect();
+    let overlapped = calls
+        .iter()
+        .filter(|c| busy_ns(c) < c.iter().map(KernelRecord::duration_ns).sum::<u64>())
+        .count();
+    let next = calls.windows(2).filter(|w| first_start(w[1]) < last_end(w[0])).count();
+    let mut streams: Vec<u32> = calls[0].iter().map(|r| r.stream).collect();
+    streams.sort_unstable();
+    streams.dedup();
+    CallLayout {
+        span_median_ns: sorted_median(spans),
+        busy_median_ns: sorted_median(busy),
+        overlapped_calls: overlapped as u32,
+        overlapped_next_calls: next as u32,
+        streams: streams.len() as u32,
     }
 }
 
@@ -109,4 +166,38 @@ pub(super) fn record_calls(
         )
     })?;
     Ok((call_timing(&mut times, &records, per_call), aggregate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Generated records, not a measurement: two calls of two kernels each.
+    fn record(stream: u32, start: u64, end: u64) -> KernelRecord {
+        KernelRecord {
+            name: "k".into(),
+            start,
+            end,
+            correlation: 0,
+            stream,
+        }
+    }
+
+    #[test]
+    fn busy_time_counts_overlapping_kernels_once() {
+        assert_eq!(busy_ns(&[record(1, 0, 10), record(2, 5, 12)]), 12);
+        assert_eq!(busy_ns(&[record(1, 0, 10), record(1, 20, 25)]), 15);
+        assert_eq!(busy_ns(&[record(1, 0, 10), record(2, 2, 4)]), 10);
+    }
+
+    #[test]
+    fn layout_tells_overlapped_calls_and_streams_apart() {
+        let records = [record(7, 0, 10), record(9, 5, 12), record(7, 20, 30), record(9, 31, 35)];
+        let l = layout(&records, 2);
+        assert_eq!(l.overlapped_calls, 1);
+        assert_eq!(l.overlapped_next_calls, 0);
+        assert_eq!(l.streams, 2);
+        assert_eq!(l.span_median_ns, 13.5);
+        assert_eq!(l.busy_median_ns, 13.0);
+    }
 }
