@@ -412,3 +412,17 @@ fn any_leak_trips_on_every_leak_where_leak_trips_on_new_ones() {
     assert!(c.cand_leaking.is_empty(), "{:?}", c.cand_leaking);
     assert!(c.tripped(&[Gate::AnyLeak, Gate::Leak]).is_empty());
 }
+
+/// Issue #19's question: the two-GPU H200 atlas showed more NPP streams than the one-GPU atlas in
+/// 380 scenarios. In every one of them the one-GPU run had stopped after 10 new threads and the
+/// two-GPU run after 11, at 3 streams a thread in both: streams are now compared per thread, and
+/// a process that sees two GPUs keeps what one that sees one keeps.
+#[test]
+fn a_run_that_stopped_one_thread_later_keeps_no_more_streams_per_thread() {
+    let one = read("h200-atlas-npp-13.0.1/run.json");
+    let two = read("two-gpus/atlas-devices-all.json");
+    let c = compare(&one, &two, Thresholds::default());
+    assert!(c.memory.len() > 1700, "{}", c.memory.len());
+    let more: Vec<&str> = c.memory.iter().filter(|m| m.more_streams).map(|m| m.id.as_str()).collect();
+    assert!(more.is_empty(), "{} scenarios with more streams: {:?}", more.len(), &more[..more.len().min(5)]);
+}
