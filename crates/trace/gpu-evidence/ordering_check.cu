@@ -20,11 +20,14 @@ int main(int argc, char** argv) {
     CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
     long long cycles = (long long)(spin_ms * clock_khz);
     const int w = 1918, h = 1080, ss = 1920, ds = 7680;
-    struct Kind { const char* name; unsigned flags; bool legacy; } kinds[] = {
-        {"blocking", cudaStreamDefault, false}, {"non_blocking", cudaStreamNonBlocking, false}, {"legacy_default", 0, true}};
+    struct Kind { const char* name; unsigned flags; int special; } kinds[] = {
+        {"blocking", cudaStreamDefault, 0},
+        {"non_blocking", cudaStreamNonBlocking, 0},
+        {"legacy_default", 0, 1},
+        {"per_thread", 0, 2}};
     for (const Kind& k : kinds) {
-        cudaStream_t s = nullptr;
-        if (!k.legacy) CHECK(cudaStreamCreateWithFlags(&s, k.flags));
+        cudaStream_t s = k.special == 2 ? cudaStreamPerThread : nullptr;
+        if (k.special == 0) CHECK(cudaStreamCreateWithFlags(&s, k.flags));
         NppStreamContext ctx = context_from_stream(s);
         Npp8u* src;
         Npp32f* dst;
@@ -51,7 +54,7 @@ int main(int argc, char** argv) {
                     wrong_main, wrong_tail);
         CHECK(cudaFree(src));
         CHECK(cudaFree(dst));
-        if (s) CHECK(cudaStreamDestroy(s));
+        if (k.special == 0) CHECK(cudaStreamDestroy(s));
     }
     return 0;
 }

@@ -9,6 +9,7 @@
 mod atlas;
 mod evidence;
 mod format;
+mod kernels;
 mod prose;
 mod run;
 mod run_charts;

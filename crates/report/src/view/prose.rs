@@ -243,6 +243,7 @@ pub(super) fn warnings(a: &RunAnalysis<'_>) -> Vec<String> {
             "This run was made with a test hook ({hook}): it measures nppbench's calibration, not NPP as it is."
         ));
     }
+    out.extend(super::kernels::layout_notes(a));
     out
 }
 

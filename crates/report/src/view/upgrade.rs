@@ -44,8 +44,8 @@ pub struct VersionRow {
     pub run_json: String,
     pub warnings: usize,
     pub interrupted: bool,
-    /// A further round of the base's atlas (same NPP and GPU model, no scenario in common, as
-    /// `nppbench design` proposes): pooled as evidence, not compared with the base.
+    /// A further round of an earlier run's atlas (same NPP and GPU model, no scenario in common,
+    /// as `nppbench design` proposes): pooled as evidence, not compared with the base.
     pub round: bool,
 }
 
@@ -140,7 +140,7 @@ pub(crate) fn upgrade(
     let round: Vec<bool> = runs
         .iter()
         .enumerate()
-        .map(|(i, r)| i > 0 && further_round(&runs[0], r))
+        .map(|(i, r)| runs[..i].iter().any(|earlier| further_round(earlier, r)))
         .collect();
     let compared: Vec<usize> = (0..runs.len()).filter(|&i| !round[i]).collect();
     let comparisons: Vec<compare::Comparison> = compared[1..]
