@@ -9,6 +9,7 @@
 mod coverage;
 mod gate;
 mod pairs;
+mod passes;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,9 +22,10 @@ pub use nppbench_stats::tests_of_passes::{MIN_PASSES, PassTest};
 
 pub use self::coverage::{Coverage, MIN_COVERAGE, Mismatch};
 pub use self::gate::Gate;
+pub use self::passes::{ThroughputJudgement, ThroughputPasses, judge_throughput};
 
 /// How a comparison judges throughput.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Thresholds {
     /// Kernel-time changes smaller than this (percent of the base) are noise, whatever the test
     /// says.

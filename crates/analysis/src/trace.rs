@@ -8,7 +8,10 @@
 //! Definitions, each used by the page, summary.md and call_sites.csv alike:
 //! - **Growth**: device memory at the last sample minus the first sample taken once NPP had been
 //!   called (the CUDA context and whatever the program allocated before its first NPP call are
-//!   not growth); NVML's per-process figure, summed over devices.
+//!   not growth); NVML's per-process figure, summed over devices. Where NVML never listed the
+//!   traced pid (in a container it lists the host's pids), the trace holds the used memory of
+//!   the devices the process used instead ([`MemoryScope::Devices`]): every process on them, so
+//!   the growth includes whatever other programs allocated meanwhile, and the page says so.
 //! - **Kept stream**: a stream created while tracing and not destroyed by the last flush. An NPP
 //!   stream is one created during a catalogued call or by a stack that names an NPP function;
 //!   the others are the program's own.
@@ -23,6 +26,7 @@
 //!   [`crate::evidence::conclusive`] says of measured scenarios); else a thread per call.
 
 mod atlas;
+mod cost;
 mod groups;
 #[cfg(test)]
 mod tests;
@@ -33,6 +37,8 @@ use nppbench_model::{TraceDevice, TraceFile};
 use nppbench_stats::{Fit, GRANULE_MIB, LeakClass, least_squares};
 
 pub use self::atlas::AtlasBasis;
+pub use self::cost::Cost;
+use self::cost::{capacity_mib, cost, judged_device};
 pub use self::groups::{Advice, Prediction, SiteGeometry, SiteGroup, SiteStream, ThreadingPattern, Unpredicted};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -43,6 +49,8 @@ pub struct TraceFindings {
     pub status: TraceStatus,
     /// The memory samples, or `None` where none carries a device figure.
     pub memory: Option<MemoryGrowth>,
+    /// Whose memory the samples are.
+    pub memory_scope: MemoryScope,
     pub keeping: Keeping,
     /// Every group of call sites, those observed leaking first, then bounded, then the rest; by
     /// MiB attributed, then calls, within each.
@@ -74,6 +82,15 @@ pub enum TraceStatus {
     NoGrowth,
     /// No NPP call and no NPP stream seen: nothing to judge (`capture.calls_missing` says why).
     NotSeen,
+}
+
+/// Whose device memory a trace's samples are ([`nppbench_model::Capture::memory_device_wide`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryScope {
+    /// The traced process's own, as NVML lists it per process.
+    Process,
+    /// The used memory of these devices (NVML indices): every process on them.
+    Devices(Vec<u32>),
 }
 
 /// Device memory over the trace.
@@ -108,22 +125,6 @@ pub struct OtherStreams {
     pub created: u64,
     pub kept: u64,
     pub mib_attributed: f64,
-}
-
-/// What the growth costs over time, at the rate new threads kept NPP streams in the trace.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Cost {
-    /// Threads that kept NPP streams, per hour of the trace from the first NPP call.
-    pub keeping_threads_per_hour: f64,
-    /// MiB per such thread: the fit's slope where there is one, else growth / threads.
-    pub mib_per_thread: f64,
-    pub from_fit: bool,
-    pub mib_per_hour: f64,
-    pub mib_per_day: f64,
-    /// The device's memory less the process's at the last sample, MiB.
-    pub headroom_mib: Option<f64>,
-    /// When the process alone would fill the device, hours from the last sample.
-    pub hours_until_full: Option<f64>,
 }
 
 /// One memory sample, in the units the chart draws.
@@ -164,6 +165,13 @@ pub struct OverheadFigures {
     pub total_ms: f64,
     /// Recording time as a percentage of the time spent inside NPP.
     pub pct_of_npp_time: Option<f64>,
+    /// A thread's first call (which registers the thread), per call, and how many there were;
+    /// `None` where the trace did not record them apart.
+    pub first_call_ns: Option<f64>,
+    pub first_calls: u64,
+    /// Every other call, per call; `None` where there was none or the trace did not record the
+    /// first calls apart.
+    pub later_call_ns: Option<f64>,
 }
 
 /// The findings of `trace`, with the rules, fixes and predictions of `atlas` (runs of any NPP
@@ -218,12 +226,25 @@ pub fn findings(trace: &TraceFile, atlas: &[nppbench_model::RunFile]) -> TraceFi
     });
     let status = status(trace, &groups, memory);
     let device = judged_device(trace);
+    let memory_scope = match &trace.capture.memory_device_wide {
+        Some(devices) => MemoryScope::Devices(devices.clone()),
+        None => MemoryScope::Process,
+    };
     let cost = (status == TraceStatus::Grows)
-        .then(|| cost(trace, first_call_s, &keeping, memory, device.as_ref()))
+        .then(|| {
+            cost(
+                trace,
+                first_call_s,
+                &keeping,
+                memory,
+                capacity_mib(trace, &memory_scope, device.as_ref()),
+            )
+        })
         .flatten();
     TraceFindings {
         status,
         memory,
+        memory_scope,
         keeping,
         groups,
         other_streams,
@@ -327,51 +348,6 @@ fn memory_growth(timeline: &[TimelinePoint], first_call_s: Option<f64>) -> Optio
     })
 }
 
-/// The device most calls went to (by `nCudaDeviceId`), else the first listed.
-fn judged_device(trace: &TraceFile) -> Option<TraceDevice> {
-    let mut calls: BTreeMap<i32, u64> = BTreeMap::new();
-    for c in &trace.call_sites {
-        *calls.entry(c.device).or_insert(0) += c.calls;
-    }
-    let busiest = calls.iter().max_by_key(|(_, n)| **n).map(|(d, _)| *d);
-    busiest
-        .and_then(|d| trace.devices.iter().find(|dev| i64::from(dev.ordinal) == i64::from(d)))
-        .or_else(|| trace.devices.first())
-        .cloned()
-}
-
-fn cost(
-    trace: &TraceFile,
-    first_call_s: Option<f64>,
-    keeping: &Keeping,
-    memory: Option<MemoryGrowth>,
-    device: Option<&TraceDevice>,
-) -> Option<Cost> {
-    let m = memory?;
-    let hours = (trace.wall_s - first_call_s.unwrap_or(0.0)) / 3600.0;
-    if hours <= 0.0 || keeping.threads == 0 {
-        return None;
-    }
-    let (mib_per_thread, from_fit) = match m.per_keeping_thread {
-        Some(f) => (f.slope, true),
-        None => (m.growth_mib / keeping.threads as f64, false),
-    };
-    let keeping_threads_per_hour = keeping.threads as f64 / hours;
-    let mib_per_hour = mib_per_thread * keeping_threads_per_hour;
-    let headroom_mib = device.map(|d| d.memory_total_bytes as f64 / MIB - m.last_mib);
-    Some(Cost {
-        keeping_threads_per_hour,
-        mib_per_thread,
-        from_fit,
-        mib_per_hour,
-        mib_per_day: mib_per_hour * 24.0,
-        headroom_mib,
-        hours_until_full: headroom_mib
-            .filter(|_| mib_per_hour > 0.0)
-            .map(|h| h.max(0.0) / mib_per_hour),
-    })
-}
-
 fn thread_counts(trace: &TraceFile) -> ThreadCounts {
     let seen = trace.threads.len();
     ThreadCounts {
@@ -399,11 +375,16 @@ fn stream_totals(trace: &TraceFile) -> StreamTotals {
 
 fn overhead(trace: &TraceFile) -> OverheadFigures {
     let o = &trace.overhead;
+    let first = &trace.capture.first_call_overhead;
     let in_npp: u64 = trace.call_sites.iter().map(|c| c.time_in_npp_ns).sum();
+    let split = first.calls > 0;
     OverheadFigures {
         calls: o.calls,
         per_call_ns: o.per_call_ns(),
         total_ms: o.recording_ns as f64 / 1e6,
         pct_of_npp_time: (in_npp > 0).then(|| o.recording_ns as f64 / in_npp as f64 * 100.0),
+        first_call_ns: first.per_call_ns(),
+        first_calls: first.calls,
+        later_call_ns: split.then(|| o.less(first).per_call_ns()).flatten(),
     }
 }

@@ -423,6 +423,16 @@ fn a_run_that_stopped_one_thread_later_keeps_no_more_streams_per_thread() {
     let two = read("two-gpus/atlas-devices-all.json");
     let c = compare(&one, &two, Thresholds::default());
     assert!(c.memory.len() > 1700, "{}", c.memory.len());
-    let more: Vec<&str> = c.memory.iter().filter(|m| m.more_streams).map(|m| m.id.as_str()).collect();
-    assert!(more.is_empty(), "{} scenarios with more streams: {:?}", more.len(), &more[..more.len().min(5)]);
+    let more: Vec<&str> = c
+        .memory
+        .iter()
+        .filter(|m| m.more_streams)
+        .map(|m| m.id.as_str())
+        .collect();
+    assert!(
+        more.is_empty(),
+        "{} scenarios with more streams: {:?}",
+        more.len(),
+        &more[..more.len().min(5)]
+    );
 }

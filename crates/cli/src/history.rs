@@ -42,11 +42,13 @@ enum HistoryCmd {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
         /// Exit with status 3 when a change new in the latest run goes the wrong way
-        /// (comma-separated): `regression`, a change point that makes a kernel slower; `leak`, a
-        /// leak class that became leak. The history keeps no series `streams` could trip on.
+        /// (comma-separated): `regression`, a scenario the latest run makes slower than the run
+        /// before, by compare's own test on their passes (not judged under 3 passes a side); `leak`,
+        /// a leak class that became leak. The history keeps no series `streams` could trip on.
         #[arg(long, value_delimiter = ',', value_name = "GATES", value_enum)]
         fail_on: Vec<Gate>,
-        /// Shifts and disagreements smaller than this percentage are noise.
+        /// Change points and disagreements between runners smaller than this percentage are noise
+        /// (verdicts between two runs use compare's thresholds).
         #[arg(long, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
         noise_pct: f64,
     },

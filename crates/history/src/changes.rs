@@ -1,27 +1,34 @@
 //! What the history says, as typed values with their evidence (worded by the report's
-//! `history_view`): per series, the environment change at each point, the change points of
-//! kernel time (PELT, `nppbench_analysis::change_points`) and the environment change each lines up
-//! with, the leak class changes; across runners of one GPU model, the ones whose latest figures
-//! disagree; and the `--fail-on` gates.
+//! `history_view`): per series, the environment change at each point, the latest run judged
+//! against the one before by compare's rule ([`crate::verdicts`]), the change points of kernel
+//! time (PELT, `nppbench_analysis::change_points`: the trend, each with the verdict of its run
+//! against the one before) and the environment change each lines up with, the leak class changes;
+//! across runners of one GPU model, the ones whose latest figures disagree; and the `--fail-on`
+//! gates.
 
-use std::collections::BTreeMap;
+mod fleet;
 
 use nppbench_analysis::LeakClass;
 use nppbench_analysis::change_points::{self, ChangePoint};
+use nppbench_analysis::compare::{Change, Thresholds};
 
 use crate::rows::{Kind, RunRow};
 use crate::series::{History, Series};
+use crate::verdicts::{Step, judge_points, latest_pair};
 
 /// The thresholds the history judges by.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Settings {
-    /// Shifts and disagreements smaller than this, in percent of the level, are noise (the
-    /// report's `thresholds::NOISE_PCT` in the CLI).
+    /// Change points and fleet disagreements smaller than this, in percent of the level, are
+    /// noise (the report's `thresholds::NOISE_PCT` in the CLI).
     pub noise_pct: f64,
     /// The finest shift a series of per-run medians can show, in percent of its level: the
     /// noise floor handed to the change-point method, so that a series that happens to repeat
     /// one value is not taken for a noiseless one.
     pub resolution_pct: f64,
+    /// How one run is judged against another (slower, faster, the same, unsettled, not judged):
+    /// compare's thresholds, `nppbench compare`'s defaults unless set.
+    pub thresholds: Thresholds,
 }
 
 impl Default for Settings {
@@ -29,6 +36,7 @@ impl Default for Settings {
         Settings {
             noise_pct: 5.0,
             resolution_pct: 0.5,
+            thresholds: Thresholds::default(),
         }
     }
 }
@@ -89,11 +97,12 @@ pub fn env_changes(prev: &RunRow, next: &RunRow, gpu_model: &str) -> Vec<EnvChan
     .collect()
 }
 
-/// Which way a change of kernel time goes.
+/// Which way a change point moves the level of kernel time (the trend; whether the run is
+/// slower or faster than the run before is its [`Shift::judged`], compare's verdict).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
-    /// Longer kernel time: lower throughput.
+    /// A higher level of kernel time.
     Slower,
     Faster,
 }
@@ -108,7 +117,7 @@ pub struct Alignment {
 }
 
 /// A change point of a series' kernel time beyond the noise.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Shift {
     /// The first point of the new level.
     pub point: usize,
@@ -121,6 +130,8 @@ pub struct Shift {
     pub aligned: Option<Alignment>,
     /// Whether it is at the series' latest point: new since the previous run.
     pub latest: bool,
+    /// Its run against the run of the point before, by compare's rule (one per GPU pair).
+    pub judged: Vec<Step>,
 }
 
 /// A memory scenario whose leak class changed between two consecutive points.
@@ -136,7 +147,7 @@ pub struct ClassChange {
 }
 
 /// The findings of one series.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SeriesFindings {
     /// Index into `History::series`.
     pub series: usize,
@@ -146,6 +157,9 @@ pub struct SeriesFindings {
     pub class_changes: Vec<ClassChange>,
     /// The noise σ the change points were judged with, ns (throughput series of 3 points or more).
     pub noise_ns: Option<f64>,
+    /// The latest point against the point before it, by compare's rule (throughput; one per GPU
+    /// pair; empty where the latest point has no figure or none came before).
+    pub latest: Vec<Step>,
 }
 
 impl SeriesFindings {
@@ -189,7 +203,7 @@ pub struct Disagreement {
 }
 
 /// Everything the history found.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Findings {
     /// The thresholds these were judged by.
     pub settings: Settings,
@@ -202,9 +216,16 @@ pub struct Findings {
 /// What changed at the latest point of each series, counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LatestChanges {
-    /// Change points that make a kernel slower, and faster.
+    /// compare's verdicts of each throughput series' latest run against the run before (one per
+    /// GPU pair): slower, faster, the same, unsettled.
     pub slower: usize,
     pub faster: usize,
+    pub same: usize,
+    pub unsettled: usize,
+    /// Not judged: fewer than `MIN_PASSES` passes a side, or a result added before the history
+    /// kept per-pass figures (those counted again in `without_passes`).
+    pub unjudged: usize,
+    pub without_passes: usize,
     /// Leak class changes, and those of them to `leak`.
     pub class_changes: usize,
     pub new_leaks: usize,
@@ -229,19 +250,25 @@ impl Findings {
             .flat_map(|f| f.shifts.iter().filter(|s| s.latest).map(move |s| (f.series, s)))
     }
 
-    /// What is new in the latest runs: change points by direction, and leak class changes.
+    /// Each series' latest run judged against the run before, with the series' index.
+    pub fn new_steps(&self) -> impl Iterator<Item = (usize, &Step)> {
+        self.series
+            .iter()
+            .flat_map(|f| f.latest.iter().map(move |s| (f.series, s)))
+    }
+
+    /// What is new in the latest runs: compare's verdicts against the run before, and leak class
+    /// changes.
     pub fn latest_changes(&self) -> LatestChanges {
-        let (mut slower, mut faster) = (0, 0);
-        for (_, s) in self.new_shifts() {
-            match s.direction {
-                Direction::Slower => slower += 1,
-                Direction::Faster => faster += 1,
-            }
-        }
+        let count = |v: Change| self.new_steps().filter(|(_, s)| s.verdict() == v).count();
         let class_changes: Vec<LeakClass> = self.new_class_changes().map(|(_, c)| c.to).collect();
         LatestChanges {
-            slower,
-            faster,
+            slower: count(Change::Slower),
+            faster: count(Change::Faster),
+            same: count(Change::Same),
+            unsettled: count(Change::Unsettled),
+            unjudged: count(Change::NotEnoughPasses),
+            without_passes: self.new_steps().filter(|(_, s)| s.judged.is_none()).count(),
             new_leaks: class_changes.iter().filter(|c| **c == LeakClass::Leak).count(),
             class_changes: class_changes.len(),
         }
@@ -266,7 +293,7 @@ pub fn analyse(history: &History, settings: &Settings) -> Findings {
     Findings {
         settings: *settings,
         series,
-        fleet: fleet(history, settings),
+        fleet: fleet::fleet(history, settings),
     }
 }
 
@@ -287,10 +314,15 @@ fn analyse_series(history: &History, index: usize, s: &Series, settings: &Settin
         shifts: Vec::new(),
         class_changes: Vec::new(),
         noise_ns: None,
+        latest: Vec::new(),
     };
     let last = s.points.len().saturating_sub(1);
+    let t = settings.thresholds;
     match s.key.kind {
         Kind::Throughput => {
+            if let Some((before, point)) = latest_pair(s) {
+                out.latest = judge_points(history, s, before, point, t);
+            }
             // The points with a figure, and where each sits in the series.
             let (at, values): (Vec<usize>, Vec<f64>) = s
                 .points
@@ -312,6 +344,10 @@ fn analyse_series(history: &History, index: usize, s: &Series, settings: &Settin
                     continue;
                 }
                 let point = at[c.index];
+                let judged = match c.index.checked_sub(1) {
+                    Some(b) => judge_points(history, s, at[b], point, t),
+                    None => Vec::new(),
+                };
                 let shift = Shift {
                     point,
                     run: s.points[point].run,
@@ -324,6 +360,7 @@ fn analyse_series(history: &History, index: usize, s: &Series, settings: &Settin
                     shift_pct,
                     aligned: align(&out, point, s.points.len()),
                     latest: point == last,
+                    judged,
                 };
                 out.shifts.push(shift);
             }
@@ -364,78 +401,6 @@ fn align(f: &SeriesFindings, point: usize, len: usize) -> Option<Alignment> {
                 changes: changes.to_vec(),
             })
         })
-}
-
-/// A runner's latest figure for a scenario, with the series it comes from.
-type Latest = (usize, RunnerFigure);
-/// Runners by (host, GPU UUID).
-type ByRunner<'a> = BTreeMap<(&'a str, &'a str), Latest>;
-
-/// Runners of one model whose latest figures disagree (see [`Disagreement`]).
-fn fleet(history: &History, settings: &Settings) -> Vec<Disagreement> {
-    // (scenario, model) → runner (host, uuid) → its latest figure.
-    let mut latest: BTreeMap<(&str, &str), ByRunner<'_>> = BTreeMap::new();
-    for (i, s) in history.series.iter().enumerate() {
-        if s.key.kind != Kind::Throughput {
-            continue;
-        }
-        let runners = latest.entry((&s.key.scenario_id, &s.key.gpu_model)).or_default();
-        for p in &s.points {
-            for g in &p.gpus {
-                let Some(t) = &g.throughput else { continue };
-                let figure = RunnerFigure {
-                    host: s.key.host.clone(),
-                    gpu_uuid: g.gpu_uuid.clone(),
-                    run: p.run,
-                    kernel_ns: t.kernel_ns,
-                    kernel_ns_range: (t.kernel_ns_min, t.kernel_ns_max),
-                    passes: t.passes,
-                };
-                let slot = runners.entry((&s.key.host, &g.gpu_uuid)).or_insert((i, figure.clone()));
-                if figure.run >= slot.1.run {
-                    *slot = (i, figure);
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for ((_, model), runners) in latest {
-        // Only runners on the same software stack are compared.
-        let mut stacks: BTreeMap<(&str, Option<&str>), Vec<&Latest>> = BTreeMap::new();
-        for r in runners.values() {
-            let run = &history.runs[r.1.run].run;
-            stacks
-                .entry((&run.npp_version, run.driver_version.as_deref()))
-                .or_default()
-                .push(r);
-        }
-        for ((npp, driver), group) in stacks {
-            if group.len() < 2 {
-                continue;
-            }
-            let by_time =
-                |a: &&&(usize, RunnerFigure), b: &&&(usize, RunnerFigure)| a.1.kernel_ns.total_cmp(&b.1.kernel_ns);
-            let (Some(fast), Some(slow)) = (group.iter().min_by(by_time), group.iter().max_by(by_time)) else {
-                continue;
-            };
-            let pct = 100.0 * (slow.1.kernel_ns - fast.1.kernel_ns) / fast.1.kernel_ns;
-            let apart = slow.1.kernel_ns_range.0 > fast.1.kernel_ns_range.1;
-            if apart && pct >= settings.noise_pct {
-                out.push(Disagreement {
-                    series: slow.0,
-                    gpu_model: model.to_owned(),
-                    npp_version: npp.to_owned(),
-                    driver_version: driver.map(str::to_owned),
-                    runners: group.len(),
-                    fastest: fast.1.clone(),
-                    slowest: slow.1.clone(),
-                    pct,
-                });
-            }
-        }
-    }
-    out.sort_by(|a, b| b.pct.total_cmp(&a.pct));
-    out
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The history as CSV: every scenario result joined with its run's environment, one row each,
-//! oldest run first. Columns are only ever appended.
+//! oldest run first; a throughput result's per-pass figures (what compare judges it by) as
+//! space-separated numbers. Columns are only ever appended.
 
 use std::io::Write;
 
@@ -47,6 +48,12 @@ pub const COLUMNS: &[&str] = &[
     "mib_per_thread_hi",
     "threads_spawned",
     "hidden_streams_per_thread",
+    "pixels",
+    "pass_event_ns",
+    "pass_kernel_ns",
+    "pass_kernel_summed_ns",
+    "busy_time_known",
+    "pass_latency_us",
 ];
 
 const QUERY: &str = "
@@ -55,7 +62,8 @@ const QUERY: &str = "
         c.kind, c.scenario_id, c.primitive, c.geometry, c.stream, c.context, c.threading, s.gpu_uuid,
         s.gpu_model, s.status, s.passes, s.kernel_ns, s.kernel_ns_min, s.kernel_ns_max, s.timing, s.gbps,
         s.host_latency_us, s.kernels_per_call, s.leak_class, s.mib_per_thread, s.mib_per_thread_lo,
-        s.mib_per_thread_hi, s.threads_spawned, s.hidden_streams_per_thread
+        s.mib_per_thread_hi, s.threads_spawned, s.hidden_streams_per_thread, s.pixels, s.pass_event_ns,
+        s.pass_kernel_ns, s.pass_kernel_summed_ns, s.busy_time_known, s.pass_latency_us
     FROM results s JOIN runs r ON r.id = s.run_id JOIN scenarios c ON c.id = s.scenario
     ORDER BY r.started_at, r.id, c.kind, c.scenario_id, s.gpu_uuid";
 

@@ -3,11 +3,12 @@
 use nppbench_analysis::LeakClass;
 pub use nppbench_analysis::compare::Gate;
 
-use crate::changes::{Direction, Findings};
+use crate::changes::Findings;
 
-/// The gates a history judges: a change point new in the latest run that makes a kernel slower
-/// (`regression`), a leak class that became `leak` in the latest run (`leak`). The gates and
-/// their names are `nppbench_analysis::compare::Gate`'s, the one mapping every gate uses.
+/// The gates a history judges: a throughput scenario whose latest run is slower than the run
+/// before by compare's rule, where compare's regression gate counts it (`regression`); a leak
+/// class that became `leak` in the latest run (`leak`). The gates and their names are
+/// `nppbench_analysis::compare::Gate`'s, the one mapping every gate uses.
 pub const HISTORY_GATES: [Gate; 2] = [Gate::Regression, Gate::Leak];
 
 /// The gates among `gates` that a history cannot judge (it keeps no series they could trip on):
@@ -29,14 +30,12 @@ impl Findings {
     pub fn tripped(&self, gates: &[Gate]) -> Vec<Tripped> {
         let mut out = Vec::new();
         for f in &self.series {
-            if gates.contains(&Gate::Regression) {
-                for s in f.shifts.iter().filter(|s| s.latest && s.direction == Direction::Slower) {
-                    out.push(Tripped {
-                        gate: Gate::Regression,
-                        series: f.series,
-                        point: s.point,
-                    });
-                }
+            if gates.contains(&Gate::Regression) && f.latest.iter().any(|s| s.fails_regression()) {
+                out.push(Tripped {
+                    gate: Gate::Regression,
+                    series: f.series,
+                    point: f.latest[0].point,
+                });
             }
             if gates.contains(&Gate::Leak) {
                 for c in f.class_changes.iter().filter(|c| c.latest && c.to == LeakClass::Leak) {

@@ -2,6 +2,7 @@
 //! figures with a known answer, not measurements.
 
 use nppbench_analysis::LeakClass;
+use nppbench_analysis::compare::ThroughputPasses;
 
 use crate::Db;
 use crate::rows::{Kind, MemoryFigures, RunRow, ScenarioRow, ThroughputFigures, Timing};
@@ -30,8 +31,16 @@ pub(crate) fn run(i: usize, host: &str, uuid: &str, npp: &str, driver: &str) -> 
     }
 }
 
-/// A generated throughput result: `kernel_ns` per call, passes within ±0.5%.
+/// A generated throughput result: `kernel_ns` per call, three passes within ±0.5%.
 pub(crate) fn throughput(scenario: &str, uuid: &str, kernel_ns: f64) -> ScenarioRow {
+    throughput_passes(scenario, uuid, &[kernel_ns * 0.995, kernel_ns, kernel_ns * 1.005])
+}
+
+/// A generated throughput result with these passes' kernel times (their median is its figure).
+pub(crate) fn throughput_passes(scenario: &str, uuid: &str, passes: &[f64]) -> ScenarioRow {
+    let kernel_ns = nppbench_analysis::median(passes).unwrap();
+    let min = passes.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = passes.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     ScenarioRow {
         kind: Kind::Throughput,
         scenario_id: format!("tp/{scenario}"),
@@ -43,14 +52,22 @@ pub(crate) fn throughput(scenario: &str, uuid: &str, kernel_ns: f64) -> Scenario
         gpu_uuid: uuid.to_owned(),
         status: nppbench_model::Status::Ok,
         throughput: Some(ThroughputFigures {
-            passes: 3,
+            passes: passes.len() as u32,
             kernel_ns,
-            kernel_ns_min: kernel_ns * 0.995,
-            kernel_ns_max: kernel_ns * 1.005,
+            kernel_ns_min: min,
+            kernel_ns_max: max,
             timing: Timing::Cupti,
             gbps: Some(4805.0 / kernel_ns),
             host_latency_us: Some(13.0),
             kernels_per_call: Some(2),
+            per_pass: Some(ThroughputPasses {
+                pixels: 31 * 31,
+                event_ns: passes.iter().map(|p| p * 1.2).collect(),
+                kernel_ns: passes.to_vec(),
+                kernel_summed_ns: passes.to_vec(),
+                busy_time_known: true,
+                latency_us: vec![13.0; passes.len()],
+            }),
         }),
         memory: None,
     }

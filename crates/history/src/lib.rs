@@ -5,8 +5,9 @@
 //! Data flows one way: run.json ([`nppbench_model::RunFile`]) → [`rows`] (one [`RunRow`] and
 //! its [`ScenarioRow`]s, every figure from `nppbench_analysis`) → [`ingest`] (files checked, then
 //! added) → [`db`] (SQLite, one transaction per run) → [`series`] (a series per
-//! scenario, GPU model and runner) → [`changes`] (change points, environment changes, leak class
-//! changes, fleet disagreements, gates) → the report crate's `history_view` (words, charts, page).
+//! scenario, GPU model and runner) → [`changes`] (each series' latest run against the one before
+//! by compare's rule in [`verdicts`], change points, environment changes, leak class changes,
+//! fleet disagreements, gates) → the report crate's `history_view` (words, charts, page).
 //! This crate never touches the GPU and never renders.
 
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@ mod generated;
 pub mod ingest;
 pub mod rows;
 pub mod series;
+pub mod verdicts;
 
 use std::path::PathBuf;
 

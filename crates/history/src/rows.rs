@@ -3,6 +3,7 @@
 //! scenarios judged, throughput passes aggregated), so a scenario reads the same here as on its
 //! run's page and in its CSV.
 
+use nppbench_analysis::compare::ThroughputPasses;
 use nppbench_analysis::{LeakClass, MemoryAnalysis, RunAnalysis, ThroughputAnalysis, median};
 use nppbench_model::{RunFile, Status};
 
@@ -143,6 +144,10 @@ pub struct ThroughputFigures {
     /// Host latency of a call (launch plus synchronise), median over passes, µs.
     pub host_latency_us: Option<f64>,
     pub kernels_per_call: Option<u32>,
+    /// Each pass's figures and the image's size, as `compare` reads them: what the history
+    /// judges two runs by (`nppbench_analysis::compare::judge_throughput`). `None` in results
+    /// added before the history kept them (schema 2): such a result is not judged.
+    pub per_pass: Option<ThroughputPasses>,
 }
 
 /// A memory scenario's judgement, as the analysis gives it.
@@ -235,7 +240,8 @@ fn throughput_row(t: &ThroughputAnalysis<'_>, first_gpu: &str) -> ScenarioRow {
 }
 
 /// A throughput scenario's history figures: the kernel time per call (warm) where every measured
-/// pass has it, else the event time per call, each pass's figure as the analysis derives it.
+/// pass has it, else the event time per call, each pass's figure as the analysis derives it; and
+/// every per-pass figure the comparison rule reads.
 fn throughput_figures(t: &ThroughputAnalysis<'_>) -> Option<ThroughputFigures> {
     let first = t.passes.iter().find_map(|p| p.result.as_ref())?;
     // Every pass with a result has an event time; the kernel time is taken where they all
@@ -256,5 +262,6 @@ fn throughput_figures(t: &ThroughputAnalysis<'_>) -> Option<ThroughputFigures> {
         gbps: nppbench_analysis::figure::gbps(first.bytes_per_call as f64, kernel_ns),
         host_latency_us: t.host_latency_us,
         kernels_per_call: first.per_call.as_ref().map(|c| c.kernels_per_call),
+        per_pass: Some(ThroughputPasses::of(t)),
     })
 }

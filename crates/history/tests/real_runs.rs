@@ -1,15 +1,19 @@
 //! The history of the committed real runs (H100 and H200, NPP 12.2.3, 13.0.1 and 13.2.0), built
 //! as `nppbench history add reports` builds it, and checked for what a reader would check: the
 //! runs (copies counted once), the NPP versions, the series of the known 31×31 convert
-//! scenarios, and a page that renders with its sections and needs nothing from outside itself.
+//! scenarios, and a page that renders with its sections and needs nothing from outside itself;
+//! and, on committed pairs of runs, the history's verdicts between two runs equal to compare's.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use nppbench_analysis::LeakClass;
-use nppbench_history::changes::{EnvField, Settings, analyse};
+use nppbench_analysis::compare::{Change, PassTest, Thresholds, compare};
+use nppbench_history::changes::{EnvField, LatestChanges, Settings, analyse};
 use nppbench_history::ingest::add_paths;
 use nppbench_history::rows::Kind;
 use nppbench_history::{Added, Db, History};
+use nppbench_model::RunFile;
 
 fn reports() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
@@ -27,11 +31,11 @@ fn history() -> (tempfile::TempDir, Db, Vec<nppbench_history::ingest::AddReport>
 #[test]
 fn committed_runs_make_one_history_with_copies_counted_once() {
     let (_dir, mut db, added) = history();
-    assert_eq!(added.len(), 22, "run files under reports/");
+    assert_eq!(added.len(), 27, "run files under reports/");
     let new = added.iter().filter(|a| matches!(a.added, Added::New { .. })).count();
     // reports/h100-versions/ holds copies of the three full H100 runs, reports/h200-atlas-versions/
-    // of the two H200 atlases, reports/h100-atlas-versions/ of the four H100 atlas runs.
-    assert_eq!(new, 13);
+    // of the two H200 atlases, reports/h100-atlas-versions/ of the six H100 atlas runs.
+    assert_eq!(new, 16);
     let copies = ["h100-versions", "h200-atlas-versions", "h100-atlas-versions"];
     for a in added
         .iter()
@@ -41,7 +45,7 @@ fn committed_runs_make_one_history_with_copies_counted_once() {
     }
     assert!(added.iter().all(|a| !a.path.to_string_lossy().contains("delay-")));
     let counts = db.counts().unwrap();
-    assert_eq!(counts.0, 13);
+    assert_eq!(counts.0, 16);
     // Adding them all again changes nothing.
     add_paths(&mut db, &[reports()], false).unwrap();
     assert_eq!(db.counts().unwrap(), counts);
@@ -127,8 +131,10 @@ fn the_page_renders_with_its_sections_and_needs_nothing_from_outside() {
     ] {
         assert!(html.contains(section), "no {section}");
     }
-    assert!(html.contains("13 runs from"), "title");
+    assert!(html.contains("16 runs from"), "title");
     assert!(html.contains("NPP 12.2.3 → 13.0.1") || html.contains("NPP 13.0.1 → 12.2.3"));
+    // Runs of one pass are not judged against each other, as compare says of them.
+    assert!(html.contains("not judged (fewer than 3 passes a side)"));
     // Verdict first: the headline before any chart or table.
     let headline = html.find("class=\"headline\"").unwrap();
     assert!(headline < html.find("<svg").unwrap() && headline < html.find("<table").unwrap());
@@ -156,4 +162,86 @@ fn the_page_renders_with_its_sections_and_needs_nothing_from_outside() {
         "{md}"
     );
     assert!(r.tripped.is_empty());
+}
+
+// ---- the one comparison rule: the history's verdicts are compare's ----
+
+/// compare's verdict (and kernel test) of each throughput scenario of `base` against `cand`.
+fn compare_verdicts(base: &Path, cand: &Path) -> BTreeMap<String, (Change, PassTest)> {
+    let (b, c) = (RunFile::read(base).unwrap(), RunFile::read(cand).unwrap());
+    compare(&b, &c, Thresholds::default())
+        .throughput
+        .iter()
+        .map(|t| (t.id.clone(), (t.verdict, t.kernel)))
+        .collect()
+}
+
+/// The history's verdict of each series' latest run against the one before, in a fresh history
+/// of `runs`; with what it counts as new.
+fn history_verdicts(runs: &[PathBuf]) -> (BTreeMap<String, (Change, PassTest)>, LatestChanges) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open(&dir.path().join("history.db")).unwrap();
+    add_paths(&mut db, runs, true).unwrap();
+    let h = History::load(&db).unwrap();
+    let f = analyse(&h, &Settings::default());
+    let verdicts = f
+        .new_steps()
+        .map(|(series, step)| {
+            let j = step.judged.expect("both runs were added with their passes");
+            (h.series[series].key.scenario_id.clone(), (step.verdict(), j.kernel))
+        })
+        .collect();
+    (verdicts, f.latest_changes())
+}
+
+fn calibration(name: &str) -> PathBuf {
+    reports().join("calibration/h100-a/quick").join(name)
+}
+
+fn slower(verdicts: &BTreeMap<String, (Change, PassTest)>) -> Vec<&str> {
+    verdicts
+        .iter()
+        .filter(|(_, (v, _))| *v == Change::Slower)
+        .map(|(id, _)| id.as_str())
+        .collect()
+}
+
+#[test]
+fn history_and_compare_agree_on_two_runs_of_the_same_thing() {
+    let (base, cand) = (calibration("quick-1.json"), calibration("quick-2.json"));
+    let compared = compare_verdicts(&base, &cand);
+    let (history, latest) = history_verdicts(&[base, cand]);
+    assert!(compared.len() >= 20, "{} scenarios", compared.len());
+    assert_eq!(history, compared);
+    assert_eq!(latest.slower, 0, "same against same: nothing slower");
+    assert!(compared.values().all(|(v, _)| *v != Change::NotEnoughPasses));
+}
+
+#[test]
+fn history_and_compare_call_the_same_scenarios_slower_under_the_delay_kernel() {
+    let (base, cand) = (calibration("quick-1.json"), calibration("delay-quick-1.json"));
+    let compared = compare_verdicts(&base, &cand);
+    let (history, latest) = history_verdicts(&[base, cand]);
+    assert_eq!(history, compared);
+    let slow = slower(&compared);
+    assert!(!slow.is_empty(), "the delay kernel makes some scenario slower");
+    assert_eq!(slower(&history), slow);
+    assert_eq!(latest.slower, slow.len());
+}
+
+/// The case: the upgrade page said "not judged" of one-pass runs where the history said
+/// slower and faster.
+#[test]
+fn history_and_compare_judge_nothing_between_one_pass_runs() {
+    let (base, cand) = (
+        reports().join("h100-npp-12.2.3.2/run.json"),
+        reports().join("h100-npp-13.2.0.93/run.json"),
+    );
+    let compared = compare_verdicts(&base, &cand);
+    let (history, latest) = history_verdicts(&[base, cand]);
+    assert!(!compared.is_empty());
+    assert!(compared.values().all(|(v, _)| *v == Change::NotEnoughPasses));
+    assert_eq!(history, compared);
+    assert_eq!((latest.slower, latest.faster), (0, 0));
+    assert_eq!(latest.unjudged, compared.len());
 }

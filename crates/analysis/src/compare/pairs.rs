@@ -1,14 +1,14 @@
 //! Pairing: each scenario of the base with the candidate's (the same id; for throughput, on the
-//! same GPU by position), judged: throughput by the test on passes, memory by leak class and NPP's
-//! streams.
+//! same GPU by position), judged: throughput by the test on passes ([`super::passes`]), memory by
+//! leak class and NPP's streams.
 
 use std::collections::HashMap;
 
 use nppbench_stats::LeakClass;
-use nppbench_stats::tests_of_passes::compare_passes;
 
-use super::{Change, MemoryChange, Metric, Thresholds, ThroughputChange};
-use crate::thresholds::{LAUNCH_BOUND_PIXELS, STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD};
+use super::passes::{ThroughputPasses, judge_throughput};
+use super::{MemoryChange, Thresholds, ThroughputChange};
+use crate::thresholds::{STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD};
 use crate::{MemoryAnalysis, RunAnalysis};
 
 fn hidden(m: &MemoryAnalysis<'_>) -> Option<f64> {
@@ -36,47 +36,21 @@ pub(super) fn throughput_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Th
         else {
             continue;
         };
-        // Kernel time per call where both runs have CUPTI's records (the busy time where both
-        // know it, else the kernels summed on both sides: like with like); else CUDA events.
-        let (metric, base_ns, cand_ns) = if !bt.pass_kernel_ns.is_empty() && !ct.pass_kernel_ns.is_empty() {
-            if bt.busy_time_known == ct.busy_time_known {
-                (Metric::KernelRecords, &bt.pass_kernel_ns, &ct.pass_kernel_ns)
-            } else {
-                (
-                    Metric::KernelRecords,
-                    &bt.pass_kernel_summed_ns,
-                    &ct.pass_kernel_summed_ns,
-                )
-            }
-        } else if !bt.pass_event_ns.is_empty() && !ct.pass_event_ns.is_empty() {
-            (Metric::Events, &bt.pass_event_ns, &ct.pass_event_ns)
-        } else {
+        let Some(judged) = judge_throughput(&ThroughputPasses::of(bt), &ThroughputPasses::of(ct), t) else {
             continue;
-        };
-        let kernel = compare_passes(base_ns, cand_ns, t.alpha, t.noise_pct);
-        let pixels = bt.record.scenario.geometry.pixels();
-        let latency =
-            (pixels < LAUNCH_BOUND_PIXELS && !bt.pass_latency_us.is_empty() && !ct.pass_latency_us.is_empty())
-                .then(|| compare_passes(&bt.pass_latency_us, &ct.pass_latency_us, t.alpha, t.latency_noise_pct));
-        let verdict = match (kernel.verdict, latency.map(|l| l.verdict)) {
-            (Change::Slower, _) | (_, Some(Change::Slower)) => Change::Slower,
-            (Change::NotEnoughPasses, _) => Change::NotEnoughPasses,
-            (Change::Faster, _) | (_, Some(Change::Faster)) => Change::Faster,
-            (Change::Unsettled, _) => Change::Unsettled,
-            _ => Change::Same,
         };
         throughput.push(ThroughputChange {
             id: id.clone(),
             primitive: bt.record.scenario.primitive,
-            pixels,
+            pixels: bt.record.scenario.geometry.pixels(),
             gpu_index: index,
-            kernel,
-            latency,
-            verdict,
-            gated: pixels >= t.gate_min_pixels,
-            base_passes: base_ns.len(),
-            cand_passes: cand_ns.len(),
-            metric,
+            kernel: judged.kernel,
+            latency: judged.latency,
+            verdict: judged.verdict,
+            gated: judged.gated,
+            base_passes: judged.base_passes,
+            cand_passes: judged.cand_passes,
+            metric: judged.metric,
             base_gbps: bt.kernel_gbps,
             cand_gbps: ct.kernel_gbps,
         });
@@ -89,7 +63,10 @@ pub(super) fn throughput_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Th
 /// totals at the same rate: the two-GPU atlas kept 33 where the one-GPU atlas kept 30 in 380
 /// scenarios, 3 a thread in both), else in total by more than the margin.
 fn more_kept(b: &MemoryAnalysis<'_>, c: &MemoryAnalysis<'_>) -> bool {
-    let (bn, cn) = (b.streams_never_destroyed.unwrap_or(0), c.streams_never_destroyed.unwrap_or(0));
+    let (bn, cn) = (
+        b.streams_never_destroyed.unwrap_or(0),
+        c.streams_never_destroyed.unwrap_or(0),
+    );
     if b.threads_spawned > 0 && c.threads_spawned > 0 {
         let rate = |n: u32, threads: u32| f64::from(n) / f64::from(threads);
         rate(cn, c.threads_spawned) > rate(bn, b.threads_spawned) + STREAMS_PER_THREAD

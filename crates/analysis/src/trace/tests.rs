@@ -353,3 +353,40 @@ fn predictions_from_a_real_atlas_agree_or_show_the_disagreement() {
     assert_eq!(odd.answer.class, Some(LeakClass::Flat));
     assert_eq!(odd.agrees, Some(false));
 }
+
+#[test]
+fn device_wide_samples_are_judged_against_the_devices_summed() {
+    // Generated, not a measurement: the leaking trace as a container records it, NVML's used
+    // memory of device 0 (every process on it), 2000 MiB above the process's own.
+    let mut t = leaking_trace();
+    for m in &mut t.memory {
+        m.device_bytes = m.device_bytes.map(|b| b + 2000 * MIB_U);
+    }
+    t.capture.memory_device_wide = Some(vec![0]);
+    let f = findings(&t, &[]);
+    assert_eq!(f.memory_scope, MemoryScope::Devices(vec![0]));
+    let m = f.memory.unwrap();
+    assert!((m.growth_mib - 148.5).abs() < 1e-9, "the growth is the same");
+    let headroom = 80.0 * 1024.0 - 3150.0;
+    assert!((f.cost.unwrap().headroom_mib.unwrap() - headroom).abs() < 1e-9);
+    assert_eq!(findings(&leaking_trace(), &[]).memory_scope, MemoryScope::Process);
+}
+
+#[test]
+fn a_threads_first_call_is_costed_apart_from_later_ones() {
+    // Generated: 500 calls on 104 threads, 2.4 µs on each first call, 200 ns on the rest.
+    let mut t = leaking_trace();
+    t.capture.first_call_overhead = Overhead {
+        calls: 104,
+        recording_ns: 104 * 2400,
+    };
+    t.overhead.recording_ns = 104 * 2400 + 396 * 200;
+    let o = findings(&t, &[]).overhead;
+    assert_eq!(
+        (o.first_calls, o.first_call_ns, o.later_call_ns),
+        (104, Some(2400.0), Some(200.0))
+    );
+    // A trace written before the split: neither.
+    let o = findings(&leaking_trace(), &[]).overhead;
+    assert_eq!((o.first_call_ns, o.later_call_ns), (None, None));
+}

@@ -7,6 +7,7 @@ use crate::Db;
 use crate::gates::{Gate, HISTORY_GATES, Tripped, unjudged_gates};
 use crate::generated::{self, jitter};
 use crate::series::History;
+use nppbench_analysis::compare::Change;
 
 /// Adds generated run `i` on (`host`, `uuid`) with one throughput result of `kernel_ns`.
 fn add_tp(db: &mut Db, i: usize, host: &str, uuid: &str, npp: &str, driver: &str, kernel_ns: f64) {
@@ -50,6 +51,13 @@ fn generated_step_is_a_change_point_aligned_with_the_npp_change() {
         }]
     );
     assert!(!shift.latest);
+    // Its run against the run before, by compare's rule: slower (three passes a side, 20% apart).
+    let judged: Vec<(usize, usize, Change)> = shift
+        .judged
+        .iter()
+        .map(|j| (j.before_point, j.point, j.verdict()))
+        .collect();
+    assert_eq!(judged, [(5, 6, Change::Slower)]);
     assert!(f.tripped(&[Gate::Regression, Gate::Leak]).is_empty());
 }
 
@@ -105,6 +113,10 @@ fn a_new_regression_in_the_latest_run_trips_the_regression_gate() {
     let new: Vec<_> = f.new_shifts().collect();
     assert_eq!(new.len(), 1);
     assert_eq!((new[0].1.point, new[0].1.direction), (9, Direction::Slower));
+    assert_eq!(f.series[0].latest.len(), 1);
+    assert_eq!(f.series[0].latest[0].verdict(), Change::Slower);
+    let latest = f.latest_changes();
+    assert_eq!((latest.slower, latest.faster, latest.unjudged), (1, 0, 0));
     let tripped = f.tripped(&[Gate::Regression, Gate::Leak]);
     assert_eq!(
         tripped,
@@ -218,4 +230,71 @@ fn the_history_judges_regression_and_leak_gates_only() {
     assert_eq!(HISTORY_GATES, [Gate::Regression, Gate::Leak]);
     assert_eq!(unjudged_gates(&[Gate::Leak, Gate::Streams]), vec![Gate::Streams]);
     assert!(unjudged_gates(&[Gate::Regression, Gate::Leak]).is_empty());
+}
+
+/// The case: a history of one-pass runs called a 30% step "slower" and tripped the
+/// regression gate where compare, on the same two runs, judges nothing.
+#[test]
+fn a_step_between_one_pass_runs_is_not_judged_and_trips_nothing() {
+    let (_dir, mut db) = generated::db();
+    for i in 0..10 {
+        let level = if i < 9 { 1000.0 } else { 1300.0 };
+        db.add(
+            &generated::run(i, "a", "GPU-a", "13.0.1", "580.1"),
+            &[generated::throughput_passes(
+                "blocking",
+                "GPU-a",
+                &[level + 2.0 * jitter(i)],
+            )],
+        )
+        .unwrap();
+    }
+    let (_, f) = findings(&db);
+    // The trend still shows the step, as a change point at the latest run …
+    assert_eq!(f.new_shifts().count(), 1);
+    // … but the latest run against the one before is compare's verdict: not judged.
+    let s = &f.series[0];
+    assert_eq!((s.latest[0].before_point, s.latest[0].point), (8, 9));
+    assert_eq!(s.latest[0].verdict(), Change::NotEnoughPasses);
+    assert_eq!(s.shifts[0].judged[0].verdict(), Change::NotEnoughPasses);
+    let latest = f.latest_changes();
+    assert_eq!((latest.slower, latest.faster, latest.unjudged), (0, 0, 1));
+    assert!(!latest.alarm());
+    assert!(f.tripped(&[Gate::Regression]).is_empty());
+}
+
+#[test]
+fn results_without_per_pass_figures_are_not_judged() {
+    let (_dir, mut db) = generated::db();
+    for (i, level) in [1000.0, 2000.0].into_iter().enumerate() {
+        let mut row = generated::throughput("blocking", "GPU-a", level);
+        if i == 0 {
+            // Added before the history kept per-pass figures.
+            row.throughput.as_mut().unwrap().per_pass = None;
+        }
+        db.add(&generated::run(i, "a", "GPU-a", "13.0.1", "580.1"), &[row])
+            .unwrap();
+    }
+    let (_, f) = findings(&db);
+    let step = &f.series[0].latest[0];
+    assert_eq!((step.judged, step.verdict()), (None, Change::NotEnoughPasses));
+    assert!(f.tripped(&[Gate::Regression]).is_empty());
+}
+
+#[test]
+fn the_same_level_again_is_the_same_and_the_latest_point_needs_a_figure() {
+    let (_dir, mut db) = generated::db();
+    add_tp(&mut db, 0, "a", "GPU-a", "13.0.1", "580.1", 1000.0);
+    add_tp(&mut db, 1, "a", "GPU-a", "13.0.1", "580.1", 1001.0);
+    let (_, f) = findings(&db);
+    assert_eq!(f.series[0].latest[0].verdict(), Change::Same);
+    assert_eq!(f.latest_changes().same, 1);
+    // A series whose latest run has no figure (it failed) has no latest verdict.
+    let mut failed = generated::throughput("blocking", "GPU-a", 1000.0);
+    failed.throughput = None;
+    failed.status = nppbench_model::Status::Failed;
+    db.add(&generated::run(2, "a", "GPU-a", "13.0.1", "580.1"), &[failed])
+        .unwrap();
+    let (_, f) = findings(&db);
+    assert!(f.series[0].latest.is_empty());
 }

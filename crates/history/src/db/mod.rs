@@ -3,8 +3,9 @@
 //! is either wholly in the history or not at all.
 //!
 //! Tables: `runs` (one row per run: identity key, environment), `scenarios` (each scenario's
-//! axes, once) and `results` (one row per scenario, GPU and run: status and figures). The schema version is SQLite's `user_version`;
-//! `application_id` marks the file as an nppbench history.
+//! axes, once) and `results` (one row per scenario, GPU and run: status and figures, and for
+//! throughput each pass's figures as compare reads them). The schema version is SQLite's
+//! `user_version`; `application_id` marks the file as an nppbench history.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,8 +16,9 @@ mod read;
 mod schema;
 mod write;
 
-pub use read::parse_class;
+pub use read::{parse_class, parse_values};
 pub use schema::{MIGRATIONS, Migration, latest_version};
+pub use write::values_text;
 
 use crate::HistoryError;
 use crate::rows::{Kind, RunRow, ScenarioRow};

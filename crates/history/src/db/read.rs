@@ -1,6 +1,7 @@
 //! Reading the history back: every run, oldest first, and every stored result.
 
 use nppbench_analysis::LeakClass;
+use nppbench_analysis::compare::ThroughputPasses;
 
 use super::{Db, StoredResult, StoredRun};
 use crate::HistoryError;
@@ -61,7 +62,9 @@ impl Db {
                 "SELECT s.run_id, c.kind, c.scenario_id, c.primitive, c.geometry, c.stream, c.context, c.threading,
                     s.gpu_uuid, s.gpu_model, s.status, s.passes, s.kernel_ns, s.kernel_ns_min, s.kernel_ns_max,
                     s.timing, s.gbps, s.host_latency_us, s.kernels_per_call, s.leak_class, s.mib_per_thread,
-                    s.mib_per_thread_lo, s.mib_per_thread_hi, s.threads_spawned, s.hidden_streams_per_thread
+                    s.mib_per_thread_lo, s.mib_per_thread_hi, s.threads_spawned, s.hidden_streams_per_thread,
+                    s.pixels, s.pass_event_ns, s.pass_kernel_ns, s.pass_kernel_summed_ns, s.busy_time_known,
+                    s.pass_latency_us
                  FROM results s JOIN scenarios c ON c.id = s.scenario",
             )
             .map_err(self.sqlite())?;
@@ -100,6 +103,7 @@ fn read_result(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredResult> {
             gbps: r.get(16)?,
             host_latency_us: r.get(17)?,
             kernels_per_call: r.get(18)?,
+            per_pass: read_passes(r)?,
         }),
         _ => None,
     };
@@ -133,6 +137,37 @@ fn read_result(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredResult> {
             memory,
         },
     })
+}
+
+/// A throughput result's per-pass figures (columns 25 to 30); `None` where the result was added
+/// before the history kept them.
+fn read_passes(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<ThroughputPasses>> {
+    if r.get::<_, Option<String>>(26)?.is_none() {
+        return Ok(None);
+    }
+    let list = |i: usize| -> rusqlite::Result<Vec<f64>> {
+        let text = r.get::<_, Option<String>>(i)?.unwrap_or_default();
+        parse_values(&text).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                i,
+                rusqlite::types::Type::Text,
+                format!("numbers {text:?}").into(),
+            )
+        })
+    };
+    Ok(Some(ThroughputPasses {
+        pixels: r.get::<_, Option<i64>>(25)?.map_or(0, i64::unsigned_abs),
+        event_ns: list(26)?,
+        kernel_ns: list(27)?,
+        kernel_summed_ns: list(28)?,
+        busy_time_known: r.get::<_, Option<bool>>(29)?.unwrap_or(false),
+        latency_us: list(30)?,
+    }))
+}
+
+/// Numbers written by [`super::values_text`]; `None` where one does not parse.
+pub fn parse_values(text: &str) -> Option<Vec<f64>> {
+    text.split_whitespace().map(|v| v.parse().ok()).collect()
 }
 
 /// A leak class from its name (`leak`, `bounded`, `flat`).

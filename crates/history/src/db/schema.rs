@@ -78,6 +78,20 @@ pub const MIGRATIONS: &[Migration] = &[
             CREATE INDEX results_by_scenario ON results (scenario);
         ",
     },
+    Migration {
+        version: 3,
+        what: "each throughput result's per-pass figures and image size, as compare judges them",
+        // Lists of numbers, space-separated, as Rust writes an f64 (exact on reading back);
+        // NULL in results added before this version, which are therefore not judged.
+        sql: "
+            ALTER TABLE results ADD COLUMN pixels INTEGER;
+            ALTER TABLE results ADD COLUMN pass_event_ns TEXT;
+            ALTER TABLE results ADD COLUMN pass_kernel_ns TEXT;
+            ALTER TABLE results ADD COLUMN pass_kernel_summed_ns TEXT;
+            ALTER TABLE results ADD COLUMN busy_time_known INTEGER;
+            ALTER TABLE results ADD COLUMN pass_latency_us TEXT;
+        ",
+    },
 ];
 
 /// The schema version this nppbench writes.

@@ -65,6 +65,8 @@ fn a_v1_database_is_migrated_and_keeps_its_runs() {
     let mut results = Vec::new();
     db.for_each_result(|r| results.push(r)).unwrap();
     assert_eq!(results[0].row.throughput.as_ref().unwrap().kernel_ns, 1664.0);
+    // A result from before version 3 has no per-pass figures: it is not judged against another.
+    assert_eq!(results[0].row.throughput.as_ref().unwrap().per_pass, None);
     // The columns version 2 added are there and take new runs.
     let run = generated::run(2, "gen", "GPU-gen", "13.0.1", "580.1");
     let mut row = generated::memory("single", "GPU-gen", nppbench_analysis::LeakClass::Flat);
@@ -223,5 +225,46 @@ fn export_joins_every_result_with_its_run() {
         tp.contains("13.0.1") && tp.contains("580.1") && tp.contains(",1000,"),
         "{tp}"
     );
+    // Its per-pass figures last: pixels, …, whether the busy time was known, host latency.
+    assert!(tp.contains(",961,") && tp.ends_with(",1,13 13 13"), "{tp}");
     assert_eq!(text.lines().count(), 7);
+}
+
+#[test]
+fn per_pass_figures_read_back_exactly() {
+    let (_dir, mut db) = generated::db();
+    // Generated pass values with digits no decimal rounding keeps.
+    let row = generated::throughput_passes("blocking", "GPU-a", &[1000.0 / 3.0, 1e-7 + 334.0, 333.25]);
+    db.add(
+        &generated::run(1, "a", "GPU-a", "13.0.1", "580.1"),
+        std::slice::from_ref(&row),
+    )
+    .unwrap();
+    let mut back = Vec::new();
+    db.for_each_result(|r| back.push(r.row)).unwrap();
+    assert_eq!(back, [row]);
+    assert_eq!(values_text(&[1.5, 2.0, 1e-7]), "1.5 2 0.0000001");
+    assert_eq!(parse_values("1.5 2 0.0000001"), Some(vec![1.5, 2.0, 1e-7]));
+    assert_eq!(parse_values(""), Some(vec![]));
+    assert_eq!(parse_values("1.5 x"), None);
+}
+
+#[test]
+fn adding_a_run_again_fills_the_per_pass_figures_an_older_history_lacks() {
+    let (_dir, mut db) = generated::db();
+    let run = generated::run(1, "a", "GPU-a", "13.0.1", "580.1");
+    let row = generated::throughput("blocking", "GPU-a", 1000.0);
+    let mut old = row.clone();
+    old.throughput.as_mut().unwrap().per_pass = None;
+    db.add(&run, &[old]).unwrap();
+    let passes = |db: &Db| {
+        let mut p = Vec::new();
+        db.for_each_result(|r| p.push(r.row.throughput.unwrap().per_pass))
+            .unwrap();
+        p
+    };
+    assert_eq!(passes(&db), [None]);
+    assert_eq!(db.add(&run, std::slice::from_ref(&row)).unwrap(), Added::AlreadyPresent);
+    assert_eq!(passes(&db), [row.throughput.unwrap().per_pass]);
+    assert_eq!(db.counts().unwrap(), (1, 1));
 }

@@ -26,7 +26,10 @@ impl Db {
             .query_row("SELECT id FROM runs WHERE run_key = ?1", [&run.key], |r| r.get(0))
             .optional()
             .map_err(err)?;
-        if present.is_some() {
+        if let Some(run_id) = present {
+            // Results added before the history kept per-pass figures get them now.
+            fill_passes(&tx, run_id, rows, &self.scenario_ids).map_err(err)?;
+            tx.commit().map_err(err)?;
             return Ok(Added::AlreadyPresent);
         }
         let run_id = insert_run(&tx, run).map_err(err)?;
@@ -119,8 +122,10 @@ fn insert_results(
             "INSERT INTO results (run_id, scenario, gpu_uuid, gpu_model, status, passes, kernel_ns,
                     kernel_ns_min, kernel_ns_max, timing, gbps, host_latency_us, kernels_per_call, leak_class,
                     mib_per_thread, mib_per_thread_lo, mib_per_thread_hi, threads_spawned,
-                    hidden_streams_per_thread)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                    hidden_streams_per_thread, pixels, pass_event_ns, pass_kernel_ns, pass_kernel_summed_ns,
+                    busy_time_known, pass_latency_us)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+                    ?20, ?21, ?22, ?23, ?24, ?25)
                  ON CONFLICT DO NOTHING",
         )?;
         for r in rows {
@@ -145,6 +150,7 @@ fn insert_results(
             };
             let t = r.throughput.as_ref();
             let m = r.memory.as_ref();
+            let p = PassColumns::of(r);
             insert.execute(params![
                 run_id,
                 scenario,
@@ -165,6 +171,81 @@ fn insert_results(
                 m.and_then(|m| m.mib_per_thread_ci).map(|c| c.1),
                 m.map(|m| m.threads_spawned),
                 m.and_then(|m| m.hidden_streams_per_thread),
+                p.pixels,
+                p.event_ns,
+                p.kernel_ns,
+                p.kernel_summed_ns,
+                p.busy_time_known,
+                p.latency_us,
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// A result's per-pass columns: each list as [`values_text`] writes it; all `None` where the row
+/// has no per-pass figures.
+#[derive(Debug, Default)]
+struct PassColumns {
+    pixels: Option<i64>,
+    event_ns: Option<String>,
+    kernel_ns: Option<String>,
+    kernel_summed_ns: Option<String>,
+    busy_time_known: Option<bool>,
+    latency_us: Option<String>,
+}
+
+impl PassColumns {
+    fn of(r: &ScenarioRow) -> PassColumns {
+        let Some(p) = r.throughput.as_ref().and_then(|t| t.per_pass.as_ref()) else {
+            return PassColumns::default();
+        };
+        PassColumns {
+            pixels: i64::try_from(p.pixels).ok(),
+            event_ns: Some(values_text(&p.event_ns)),
+            kernel_ns: Some(values_text(&p.kernel_ns)),
+            kernel_summed_ns: Some(values_text(&p.kernel_summed_ns)),
+            busy_time_known: Some(p.busy_time_known),
+            latency_us: Some(values_text(&p.latency_us)),
+        }
+    }
+}
+
+/// Numbers as one text: space-separated, each as Rust writes an `f64` (the shortest text that
+/// reads back as the same number).
+pub fn values_text(values: &[f64]) -> String {
+    values.iter().map(f64::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// The per-pass figures of a run already in the history, where its results have none (they were
+/// added before the history kept them).
+fn fill_passes(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: i64,
+    rows: &[ScenarioRow],
+    known_ids: &HashMap<(Kind, String), i64>,
+) -> rusqlite::Result<()> {
+    let mut fill = tx.prepare_cached(
+        "UPDATE results SET pixels = ?4, pass_event_ns = ?5, pass_kernel_ns = ?6, pass_kernel_summed_ns = ?7,
+            busy_time_known = ?8, pass_latency_us = ?9
+         WHERE run_id = ?1 AND scenario = ?2 AND gpu_uuid = ?3 AND pass_event_ns IS NULL",
+    )?;
+    for r in rows {
+        let Some(&scenario) = known_ids.get(&(r.kind, r.scenario_id.clone())) else {
+            continue;
+        };
+        let p = PassColumns::of(r);
+        if p.event_ns.is_some() {
+            fill.execute(params![
+                run_id,
+                scenario,
+                r.gpu_uuid,
+                p.pixels,
+                p.event_ns,
+                p.kernel_ns,
+                p.kernel_summed_ns,
+                p.busy_time_known,
+                p.latency_us,
             ])?;
         }
     }

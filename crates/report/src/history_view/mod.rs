@@ -6,6 +6,7 @@ mod groups;
 mod words;
 
 use nppbench_analysis::LeakClass;
+use nppbench_analysis::compare::{Change, MIN_PASSES};
 use nppbench_history::changes::Findings;
 use nppbench_history::gates::Gate;
 use nppbench_history::series::History;
@@ -13,7 +14,7 @@ use serde::Serialize;
 
 use self::groups::groups;
 pub use self::words::env_words;
-use self::words::{Words, cuda_version, micros, short_commit, short_uuid, timestamp};
+use self::words::{Words, cuda_version, micros, short_commit, short_uuid, step_class, step_words, timestamp};
 use crate::error::ReportError;
 
 const PAGE: &str = include_str!("../../../../templates/history.html.tera");
@@ -35,9 +36,12 @@ pub struct HistoryPage {
     pub verdict: Vec<String>,
     /// How change points are found, in a sentence.
     pub rule: String,
+    /// How one run is judged against another (compare's rule), in a sentence.
+    pub verdict_rule: String,
     /// What tripped each gate asked for.
     pub tripped: Vec<String>,
-    /// Change points and leak class changes at the latest run of their series.
+    /// Throughput scenarios slower or faster at the latest run of their series than at the run
+    /// before (compare's verdict), and leak class changes at the latest run.
     pub new_changes: Vec<ChangeRow>,
     pub fleet: Vec<FleetRow>,
     pub fleet_rule: String,
@@ -57,7 +61,8 @@ pub struct ChangeRow {
     /// GPU model @ host.
     pub runner: String,
     pub run: String,
-    /// `slower`, `faster` or `leak`, `bounded`, `flat`: the row's class for the colour.
+    /// compare's verdict (`slower`, `faster`, `same`, `unsettled`, `unjudged`) or the new leak
+    /// class (`leak`, `bounded`, `flat`): the row's class for the colour.
     pub class: String,
     /// A slower kernel or a new leak: listed first.
     #[serde(skip)]
@@ -116,6 +121,8 @@ pub struct SeriesView {
     pub kind: &'static str,
     pub points: usize,
     pub latest: String,
+    /// compare's verdict of the latest run against the run before (throughput).
+    pub against_before: String,
     pub env_changes: Vec<String>,
     pub changes: Vec<String>,
 }
@@ -168,6 +175,7 @@ pub fn page(history: &History, findings: &Findings, gates: &[Gate]) -> Result<Hi
     let verdict = verdict(history, findings, &tripped, &fleet);
     let groups = groups(history, findings, &words)?;
     let noise = findings.settings.noise_pct;
+    let t = findings.settings.thresholds;
     Ok(HistoryPage {
         title: format!(
             "nppbench history: {} run{} from {} runner{}",
@@ -190,8 +198,12 @@ pub fn page(history: &History, findings: &Findings, gates: &[Gate]) -> Result<Hi
         alarm: !tripped.is_empty() || latest.alarm(),
         verdict,
         rule: format!(
-            "A change point is where a series' kernel time per call moves to a new level: found by PELT with a normal mean-shift cost and a penalty of 3 ln n per change point, with the noise σ taken from the series' own run-to-run differences (at least {}% of its level), and shown when the level moves by at least {noise}%. It lines up with an environment change at its run or one run either side.",
+            "A change point is where a series' kernel time per call moves to a new level (the trend): found by PELT with a normal mean-shift cost and a penalty of 3 ln n per change point, with the noise σ taken from the series' own run-to-run differences (at least {}% of its level), and shown when the level moves by at least {noise}%. It lines up with an environment change at its run or one run either side. Whether its run is slower than the run before is compare's verdict on those two runs.",
             findings.settings.resolution_pct
+        ),
+        verdict_rule: format!(
+            "Slower and faster are nppbench compare's verdicts on the same two runs: a series' latest run against the run before it. A scenario is slower or faster when its kernel time per call (the median of each pass, every pass a fresh process) differs by more than {}% and Welch's t-test on the passes gives p < {}; for images under a megapixel (launch-bound) its host latency per call counts too, beyond {}%. Fewer than {MIN_PASSES} passes a side: not judged.",
+            t.noise_pct, t.alpha, t.latency_noise_pct
         ),
         tripped,
         new_changes,
@@ -219,12 +231,32 @@ fn change_rows(
     let mut class_changes = Vec::new();
     for f in &findings.series {
         let s = &history.series[f.series];
+        for step in f
+            .latest
+            .iter()
+            .filter(|j| matches!(j.verdict(), Change::Slower | Change::Faster))
+        {
+            let runner = match words.gpu_of(s, step) {
+                Some(gpu) => format!("{} {gpu}", words.runner(s)),
+                None => words.runner(s),
+            };
+            let env = f.env_at(step.point);
+            new_changes.push(ChangeRow {
+                scenario: s.key.scenario_id.clone(),
+                runner,
+                run: words.run_label(step.run),
+                class: step_class(step).to_owned(),
+                wrong_way: step.verdict() == Change::Slower,
+                change: step_words(step),
+                lines_up_with: if env.is_empty() {
+                    "no environment change".to_owned()
+                } else {
+                    words.env_list(env)
+                },
+            });
+        }
         for shift in &f.shifts {
-            let row = words.shift_row(s, f, shift);
-            if shift.latest {
-                new_changes.push(row.clone());
-            }
-            change_points.push(row);
+            change_points.push(words.shift_row(s, f, shift));
         }
         for c in &f.class_changes {
             let row = ChangeRow {
@@ -322,19 +354,30 @@ fn plural(n: usize) -> &'static str {
 fn verdict(history: &History, findings: &Findings, tripped: &[String], fleet: &[FleetRow]) -> Vec<String> {
     let latest = findings.latest_changes();
     let (slower, faster, leaks) = (latest.slower, latest.faster, latest.new_leaks);
+    // As compare counts them: the scenarios it cannot judge, said beside those it can.
+    let unjudged = match (latest.unjudged, latest.without_passes) {
+        (0, _) => String::new(),
+        (n, 0) => format!("; {n} not judged (fewer than {MIN_PASSES} passes a side)"),
+        (n, old) if old == n => {
+            format!("; {n} not judged (from runs added before the history kept per-pass figures: add them again)")
+        }
+        (n, old) => format!(
+            "; {n} not judged (fewer than {MIN_PASSES} passes a side; {old} of them from runs added before the history kept per-pass figures: add them again)"
+        ),
+    };
     let mut out = Vec::new();
     out.push(if !tripped.is_empty() {
         format!(
-            "FAIL: {} change{} new in the latest runs go{} the wrong way",
+            "FAIL: {} change{} new in the latest runs go{} the wrong way{unjudged}",
             tripped.len(),
             plural(tripped.len()),
             if tripped.len() == 1 { "es" } else { "" }
         )
     } else if latest.total() == 0 {
-        "No change point new in the latest runs".to_owned()
+        format!("Nothing slower or faster, no leak class change, in the latest runs{unjudged}")
     } else {
         format!(
-            "{} change{} new in the latest runs: {slower} slower, {faster} faster, {leaks} new leak{}",
+            "{} change{} new in the latest runs: {slower} slower, {faster} faster, {leaks} new leak{}{unjudged}",
             latest.total(),
             plural(latest.total()),
             plural(leaks)

@@ -1,8 +1,10 @@
 //! How the history page words runs, runners, series, environment changes and figures.
 
-use nppbench_history::changes::{Alignment, Direction, EnvChange, EnvField, SeriesFindings, Shift};
+use nppbench_analysis::compare::{Change, MIN_PASSES};
+use nppbench_history::changes::{Alignment, EnvChange, EnvField, SeriesFindings, Shift};
 use nppbench_history::rows::Kind;
 use nppbench_history::series::{History, Series};
+use nppbench_history::verdicts::Step;
 
 use std::collections::BTreeMap;
 
@@ -50,30 +52,45 @@ impl Words<'_> {
         }
     }
 
+    /// A change point: the trend's move, then compare's verdict of its run against the run
+    /// before (which alone says slower or faster).
     pub(super) fn shift_row(&self, s: &Series, _f: &SeriesFindings, shift: &Shift) -> ChangeRow {
         let c = &shift.change;
         ChangeRow {
             scenario: s.key.scenario_id.clone(),
             runner: self.runner(s),
             run: self.run_label(shift.run),
-            class: match shift.direction {
-                Direction::Slower => "slower",
-                Direction::Faster => "faster",
-            }
-            .to_owned(),
-            wrong_way: shift.direction == Direction::Slower,
+            class: shift.judged.first().map_or("", step_class).to_owned(),
+            wrong_way: shift.judged.iter().any(|j| j.verdict() == Change::Slower),
             change: format!(
-                "kernel time {:+.1}% ({} → {}), {}",
+                "level {:+.1}% ({} → {}); against the run before: {}",
                 shift.shift_pct,
                 micros(c.mean_before),
                 micros(c.mean_after),
-                match shift.direction {
-                    Direction::Slower => "slower",
-                    Direction::Faster => "faster",
-                }
+                self.steps_words(s, &shift.judged)
             ),
             lines_up_with: self.aligned(s, &shift.aligned),
         }
+    }
+
+    /// Steps of one pair of points in words, each GPU named where the point has several.
+    pub(super) fn steps_words(&self, s: &Series, steps: &[Step]) -> String {
+        if steps.is_empty() {
+            return "no figure both runs have".to_owned();
+        }
+        steps
+            .iter()
+            .map(|step| match self.gpu_of(s, step) {
+                Some(gpu) => format!("{gpu}: {}", step_words(step)),
+                None => step_words(step),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// The step's GPU, where its point has several.
+    pub(super) fn gpu_of<'s>(&self, s: &Series, step: &'s Step) -> Option<&'s str> {
+        (s.points[step.point].gpus.len() > 1).then(|| short_uuid(&step.gpu_uuid))
     }
 
     pub(super) fn series_view(&self, s: &Series, f: &SeriesFindings) -> SeriesView {
@@ -91,12 +108,13 @@ impl Words<'_> {
             .iter()
             .map(|shift| {
                 format!(
-                    "{}: {:+.1}% ({} → {}); {}",
+                    "{}: level {:+.1}% ({} → {}); {}; against the run before: {}",
                     self.run_label(shift.run),
                     shift.shift_pct,
                     micros(shift.change.mean_before),
                     micros(shift.change.mean_after),
-                    self.aligned(s, &shift.aligned)
+                    self.aligned(s, &shift.aligned),
+                    steps_short(&shift.judged)
                 )
             })
             .collect();
@@ -110,6 +128,10 @@ impl Words<'_> {
             kind: s.key.kind.as_str(),
             points: s.points.len(),
             latest,
+            against_before: match s.key.kind {
+                Kind::Throughput if !f.latest.is_empty() => steps_short(&f.latest),
+                _ => String::new(),
+            },
             env_changes: f
                 .env
                 .iter()
@@ -144,6 +166,83 @@ impl Words<'_> {
                 }
             })
             .collect()
+    }
+}
+
+/// Steps in short words: `slower (+3.4%)`, one per GPU pair.
+pub(super) fn steps_short(steps: &[Step]) -> String {
+    if steps.is_empty() {
+        return "no figure both runs have".to_owned();
+    }
+    steps
+        .iter()
+        .map(|step| match &step.judged {
+            None => "not judged (no per-pass figures)".to_owned(),
+            Some(j) => format!("{} ({:+.1}%)", verdict_word(j.verdict), j.kernel.change_pct),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// compare's verdict in words, as its page says it.
+pub(super) fn verdict_word(v: Change) -> String {
+    match v {
+        Change::Slower => "slower".to_owned(),
+        Change::Faster => "faster".to_owned(),
+        Change::Same => "the same".to_owned(),
+        Change::Unsettled => "unsettled".to_owned(),
+        Change::NotEnoughPasses => format!("not judged (fewer than {MIN_PASSES} passes a side)"),
+    }
+}
+
+/// A step's row class (the colour of its change): `slower`, `faster`, `same`, `unsettled`,
+/// `unjudged`.
+pub(super) fn step_class(step: &Step) -> &'static str {
+    match step.verdict() {
+        Change::Slower => "slower",
+        Change::Faster => "faster",
+        Change::Same => "same",
+        Change::Unsettled => "unsettled",
+        Change::NotEnoughPasses => "unjudged",
+    }
+}
+
+/// compare's judgement of a step in words: `slower: kernel time per call +3.4% (7.688 µs →
+/// 7.952 µs; p = 0.002; 3 and 3 passes)`, with host latency where it moved.
+pub(super) fn step_words(step: &Step) -> String {
+    let Some(j) = &step.judged else {
+        return "not judged (the history has no per-pass figures of a run: add it again)".to_owned();
+    };
+    let k = &j.kernel;
+    let p = k.p_value.map_or_else(String::new, |p| format!("; {}", p_text(p)));
+    let mut out = format!(
+        "{}: {} {:+.1}% ({} → {}{p}; {} and {} passes)",
+        verdict_word(j.verdict),
+        j.metric.words(),
+        k.change_pct,
+        micros(k.base),
+        micros(k.candidate),
+        j.base_passes,
+        j.cand_passes
+    );
+    if let Some(l) = j
+        .latency
+        .filter(|l| matches!(l.verdict, Change::Slower | Change::Faster))
+    {
+        out.push_str(&format!(
+            "; host latency {:+.1}% ({:.1} µs → {:.1} µs)",
+            l.change_pct, l.base, l.candidate
+        ));
+    }
+    out
+}
+
+/// A p-value: `p < 0.001`, `p = 0.042`.
+pub(super) fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_owned()
+    } else {
+        format!("p = {p:.3}")
     }
 }
 

@@ -38,13 +38,13 @@ pub(crate) fn fmt_p(p: f64) -> String {
 }
 
 /// Each run's label: one run, its short label ([`RunFile::short_label`]); several, only what
-/// differs between them (NPP version, GPU, driver, matrix, start time), so that labels stay short
+/// differs between them (NPP version, GPU, driver, matrix, test hook, start time), so that labels stay short
 /// and tell the runs apart; runs alike in all of these by their position.
 pub fn labels(runs: &[RunFile]) -> Vec<String> {
     if runs.len() == 1 {
         return vec![runs[0].short_label()];
     }
-    let parts: Vec<[String; 5]> = runs
+    let parts: Vec<[String; 6]> = runs
         .iter()
         .map(|r| {
             let e = &r.environment;
@@ -53,6 +53,11 @@ pub fn labels(runs: &[RunFile]) -> Vec<String> {
                 e.gpu.name.trim_start_matches("NVIDIA ").to_owned(),
                 format!("driver {}", e.driver_version.as_deref().unwrap_or("unknown")),
                 r.matrix.name.clone(),
+                if r.test_hooks.is_empty() {
+                    "no test hook".to_owned()
+                } else {
+                    format!("hook {}", r.test_hooks.join(", "))
+                },
                 format!(
                     "{} UTC",
                     r.started_at.get(..16).unwrap_or(&r.started_at).replace('T', " ")
@@ -61,9 +66,9 @@ pub fn labels(runs: &[RunFile]) -> Vec<String> {
         })
         .collect();
     let differs = |k: usize| parts.iter().any(|p| p[k] != parts[0][k]);
-    let mut kept: Vec<usize> = (0..4).filter(|&k| differs(k)).collect();
+    let mut kept: Vec<usize> = (0..5).filter(|&k| differs(k)).collect();
     if kept.is_empty() {
-        kept.push(4);
+        kept.push(5);
     }
     let labels: Vec<String> = parts
         .iter()
