@@ -309,14 +309,26 @@ fn summary(t: &TraceFile, path: &Path, status: ExitStatus, descendants: &[PathBu
         Some(why) => s += &format!("; streams not counted ({why})"),
     }
     let bytes: Vec<u64> = t.memory.iter().filter_map(|m| m.device_bytes).collect();
+    let whose = match &t.capture.memory_device_wide {
+        Some(d) => format!(
+            " (every process on device(s) {}: NVML did not list this process)",
+            d.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        None => String::new(),
+    };
     match (bytes.first(), bytes.last(), &t.capture.memory_missing) {
-        (Some(a), Some(b), _) => s += &format!("; device memory {} → {}", mib(*a), mib(*b)),
+        (Some(a), Some(b), _) => s += &format!("; device memory {} → {}{whose}", mib(*a), mib(*b)),
         (_, _, Some(why)) => s += &format!("; device memory not sampled ({why})"),
         _ => s += "; NVML never listed the process's device memory",
     }
     if let Some(per_call) = t.overhead.per_call_ns() {
+        let first = &t.capture.first_call_overhead;
+        let split = match (first.per_call_ns(), t.overhead.less(first).per_call_ns()) {
+            (Some(f), Some(l)) => format!(" ({f:.0} ns on a thread's first call, {l:.0} ns on later ones)"),
+            _ => String::new(),
+        };
         s += &format!(
-            "; recording cost {per_call:.0} ns a call, {:.3} ms in all",
+            "; recording cost {per_call:.0} ns a call{split}, {:.3} ms in all",
             t.overhead.recording_ns as f64 / 1e6
         );
     }

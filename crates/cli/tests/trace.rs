@@ -171,7 +171,16 @@ fn calls_through_the_stand_in_are_counted_and_summarised() {
         out.contains("60 NPP calls of 2 functions at 2 call sites on 3 threads"),
         "{out}"
     );
-    assert!(out.contains("ns a call"), "{out}");
+    assert!(out.contains("ns a call ("), "{out}");
+    assert!(out.contains("ns on a thread's first call"), "{out}");
+    // Three threads, each with a first call. NVML never lists a process without a CUDA
+    // context: the trace falls back to the devices' memory, or (without NVML) says why not.
+    assert_eq!(t.capture.first_call_overhead.calls, 3);
+    assert!(
+        t.capture.memory_missing.is_some() || t.capture.memory_device_wide.is_some(),
+        "{:?}",
+        t.capture
+    );
 }
 
 #[test]

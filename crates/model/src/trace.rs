@@ -1,10 +1,17 @@
 //! trace.json: what `nppbench trace` recorded inside someone else's program — its NPP calls
 //! grouped by call site, the CUDA streams created and never destroyed, the process's device
-//! memory over time and what recording cost.
+//! memory over time (or, where NVML does not list the process, its devices' as a whole:
+//! [`Capture::memory_device_wide`]) and what recording cost (a thread's first call apart:
+//! [`Capture::first_call_overhead`]).
+//!
+//! Fields added after version 1 are `#[serde(default)]` on [`Capture`], so earlier files still
+//! read (and struct literals elsewhere need no change).
 //!
 //! The interposer (`nppbench-trace`) writes this file from the traced process, again and again
 //! while it runs and once more at exit; `nppbench trace` then records how the program ended. A
 //! file whose `end` is [`TraceEnd::Running`] was cut off: it holds what was flushed before.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -108,8 +115,17 @@ pub struct Capture {
     pub calls_missing: Option<String>,
     /// Why streams could not be counted (libcupti not found, another CUPTI client).
     pub streams_missing: Option<String>,
-    /// Why device memory could not be sampled (no NVML).
+    /// Why device memory could not be sampled: no NVML, no sample taken, or NVML listed no
+    /// process with the traced pid and could not say the devices' used memory either.
     pub memory_missing: Option<String>,
+    /// Where set, `memory`'s `device_bytes` are device-wide: the used memory (NVML's memory
+    /// info) of these devices (NVML indices, as `devices`' ordinals: those the calls' contexts
+    /// named, else all), every process on them, the traced one included. The interposer falls
+    /// back to it where NVML never listed the traced pid among the devices' processes (in a
+    /// container NVML lists the host's pids). Unset: the process's own memory, as NVML lists it
+    /// per process (and in traces written before it was recorded).
+    #[serde(default)]
+    pub memory_device_wide: Option<Vec<u32>>,
     /// The number of NPP symbols the interposer defines (the catalogue's `_Ctx` functions).
     pub functions_interposed: u32,
     /// Destroyed streams left out of `streams` to bound the file (the oldest, past the
@@ -120,6 +136,19 @@ pub struct Capture {
     /// Seconds between flushes of the file and between memory samples.
     pub flush_interval_s: f64,
     pub sample_interval_s: f64,
+    /// The part of `overhead` spent on each thread's first call, where a thread pays for its
+    /// registration: `calls` is the number of threads that called. All zero in traces written
+    /// before it was recorded.
+    #[serde(default)]
+    pub first_call_overhead: Overhead,
+    /// Each distinct run of frames in NPP's libraries on a stack that created a stream outside
+    /// a catalogued call, and how many streams it created: what the attribution by stack found.
+    /// The run is written innermost first, each frame as `dladdr` names it, joined by ` ← `:
+    /// `libnppc.so.13: +0x1a2b30 ← libnppidei.so.13: nppiConvert_8u32f_AC4R_Ctx+0x4f`; a frame no
+    /// exported symbol holds (NPP's internal code, where the nearest exported symbol would name
+    /// another function) has its offset in the library only. Empty where no such stack named NPP.
+    #[serde(default)]
+    pub npp_stacks: BTreeMap<String, u64>,
 }
 
 /// The stream a call was made on, from its context's `hStream`.
@@ -211,8 +240,9 @@ pub struct TracedStream {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MemorySample {
     pub t_s: f64,
-    /// The process's device memory, as NVML lists it, summed over devices; `None` where NVML
-    /// does not list the process.
+    /// The process's device memory, as NVML lists it, summed over devices; or, where
+    /// [`Capture::memory_device_wide`] is set, the used memory of those devices (every process
+    /// on them). `None` where NVML did not say.
     pub device_bytes: Option<u64>,
     /// Live threads of the process (`/proc/self/status`).
     pub live_threads: u32,
@@ -232,5 +262,13 @@ pub struct Overhead {
 impl Overhead {
     pub fn per_call_ns(&self) -> Option<f64> {
         (self.calls > 0).then(|| self.recording_ns as f64 / self.calls as f64)
+    }
+
+    /// The calls and time of `self` less `part` (a subset of them).
+    pub fn less(&self, part: &Overhead) -> Overhead {
+        Overhead {
+            calls: self.calls.saturating_sub(part.calls),
+            recording_ns: self.recording_ns.saturating_sub(part.recording_ns),
+        }
     }
 }

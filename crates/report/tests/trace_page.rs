@@ -314,3 +314,58 @@ fn rendering_into_a_folder_writes_the_page_summary_and_csv() {
         assert!(dir.path().join(name).is_file(), "no {name}");
     }
 }
+
+#[test]
+fn device_wide_memory_is_named_as_every_process_on_the_device() {
+    // Generated: the trace as a container leaves it, NVML's used memory of device 0.
+    let mut t = generated_trace();
+    t.capture.memory_device_wide = Some(vec![0]);
+    let r = render(&t, &[]);
+    let verdict = "Device memory (every process on the device) grew 148.5 MiB: 110 threads each kept 3 NPP streams.";
+    assert!(r.index_html.contains(verdict));
+    assert!(r.summary_md.contains(&format!("**{verdict}**")));
+    let notice = position(
+        &r.index_html,
+        "Device memory is device 0's as a whole, every process on it",
+    );
+    assert!(notice < position(&r.index_html, "class=\"headline\""));
+    assert!(r.index_html.contains("in a container NVML lists the host's pids"));
+    let chart = &r.index_html[position(&r.index_html, "<figure id=\"timeline\">")..];
+    assert!(chart.contains("device memory, every process on device 0"));
+    // The process's own memory keeps its plain words.
+    let own = render(&generated_trace(), &[]).index_html;
+    assert!(!own.contains("every process on"));
+}
+
+#[test]
+fn recording_on_a_threads_first_call_is_given_apart() {
+    // Generated: 110 of the 510 calls were their thread's first, at 2.4 µs; the rest 200 ns.
+    let mut t = generated_trace();
+    t.capture.first_call_overhead = Overhead {
+        calls: 110,
+        recording_ns: 110 * 2400,
+    };
+    t.overhead.recording_ns = 110 * 2400 + 400 * 200;
+    let r = render(&t, &[]);
+    let overhead = "(2400 ns on each of 110 first calls of a thread, which register the thread; 200 ns on later calls)";
+    assert!(
+        r.index_html.contains(overhead),
+        "{}",
+        &r.index_html[position(&r.index_html, "id=\"overhead\"")..]
+    );
+    assert!(r.summary_md.contains(overhead));
+}
+
+#[test]
+fn the_npp_frames_a_stack_named_are_listed() {
+    // Generated: 40 streams created inside a function the catalogue lacks.
+    let mut t = generated_trace();
+    let stack = "libnppc.so.13: +0x1a2b30 ← libnppidei.so.13: nppiConvert_8u32f_AC4R_Ctx+0x4f";
+    t.capture.npp_stacks.insert(stack.into(), 40);
+    let html = render(&t, &[]).index_html;
+    let details = &html[position(&html, "id=\"details\"")..position(&html, "id=\"overhead\"")];
+    assert!(
+        details.contains(&format!("40 streams, innermost first: {stack}")),
+        "{details}"
+    );
+}

@@ -3,11 +3,13 @@
 //! (`dlsym(RTLD_DEFAULT)`, so a preloaded interposer comes first) and calls them from many threads
 //! with generated values, keeping what it sent, the thread and the status it got back.
 //!
-//! It loads only the stand-in, and refuses to call where a real NPP is mapped or a symbol
-//! resolves anywhere but the stand-in or the interposer: the values it passes are not buffers.
+//! It loads only the stand-in (and, where the plan asks, a copy of it as the CUDA driver), and
+//! refuses to call where a real NPP is mapped or a symbol resolves anywhere but the stand-in or
+//! the interposer: the values it passes are not buffers. Threads run all at once, or one after
+//! another as a program that starts a thread per frame runs them.
 
 use std::ffi::{CStr, CString, c_int, c_void};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use nppbench_npp::sys::{NppStatus, RawFn};
 
@@ -34,6 +36,8 @@ pub struct CallRecord {
 pub struct Calls {
     pub records: Vec<CallRecord>,
     pub resolved_in: Vec<String>,
+    /// How often the plan's stand-in driver was asked a stream's flags; `None` without one.
+    pub flags_asked: Option<u64>,
 }
 
 /// Every symbol the stand-in exports, in catalogue order.
@@ -41,15 +45,7 @@ pub fn symbols() -> Vec<&'static str> {
     STUBS.iter().map(|(s, _)| *s).collect()
 }
 
-/// The stand-in beside the running executable (`target/debug`, or its `deps`, where cargo puts
-/// it for a test).
-pub fn standin_path() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?;
-    [dir.join(LIB_FILE_NAME), dir.join("deps").join(LIB_FILE_NAME)]
-        .into_iter()
-        .find(|p| p.exists())
-}
+pub use crate::standin_path;
 
 fn file_name(path: &str) -> String {
     Path::new(path)
@@ -111,6 +107,7 @@ fn resolve(symbol: &str) -> Result<(RawFn, String), String> {
 /// Makes the plan's calls: thread `t`'s `j`-th call is to `symbols[(t + j) % n]`.
 pub fn run(plan: &Plan) -> Result<Calls, String> {
     load_standin()?;
+    let driver = plan.driver.as_deref().map(crate::driver::load).transpose()?;
     let names: Vec<String> = if plan.symbols.is_empty() {
         symbols().into_iter().map(str::to_owned).collect()
     } else {
@@ -133,22 +130,52 @@ pub fn run(plan: &Plan) -> Result<Calls, String> {
     if plan.rois.is_empty() || targets.is_empty() {
         return Err("the plan has no ROI or no symbol".into());
     }
-    let records = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..plan.threads)
-            .map(|t| {
+    std::thread::sleep(plan.setup);
+    let records = if plan.one_thread_at_a_time {
+        (0..plan.threads)
+            .flat_map(|t| {
                 let targets = &targets;
-                scope.spawn(move || thread_calls(plan, targets, t))
+                std::thread::scope(|scope| {
+                    let h = scope.spawn(move || thread_calls(plan, targets, t));
+                    h.join().expect("a caller thread panicked")
+                })
             })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a caller thread panicked"))
             .collect()
-    });
-    Ok(Calls { records, resolved_in })
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..plan.threads)
+                .map(|t| {
+                    let targets = &targets;
+                    scope.spawn(move || thread_calls(plan, targets, t))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("a caller thread panicked"))
+                .collect()
+        })
+    };
+    Ok(Calls {
+        records,
+        resolved_in,
+        flags_asked: driver.and_then(crate::driver::flags_asked),
+    })
 }
 
+/// Touches `STACK_USED` bytes of the thread's stack, as a program's thread has by its first NPP
+/// call (CUDA's own calls run deep), so that faulting those pages in is not counted as the
+/// interposer's.
+#[inline(never)]
+fn use_stack() {
+    let mut used = [0u8; STACK_USED];
+    std::hint::black_box(&mut used);
+}
+
+/// Stack a caller thread touches before its first call.
+const STACK_USED: usize = 64 << 10;
+
 fn thread_calls(plan: &Plan, targets: &[(String, RawFn, Stub)], t: usize) -> Vec<CallRecord> {
+    use_stack();
     // SAFETY: gettid has no preconditions.
     let tid = i64::from(unsafe { libc::gettid() });
     let roi = plan.rois[t % plan.rois.len()];

@@ -3,9 +3,11 @@
 //! interposer's are), appends one line per call to the file [`LOG`] names (the function, every
 //! argument's value, the calling thread) and returns a status derived from the ROI
 //! ([`status_for`]). [`caller`] is the program side: it loads the stand-in as a program linked
-//! against NPP would see it and calls every symbol with known values.
+//! against NPP would see it and calls every symbol with known values. [`driver`] makes a copy of
+//! it the CUDA driver, for a stream's flags.
 
 pub mod caller;
+pub mod driver;
 pub mod exported;
 mod line;
 mod lines;
@@ -16,6 +18,7 @@ use std::ffi::c_int;
 use std::fs::File;
 use std::io::Write;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use nppbench_npp::sys::{NppStatus, NppiSize};
 
@@ -44,6 +47,17 @@ pub extern "C" fn nppbench_trace_standin_marker() -> c_int {
     1
 }
 
+static CALLED_BACK: AtomicU64 = AtomicU64::new(0);
+
+/// Calls `f` from the stand-in's own code, so that `f` sees a stack holding an exported
+/// function of the stand-in (a test copies it under an NPP library's name to check how stacks
+/// through NPP are named). Counts the calls after `f` returns, so the call stays a call.
+#[unsafe(no_mangle)]
+pub extern "C" fn nppbench_trace_standin_call_back(f: extern "C" fn()) -> u64 {
+    f();
+    CALLED_BACK.fetch_add(1, Ordering::Relaxed) + 1
+}
+
 static LOG_FILE: OnceLock<Option<File>> = OnceLock::new();
 
 /// Appends `line` to the log (one `write` per line, in append mode, so threads never interleave)
@@ -59,4 +73,14 @@ fn log(line: Line, roi: NppiSize) -> NppStatus {
         let _ = f.write_all(text.as_bytes());
     }
     status_for(roi)
+}
+
+/// The stand-in beside the running executable (`target/debug`, or its `deps`, where cargo puts
+/// it for a test).
+pub fn standin_path() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [dir.join(LIB_FILE_NAME), dir.join("deps").join(LIB_FILE_NAME)]
+        .into_iter()
+        .find(|p| p.exists())
 }

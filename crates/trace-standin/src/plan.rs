@@ -4,6 +4,8 @@
 //! shows in the stand-in's log.
 
 use std::ffi::{c_int, c_void};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use nppbench_npp::sys::{NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
 
@@ -22,6 +24,15 @@ pub struct Plan {
     pub stream: u64,
     pub device: c_int,
     pub flags: u32,
+    /// Start each thread only once the one before has ended (a new thread per frame, as the
+    /// programs that keep NPP's streams do); else all threads at once.
+    pub one_thread_at_a_time: bool,
+    /// A copy of the stand-in named `libcuda.so.1` ([`crate::driver::install`]) that the caller
+    /// loads before calling, so that the process has a CUDA driver to ask a stream's flags.
+    pub driver: Option<PathBuf>,
+    /// How long the caller waits between loading the stand-in (and driver) and its first call:
+    /// a program's own setup, during which the interposer's writer finds the driver.
+    pub setup: Duration,
 }
 
 impl Default for Plan {
@@ -36,6 +47,9 @@ impl Default for Plan {
             stream: 0,
             device: 0,
             flags: 0,
+            one_thread_at_a_time: false,
+            driver: None,
+            setup: Duration::ZERO,
         }
     }
 }

@@ -5,9 +5,14 @@
 //   B. a thread per call: nppiCopy_8u_C1R_Ctx 1918x64 (strides 1920/1920) on a NON-blocking
 //      stream whose context is memset to zero but for hStream (it declares a blocking stream);
 //   C. a pool of 4 threads: nppiConvert_8u32f_C1R_Ctx 1918x1080 (strides 1920/7680), blocking;
-//   D. a thread per call: nppiCopy_8u_C4R_Ctx 31x31 (strides 128/128), a function nppbench's
-//      catalogue lacks, blocking stream, context from the stream;
+//   D. functions nppbench's catalogue lacks, so the trace can name NPP's streams only by the
+//      creating stack: each in a group of its own, a thread per call, blocking stream, context
+//      from the stream, device memory printed after each group:
+//      D1. nppiConvert_8u32f_AC4R_Ctx 31x31 (strides 128/512),
+//      D2. nppiCopy_32f_C4R_Ctx 31x31 (strides 512/512),
+//      D3. nppiAddC_8u_C4RSfs_Ctx 31x31 (strides 128/128), constants {1,2,3,4}, scale 0;
 //   E. a thread per call: nppiConvert_8u32f_C1R_Ctx 32x32 (strides 32/128): aligned.
+// Build with -lnppial beside -lnppidei (AddC is in the arithmetic library).
 // Usage: own_program [threads per pattern=40]
 #include <cstring>
 #include <thread>
@@ -29,6 +34,21 @@ static void convert(cudaStream_t stream, const NppStreamContext& ctx, int w, int
     CHECK(cudaMalloc(&dst, size_t(ds) * h));
     NppStatus s = nppiConvert_8u32f_C1R_Ctx(src, ss, dst, ds, NppiSize{w, h}, ctx);
     if (s != NPP_SUCCESS) std::fprintf(stderr, "convert %dx%d: %d\n", w, h, s);
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaFree(src));
+    CHECK(cudaFree(dst));
+}
+
+// One call of an uncatalogued function on 31 rows: source and destination of these strides,
+// the call made by `call(src, dst)`, its status checked, then synchronised and freed.
+template <class Call>
+static void uncatalogued(cudaStream_t stream, int src_step, int dst_step, Call call, const char* name) {
+    void *src, *dst;
+    CHECK(cudaMalloc(&src, size_t(src_step) * 31));
+    CHECK(cudaMalloc(&dst, size_t(dst_step) * 31));
+    CHECK(cudaMemsetAsync(src, 7, size_t(src_step) * 31, stream));
+    NppStatus st = call(src, dst);
+    if (st != NPP_SUCCESS) std::fprintf(stderr, "%s 31x31: %d\n", name, st);
     CHECK(cudaStreamSynchronize(stream));
     CHECK(cudaFree(src));
     CHECK(cudaFree(dst));
@@ -81,19 +101,35 @@ int main(int argc, char** argv) {
         for (auto& t : pool) t.join();
     }
     std::printf("C: %zu MiB\n", used_mib());
+    // D: each uncatalogued function on new threads, with the memory after its group.
     on_new_threads(n, [] {
         with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
-            Npp8u *src, *dst;
-            CHECK(cudaMalloc(&src, 128 * 31));
-            CHECK(cudaMalloc(&dst, 128 * 31));
-            NppStatus st = nppiCopy_8u_C4R_Ctx(src, 128, dst, 128, NppiSize{31, 31}, c);
-            if (st != NPP_SUCCESS) std::fprintf(stderr, "copy C4: %d\n", st);
-            CHECK(cudaStreamSynchronize(s));
-            CHECK(cudaFree(src));
-            CHECK(cudaFree(dst));
+            uncatalogued(s, 128, 512, [&](void* src, void* dst) {
+                return nppiConvert_8u32f_AC4R_Ctx(static_cast<const Npp8u*>(src), 128, static_cast<Npp32f*>(dst), 512,
+                                                  NppiSize{31, 31}, c);
+            }, "nppiConvert_8u32f_AC4R_Ctx");
         });
     });
-    std::printf("D: %zu MiB\n", used_mib());
+    std::printf("D1 nppiConvert_8u32f_AC4R_Ctx: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
+            uncatalogued(s, 512, 512, [&](void* src, void* dst) {
+                return nppiCopy_32f_C4R_Ctx(static_cast<const Npp32f*>(src), 512, static_cast<Npp32f*>(dst), 512,
+                                            NppiSize{31, 31}, c);
+            }, "nppiCopy_32f_C4R_Ctx");
+        });
+    });
+    std::printf("D2 nppiCopy_32f_C4R_Ctx: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
+            uncatalogued(s, 128, 128, [&](void* src, void* dst) {
+                const Npp8u constants[4] = {1, 2, 3, 4};
+                return nppiAddC_8u_C4RSfs_Ctx(static_cast<const Npp8u*>(src), 128, constants, static_cast<Npp8u*>(dst),
+                                              128, NppiSize{31, 31}, 0, c);
+            }, "nppiAddC_8u_C4RSfs_Ctx");
+        });
+    });
+    std::printf("D3 nppiAddC_8u_C4RSfs_Ctx: %zu MiB\n", used_mib());
     on_new_threads(n, [] {
         with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) { convert(s, c, 32, 32, 32, 128); });
     });

@@ -7,7 +7,7 @@ out=$1; bin=$2; shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/build"
 for p in seed_repro own_program ordering_check; do
-  nvcc -O2 -std=c++17 -o "$out/build/$p" "$here/$p.cu" -lnppidei -lnppc -lcudart || exit 1
+  nvcc -O2 -std=c++17 -o "$out/build/$p" "$here/$p.cu" -lnppial -lnppidei -lnppc -lcudart || exit 1
 done
 atlas=(); for a in "$@"; do atlas+=(--atlas "$a"); done
 echo "== seed_repro, bare"; "$out/build/seed_repro" 100

@@ -2,25 +2,44 @@
 //! handle after NPP's call returns (the thread's context is current then), and only of a driver
 //! the process has already loaded: the interposer never loads CUDA into a program. See
 //! [`cuStreamGetFlags`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html).
+//!
+//! Whether the driver can be asked is known once per process ([`driver::usable`]); a thread's
+//! cache is a fixed array: a new thread allocates nothing and registers no destructor for it.
 
 use std::cell::RefCell;
 
 use cudarc::driver::sys;
 
+use crate::driver;
 use crate::streams;
 
 /// Handles a thread remembers; past it the cache starts over.
-const CACHED: usize = 64;
+const CACHED: usize = 16;
 
-#[derive(Default)]
 struct Cache {
     /// [`streams::destroyed`] when filled: a destroyed handle may be reused for another stream.
     generation: u64,
-    entries: Vec<(u64, Option<u32>)>,
+    len: usize,
+    entries: [(u64, Option<u32>); CACHED],
+}
+
+impl Cache {
+    const EMPTY: Cache = Cache {
+        generation: 0,
+        len: 0,
+        entries: [(0, None); CACHED],
+    };
+
+    fn get(&self, handle: u64) -> Option<Option<u32>> {
+        self.entries[..self.len]
+            .iter()
+            .find(|(h, _)| *h == handle)
+            .map(|(_, f)| *f)
+    }
 }
 
 thread_local! {
-    static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+    static CACHE: RefCell<Cache> = const { RefCell::new(Cache::EMPTY) };
 }
 
 /// The flags of the stream `handle` names, or `None` where the driver could not say.
@@ -28,37 +47,24 @@ pub(crate) fn real_flags(handle: u64) -> Option<u32> {
     let cached = CACHE.try_with(|c| {
         let mut c = c.borrow_mut();
         let generation = streams::destroyed();
-        if c.generation != generation || c.entries.len() >= CACHED {
-            c.entries.clear();
+        if c.generation != generation || c.len >= CACHED {
+            c.len = 0;
             c.generation = generation;
         }
-        if let Some(&(_, f)) = c.entries.iter().find(|(h, _)| *h == handle) {
+        if let Some(f) = c.get(handle) {
             return f;
         }
         let f = query(handle);
-        c.entries.push((handle, f));
+        let i = c.len;
+        c.entries[i] = (handle, f);
+        c.len += 1;
         f
     });
     cached.unwrap_or_else(|_| query(handle))
 }
 
-/// Whether the process has loaded the CUDA driver (without loading it).
-fn driver_loaded() -> bool {
-    // SAFETY: RTLD_NOLOAD only looks the library up among those loaded; the handle it returns
-    // (one more reference) is closed at once.
-    unsafe {
-        let h = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
-        if h.is_null() {
-            return false;
-        }
-        libc::dlclose(h);
-        // cudarc panics where it finds no library: ask it first.
-        sys::is_culib_present()
-    }
-}
-
 fn query(handle: u64) -> Option<u32> {
-    if !driver_loaded() {
+    if !driver::usable() {
         return None;
     }
     let mut flags = 0;
@@ -75,12 +81,27 @@ mod tests {
 
     #[test]
     fn without_a_loaded_driver_flags_are_unknown_and_cached() {
-        if driver_loaded() {
+        if driver::usable() {
             eprintln!("skipped: this process has the CUDA driver loaded");
             return;
         }
         assert_eq!(real_flags(0x1234), None);
         assert_eq!(real_flags(0x1234), None);
-        CACHE.with(|c| assert_eq!(c.borrow().entries, [(0x1234, None)]));
+        CACHE.with(|c| {
+            let c = c.borrow();
+            assert_eq!(&c.entries[..c.len], [(0x1234, None)]);
+        });
+    }
+
+    #[test]
+    fn a_full_cache_starts_over() {
+        std::thread::spawn(|| {
+            for h in 0..(CACHED as u64 + 3) {
+                real_flags(0x10_0000 + h);
+            }
+            CACHE.with(|c| assert_eq!(c.borrow().len, 3));
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -1,19 +1,26 @@
 //! The interposer `nppbench trace` preloads into a program (`libnppbench_trace.so`): it defines
 //! every catalogued `nppi…_Ctx` symbol, records each call (function, ROI, steps, declared and real
 //! stream flags, device, thread, time, status) and hands it, unchanged, to NPP's own function.
-//! Beside the calls it counts the CUDA streams created and destroyed (CUPTI), samples the
-//! process's device memory (NVML), and writes trace.json ([`nppbench_model::TraceFile`]) every
-//! half second and at exit (`atexit`, and `_exit`, which it interposes too).
+//! Beside the calls it counts the CUDA streams created and destroyed (CUPTI; outside a
+//! catalogued call, named by the NPP frames on the creating stack), samples device memory (NVML:
+//! the process's own, or, where NVML does not list the process, as in a container, its devices'
+//! as a whole; `memory.rs` says how the scope is chosen), and writes trace.json
+//! ([`nppbench_model::TraceFile`]) every half second and at exit (`atexit`, and `_exit`, which it
+//! interposes too).
 //!
 //! The shape is bytehound's `preload`: the caller's thread does the least (its own data behind
 //! its own, uncontended lock: `thread.rs`, `record.rs`), a writer thread does the rest
-//! (`writer.rs`, `snapshot.rs`, `memory.rs`). The exported functions are generated from the
-//! catalogue's rows by `build.rs` (`interposed.rs`); the one recording function they call is
-//! [`record::call`]. Linked as an rlib (the overhead bench) it stays inert: only the shared object
-//! starts recording. The names the CLI shares with it are [`nppbench_model::TraceFile`]'s, so the
-//! CLI never links it.
+//! (`writer.rs`, `snapshot.rs`, `memory.rs`, and naming stacks). A thread's first call costs the
+//! most, since it registers the thread; what is done once per process is never done per thread
+//! (NPP's functions are looked up once, the CUDA driver once, by the writer where it can:
+//! `driver.rs`), and the trace gives the first calls' cost apart. The exported functions are
+//! generated from the catalogue's rows by `build.rs` (`interposed.rs`); the one recording
+//! function they call is [`record::call`]. Linked as an rlib (the overhead bench) it stays inert:
+//! only the shared object starts recording. The names the CLI shares with it are
+//! [`nppbench_model::TraceFile`]'s, so the CLI never links it.
 
 mod clock;
+mod driver;
 mod flags;
 pub mod interposed;
 mod memory;

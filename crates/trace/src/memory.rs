@@ -1,12 +1,34 @@
-//! The process over time: its device memory as NVML lists it
-//! (`nvmlDeviceGetComputeRunningProcesses`, summed over devices), its live threads and live
-//! streams. See the [NVML device queries](https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html).
+//! The process over time: its device memory (NVML), its live threads and live streams, sampled
+//! by the writer thread. See the [NVML device queries](https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html).
+//!
+//! # Whose memory
+//!
+//! The process's own, where NVML lists it: the traced pid among each device's compute and
+//! graphics processes (`nvmlDeviceGetComputeRunningProcesses`), summed over devices. In a
+//! container NVML lists the host's pids, never the container's, so the traced pid is never
+//! found; the trace then falls back to the used memory of the devices the process used
+//! (`nvmlDeviceGetMemoryInfo`'s `used`: every process on them, other programs' included), and
+//! says so ([`nppbench_model::Capture::memory_device_wide`]). The devices are those the calls'
+//! contexts named (`nCudaDeviceId`, matched to NVML's by PCI bus id where the driver says it,
+//! else by number), else all. Where neither figure is to be had, samples carry none and
+//! `memory_missing` says why.
+//!
+//! One scope per trace: every sample keeps both figures ([`RawSample`]), and each write chooses
+//! the scope from all of them ([`resolve`]): the process's own wherever any sample found it, so a
+//! trace never mixes the two. A pid that NVML lists for another process of the host (the
+//! container's pid reused by chance) would be taken for the traced one; nothing in the container
+//! can tell them apart.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
 
 use nppbench_model::{MemorySample, TraceDevice};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 
+use crate::driver;
 use crate::protocol::MEMORY_SAMPLES_KEPT;
+use crate::thread::lock;
 
 /// NVML, loaded once on the writer's thread.
 pub(crate) struct Sampler {
@@ -15,6 +37,20 @@ pub(crate) struct Sampler {
     pub(crate) missing: Option<String>,
     pub(crate) devices: Vec<TraceDevice>,
     pid: u32,
+    /// CUDA ordinals matched to NVML indices.
+    indices: Mutex<HashMap<i32, Option<u32>>>,
+}
+
+/// One sample with both figures, before the trace's scope is chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawSample {
+    pub(crate) t_s: f64,
+    /// The process's memory summed over the devices that list its pid; `None` where none does.
+    pub(crate) process_bytes: Option<u64>,
+    /// Each device's used memory, by NVML index; `None` where NVML did not say.
+    pub(crate) device_used: Vec<Option<u64>>,
+    pub(crate) live_threads: u32,
+    pub(crate) live_streams: u64,
 }
 
 impl Sampler {
@@ -33,24 +69,54 @@ impl Sampler {
             missing,
             devices,
             pid: std::process::id(),
+            indices: Mutex::default(),
         }
     }
 
-    /// This process's device memory summed over devices; `None` where no device lists it.
-    pub(crate) fn device_bytes(&self) -> Option<u64> {
-        let nvml = self.nvml.as_ref()?;
-        let mut total = None;
-        for i in 0..nvml.device_count().ok()? {
-            let Ok(d) = nvml.device_by_index(i) else { continue };
+    /// A sample now: the process's memory where a device lists its pid, and every device's used
+    /// memory.
+    pub(crate) fn sample(&self, t_s: f64, live_threads: u32, live_streams: u64) -> RawSample {
+        let mut s = RawSample {
+            t_s,
+            process_bytes: None,
+            device_used: Vec::new(),
+            live_threads,
+            live_streams,
+        };
+        let Some(nvml) = &self.nvml else { return s };
+        for i in 0..nvml.device_count().unwrap_or(0) {
+            let Ok(d) = nvml.device_by_index(i) else {
+                s.device_used.push(None);
+                continue;
+            };
+            s.device_used.push(d.memory_info().ok().map(|m| m.used));
             let mut procs = d.running_compute_processes().unwrap_or_default();
             procs.extend(d.running_graphics_processes().unwrap_or_default());
             if let Some(p) = procs.iter().find(|p| p.pid == self.pid)
                 && let UsedGpuMemory::Used(b) = p.used_gpu_memory
             {
-                total = Some(total.unwrap_or(0) + b);
+                s.process_bytes = Some(s.process_bytes.unwrap_or(0) + b);
             }
         }
-        total
+        s
+    }
+
+    /// The NVML indices of the devices the program calls by these CUDA ordinals: by PCI bus id
+    /// where the driver says it, else the same number where NVML has such a device.
+    pub(crate) fn nvml_indices(&self, ordinals: &BTreeSet<i32>) -> Vec<u32> {
+        let Some(nvml) = &self.nvml else { return Vec::new() };
+        let count = nvml.device_count().unwrap_or(0);
+        let mut known = lock(&self.indices);
+        let mut out: BTreeSet<u32> = BTreeSet::new();
+        for &ordinal in ordinals {
+            let index = *known.entry(ordinal).or_insert_with(|| {
+                driver::pci_bus_id(ordinal)
+                    .and_then(|bus| nvml.device_by_pci_bus_id(bus).ok()?.index().ok())
+                    .or_else(|| u32::try_from(ordinal).ok().filter(|o| *o < count))
+            });
+            out.extend(index);
+        }
+        out.into_iter().collect()
     }
 }
 
@@ -66,6 +132,82 @@ fn devices(nvml: &Nvml) -> Vec<TraceDevice> {
             })
         })
         .collect()
+}
+
+/// The trace's memory: the samples in one scope, the devices of a device-wide scope, and why
+/// there is no figure where there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Memory {
+    pub(crate) samples: Vec<MemorySample>,
+    pub(crate) device_wide: Option<Vec<u32>>,
+    pub(crate) missing: Option<String>,
+}
+
+/// Chooses the scope of `raw` (see the module's docs): the process's own where any sample found
+/// it; else the used memory of `used` (NVML indices; empty: every device); else none, with why.
+/// `unavailable` is why NVML could not be asked at all (not loaded, not sampled yet).
+pub(crate) fn resolve(raw: &[RawSample], used: &[u32], unavailable: Option<&str>, pid: u32) -> Memory {
+    let with = |bytes: &dyn Fn(&RawSample) -> Option<u64>| -> Vec<MemorySample> {
+        raw.iter()
+            .map(|s| MemorySample {
+                t_s: s.t_s,
+                device_bytes: bytes(s),
+                live_threads: s.live_threads,
+                live_streams: s.live_streams,
+            })
+            .collect()
+    };
+    if let Some(why) = unavailable {
+        return Memory {
+            samples: with(&|_| None),
+            device_wide: None,
+            missing: Some(why.to_owned()),
+        };
+    }
+    if raw.iter().any(|s| s.process_bytes.is_some()) {
+        return Memory {
+            samples: with(&|s| s.process_bytes),
+            device_wide: None,
+            missing: None,
+        };
+    }
+    let devices: Vec<u32> = if used.is_empty() {
+        let n = raw.iter().map(|s| s.device_used.len()).max().unwrap_or(0);
+        (0..n as u32).collect()
+    } else {
+        used.to_vec()
+    };
+    let sum = |s: &RawSample| -> Option<u64> {
+        devices
+            .iter()
+            .map(|&d| s.device_used.get(d as usize).copied().flatten())
+            .sum::<Option<u64>>()
+            .filter(|_| !devices.is_empty())
+    };
+    if raw.iter().any(|s| sum(s).is_some()) {
+        return Memory {
+            samples: with(&sum),
+            device_wide: Some(devices),
+            missing: None,
+        };
+    }
+    let why = if raw.is_empty() {
+        "no sample was taken before the program ended".to_owned()
+    } else {
+        format!(
+            "NVML listed no process with pid {pid} on any device (in a container NVML lists the host's pids) and gave no used memory for {}",
+            if used.is_empty() {
+                "any device".to_owned()
+            } else {
+                format!("device(s) {used:?}")
+            }
+        )
+    };
+    Memory {
+        samples: with(&|_| None),
+        device_wide: None,
+        missing: Some(why),
+    }
 }
 
 /// The process's live threads (`Threads:` in `/proc/self/status`).
@@ -85,7 +227,7 @@ fn threads_in(status: &str) -> u32 {
 /// The samples so far, thinned to at most [`MEMORY_SAMPLES_KEPT`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Samples {
-    pub(crate) list: Vec<MemorySample>,
+    pub(crate) list: Vec<RawSample>,
     /// The interval between kept samples (doubles each time they are thinned).
     pub(crate) interval_s: f64,
     /// Samples taken since the last kept one.
@@ -104,7 +246,7 @@ impl Samples {
         }
     }
 
-    pub(crate) fn push(&mut self, s: MemorySample) {
+    pub(crate) fn push(&mut self, s: RawSample) {
         self.skipped += 1;
         if self.skipped < self.every {
             return;
@@ -124,44 +266,4 @@ impl Samples {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(t_s: f64) -> MemorySample {
-        MemorySample {
-            t_s,
-            device_bytes: None,
-            live_threads: 1,
-            live_streams: 0,
-        }
-    }
-
-    #[test]
-    fn threads_are_read_from_proc_status() {
-        assert_eq!(threads_in("Name:\tx\nThreads:\t17\nSigQ:\t0/1\n"), 17);
-        assert!(live_threads() >= 1);
-    }
-
-    #[test]
-    fn samples_are_thinned_evenly_and_the_interval_follows() {
-        let mut s = Samples::new(0.5);
-        let n = MEMORY_SAMPLES_KEPT * 3;
-        for i in 0..n {
-            s.push(sample(i as f64 * 0.5));
-        }
-        assert!(s.list.len() <= MEMORY_SAMPLES_KEPT, "{}", s.list.len());
-        assert!(s.list.len() > MEMORY_SAMPLES_KEPT / 2);
-        assert_eq!(s.interval_s, 2.0);
-        let gaps: Vec<f64> = s.list.windows(2).map(|w| w[1].t_s - w[0].t_s).collect();
-        assert!(gaps.iter().all(|g| *g == 2.0), "{:?}", &gaps[..5]);
-    }
-
-    #[test]
-    fn without_nvml_memory_is_missing_with_a_reason() {
-        let s = Sampler::new();
-        if s.nvml.is_none() {
-            assert!(s.missing.as_deref().unwrap().contains("NVML"));
-            assert_eq!(s.device_bytes(), None);
-        }
-    }
-}
+mod tests;

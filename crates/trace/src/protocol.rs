@@ -12,9 +12,10 @@ pub const OUT: &str = TraceFile::OUT_VAR;
 /// The pid of the process that started the traced program (see [`TraceFile::PARENT_VAR`]).
 pub const PARENT: &str = TraceFile::PARENT_VAR;
 
-/// Seconds between rewrites of the file, and between memory samples.
+/// Seconds between rewrites of the file, and between memory samples (one more is taken at the
+/// process's first NPP call and one at exit, so a program of a second has a baseline and an end).
 pub const FLUSH_INTERVAL_S: f64 = 0.5;
-pub const SAMPLE_INTERVAL_S: f64 = 0.5;
+pub const SAMPLE_INTERVAL_S: f64 = 0.1;
 
 /// At most this many destroyed streams are listed; older ones are counted in
 /// `capture.streams_not_listed` (and still in their call sites' counts).

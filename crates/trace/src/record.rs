@@ -42,7 +42,7 @@ fn after(site: &Site<'_>, status: NppStatus, entered: u64, start: u64, end: u64)
     writer::on_call();
     with_thread(|t| {
         t.add(key, start, end - start, status);
-        t.overhead_ns += (start - entered) + (clock::now_ns() - end);
+        t.add_overhead((start - entered) + (clock::now_ns() - end));
     });
 }
 

@@ -1,7 +1,7 @@
 //! The trace as it stands: every thread's sites merged into call sites, the streams, the memory
 //! samples and the overhead, as one [`TraceFile`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Instant;
 
 use nppbench_model::{
@@ -9,7 +9,7 @@ use nppbench_model::{
 };
 
 use crate::clock::{self, seconds};
-use crate::memory::Samples;
+use crate::memory::{self, Sampler, Samples};
 use crate::protocol::FLUSH_INTERVAL_S;
 use crate::site::{SiteKey, SiteStats};
 use crate::streams::{self, StreamRec};
@@ -20,7 +20,9 @@ pub(crate) struct Context<'a> {
     pub(crate) end: TraceEnd,
     pub(crate) program: Vec<String>,
     pub(crate) streams_missing: Option<String>,
-    pub(crate) memory_missing: Option<String>,
+    /// Why NVML cannot be asked; `None` once the sampler is loaded.
+    pub(crate) memory_unavailable: Option<String>,
+    pub(crate) sampler: Option<&'a Sampler>,
     pub(crate) devices: &'a [TraceDevice],
     pub(crate) samples: &'a Samples,
     pub(crate) npp_libraries: Vec<String>,
@@ -39,6 +41,8 @@ struct FromThreads {
     sites: HashMap<SiteKey, Merged>,
     threads: Vec<TraceThread>,
     overhead: Overhead,
+    /// The part of `overhead` spent on each thread's first call.
+    first_calls: Overhead,
     skipped: usize,
 }
 
@@ -47,6 +51,7 @@ fn from_threads(deadline: Instant) -> FromThreads {
         sites: HashMap::new(),
         threads: Vec::new(),
         overhead: Overhead::default(),
+        first_calls: Overhead::default(),
         skipped: 0,
     };
     out.skipped = thread::each_thread(deadline, |t| {
@@ -72,6 +77,8 @@ fn from_threads(deadline: Instant) -> FromThreads {
         });
         out.overhead.calls += t.calls;
         out.overhead.recording_ns += t.overhead_ns;
+        out.first_calls.calls += 1;
+        out.first_calls.recording_ns += t.first_call_overhead_ns;
     });
     out
 }
@@ -100,14 +107,15 @@ fn call_site(key: &SiteKey, m: &Merged, streams: (u64, u64)) -> CallSite {
 }
 
 fn traced_stream(s: &StreamRec, index: &HashMap<SiteKey, usize>) -> TracedStream {
+    let (attributed_function, attributed_library) = s.attributed();
     TracedStream {
         handle: s.handle,
         tid: s.tid,
         created_s: seconds(s.created_ns),
         destroyed_s: s.destroyed_ns.map(seconds),
         call_site: s.site.and_then(|k| index.get(&k).copied()),
-        attributed_function: s.function.clone(),
-        attributed_library: s.library.clone(),
+        attributed_function,
+        attributed_library,
     }
 }
 
@@ -140,9 +148,10 @@ pub(crate) fn calls_missing(calls: u64, npp_loaded: bool, skipped: usize) -> Opt
 /// The trace now.
 pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
     let t = from_threads(deadline);
-    let (per_site, mut recs, not_listed) = streams::with_registry(|r| {
+    streams::name_stacks();
+    let (per_site, mut recs, not_listed, npp_stacks) = streams::with_registry(|r| {
         let recs: Vec<StreamRec> = r.gone.iter().chain(r.live.values()).cloned().collect();
-        (r.per_site.clone(), recs, r.not_listed)
+        (r.per_site.clone(), recs, r.not_listed, r.npp_stacks.clone())
     });
     let mut keys: Vec<(&SiteKey, &Merged)> = t.sites.iter().collect();
     keys.sort_by_key(|(k, m)| (m.stats.first_ns, k.symbol, k.width, k.height, k.device));
@@ -170,6 +179,14 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
     }));
     threads.sort_by(|a, b| a.first_s.total_cmp(&b.first_s));
     let npp_loaded = !ctx.npp_libraries.is_empty();
+    let ordinals: BTreeSet<i32> = keys.iter().map(|(k, _)| k.device).collect();
+    let used = ctx.sampler.map(|s| s.nvml_indices(&ordinals)).unwrap_or_default();
+    let memory = memory::resolve(
+        &ctx.samples.list,
+        &used,
+        ctx.memory_unavailable.as_deref(),
+        std::process::id(),
+    );
     TraceFile {
         schema_version: TRACE_SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -181,11 +198,14 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
         capture: Capture {
             calls_missing: calls_missing(t.overhead.calls, npp_loaded, t.skipped),
             streams_missing: ctx.streams_missing,
-            memory_missing: ctx.memory_missing,
+            memory_missing: memory.missing,
             functions_interposed: crate::SYMBOLS.len() as u32,
             streams_not_listed: not_listed,
             flush_interval_s: FLUSH_INTERVAL_S,
             sample_interval_s: ctx.samples.interval_s,
+            memory_device_wide: memory.device_wide,
+            first_call_overhead: t.first_calls,
+            npp_stacks,
         },
         npp_libraries: ctx.npp_libraries,
         npp_version: ctx.npp_version,
@@ -193,7 +213,7 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
         call_sites,
         threads,
         streams,
-        memory: ctx.samples.list.clone(),
+        memory: memory.samples,
         overhead: t.overhead,
     }
 }

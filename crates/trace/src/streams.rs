@@ -3,10 +3,12 @@
 //! function its creating stack names. See
 //! [the callback API](https://docs.nvidia.com/cupti/api/group__CUPTI__CALLBACK__API.html).
 //!
-//! Stream events are rare next to calls: one global mutex holds them.
+//! Stream events are rare next to calls: one global mutex holds them. Outside a catalogued call
+//! the creating thread keeps only its stack's return addresses; the writer names them
+//! ([`name_stacks`]) before each write.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
@@ -16,7 +18,7 @@ use cudarc::cupti::{result, sys};
 use crate::clock;
 use crate::protocol::DESTROYED_STREAMS_LISTED;
 use crate::site::SiteKey;
-use crate::symbolise;
+use crate::symbolise::{self, Names, NppStack};
 use crate::thread::{lock, tid};
 
 /// One stream.
@@ -28,9 +30,25 @@ pub(crate) struct StreamRec {
     pub(crate) destroyed_ns: Option<u64>,
     /// The catalogued call it was created in, once that call returned.
     pub(crate) site: Option<SiteKey>,
-    /// Outside a catalogued call (or in one that has not returned): the NPP function named.
-    pub(crate) function: Option<String>,
-    pub(crate) library: Option<String>,
+    /// The catalogued call it was created in, until that call returns: the symbol's index.
+    pub(crate) in_call: Option<u16>,
+    /// Created outside a catalogued call: the creating stack's return addresses, innermost
+    /// first, until the writer names them.
+    pub(crate) stack: Option<Box<[usize]>>,
+    /// What the creating stack named of NPP, once named; `None` where it named no NPP code.
+    pub(crate) named: Option<NppStack>,
+}
+
+impl StreamRec {
+    /// The NPP function it is attributed to outside a call site, and its library.
+    pub(crate) fn attributed(&self) -> (Option<String>, Option<String>) {
+        match (&self.site, self.in_call, &self.named) {
+            (Some(_), _, _) => (None, None),
+            (None, Some(symbol), _) => (crate::SYMBOLS.get(usize::from(symbol)).map(|s| (*s).to_owned()), None),
+            (None, None, Some(n)) => (Some(n.function.clone()), Some(n.library.clone())),
+            (None, None, None) => (None, None),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -41,6 +59,8 @@ pub(crate) struct Registry {
     pub(crate) not_listed: u64,
     /// Streams created and destroyed per call site.
     pub(crate) per_site: HashMap<SiteKey, (u64, u64)>,
+    /// Streams per distinct run of NPP frames on the creating stack ([`NppStack::text`]).
+    pub(crate) npp_stacks: BTreeMap<String, u64>,
 }
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
@@ -55,8 +75,10 @@ pub(crate) fn destroyed() -> u64 {
 thread_local! {
     /// The catalogued call the thread is in: its symbol index + 1, 0 outside.
     static IN_CALL: Cell<u32> = const { Cell::new(0) };
-    /// Streams created during the current call.
+    /// Streams created during the current call, and whether there are any: the list (which has
+    /// a destructor to register) is touched only where a call created streams.
     static CREATED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static ANY_CREATED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Marks the thread as inside `symbol`'s call. `false` where it already is: NPP calling one of
@@ -82,6 +104,9 @@ pub(crate) fn leave_call() {
 /// Attributes the streams created during the call that just returned to its site.
 #[inline]
 pub(crate) fn attach_created(key: SiteKey) {
+    if !ANY_CREATED.try_with(|a| a.replace(false)).unwrap_or(true) {
+        return;
+    }
     let created = CREATED
         .try_with(|c| {
             let mut c = c.try_borrow_mut().ok()?;
@@ -99,7 +124,7 @@ pub(crate) fn attach_created(key: SiteKey) {
             };
             let Some(rec) = rec else { continue };
             rec.site = Some(key);
-            rec.function = None;
+            rec.in_call = None;
             rec.destroyed_ns.is_some()
         };
         let counts = r.per_site.entry(key).or_default();
@@ -111,15 +136,12 @@ pub(crate) fn attach_created(key: SiteKey) {
 fn on_created(handle: u64) {
     let now = clock::now_ns();
     let in_call = IN_CALL.try_with(Cell::get).unwrap_or(0);
-    let (function, library) = if in_call > 0 {
+    let (in_call, stack) = if in_call > 0 {
         let _ = CREATED.try_with(|c| c.try_borrow_mut().map(|mut c| c.push(handle)));
-        let name = crate::SYMBOLS.get(in_call as usize - 1).map(|s| (*s).to_owned());
-        (name, None)
+        let _ = ANY_CREATED.try_with(|a| a.set(true));
+        (Some((in_call - 1) as u16), None)
     } else {
-        match symbolise::npp_on_stack() {
-            Some((f, l)) => (Some(f), Some(l)),
-            None => (None, None),
-        }
+        (None, Some(symbolise::stack()))
     };
     let rec = StreamRec {
         handle,
@@ -127,8 +149,9 @@ fn on_created(handle: u64) {
         created_ns: now,
         destroyed_ns: None,
         site: None,
-        function,
-        library,
+        in_call,
+        stack,
+        named: None,
     };
     let mut r = lock(&REGISTRY);
     if let Some(old) = r.live.insert(handle, rec) {
@@ -160,6 +183,50 @@ fn push_gone(r: &mut Registry, rec: StreamRec) {
 /// Runs `f` on the registry (the writer's view).
 pub(crate) fn with_registry<R>(f: impl FnOnce(&Registry) -> R) -> R {
     f(&lock(&REGISTRY))
+}
+
+/// Every address the writer has named.
+static NAMES: LazyLock<Mutex<Names>> = LazyLock::new(Mutex::default);
+
+/// Names the stacks of the streams created outside catalogued calls since the last time (the
+/// writer's, before each write): the stacks are taken out under the registry's lock, named
+/// without it, and the names put back.
+pub(crate) fn name_stacks() {
+    let pending: Vec<(u64, u64, Box<[usize]>)> = {
+        let mut r = lock(&REGISTRY);
+        let Registry { live, gone, .. } = &mut *r;
+        live.values_mut()
+            .chain(gone.iter_mut())
+            .filter_map(|s| Some((s.handle, s.created_ns, s.stack.take()?)))
+            .collect()
+    };
+    if pending.is_empty() {
+        return;
+    }
+    let named: Vec<(u64, u64, Option<NppStack>)> = {
+        let mut names = lock(&NAMES);
+        pending
+            .into_iter()
+            .map(|(h, t, stack)| (h, t, NppStack::of(&stack, &mut names)))
+            .collect()
+    };
+    let mut r = lock(&REGISTRY);
+    for (handle, created_ns, n) in named {
+        let Some(n) = n else { continue };
+        *r.npp_stacks.entry(n.text.clone()).or_insert(0) += 1;
+        let Registry { live, gone, .. } = &mut *r;
+        let rec = live
+            .get_mut(&handle)
+            .filter(|s| s.created_ns == created_ns)
+            .or_else(|| {
+                gone.iter_mut()
+                    .rev()
+                    .find(|s| s.handle == handle && s.created_ns == created_ns)
+            });
+        if let Some(rec) = rec {
+            rec.named = Some(n);
+        }
+    }
 }
 
 unsafe extern "C" fn on_resource(
@@ -280,13 +347,23 @@ mod tests {
             assert_eq!(r.per_site[&key()], (2, 2));
             let mine: Vec<_> = r.gone.iter().filter(|s| s.handle >> 16 == 0xdead).collect();
             assert_eq!(mine.len(), 2);
-            assert!(mine.iter().all(|s| s.site == Some(key()) && s.function.is_none()));
+            assert!(
+                mine.iter()
+                    .all(|s| s.site == Some(key()) && s.attributed() == (None, None) && s.stack.is_none())
+            );
         });
-        // Outside a call: no site, and no NPP frame on this test's stack.
+        // Outside a call: no site; the stack is kept until named, and this test's names no NPP
+        // code.
         on_created(0xbeef_0001);
         with_registry(|r| {
             let s = &r.live[&0xbeef_0001];
-            assert_eq!((s.site, &s.function, s.tid), (None, &None, tid()));
+            assert_eq!((s.site, s.in_call, s.tid), (None, None, tid()));
+            assert!(s.stack.as_ref().is_some_and(|f| !f.is_empty()));
+        });
+        name_stacks();
+        with_registry(|r| {
+            let s = &r.live[&0xbeef_0001];
+            assert_eq!((&s.stack, &s.named, s.attributed()), (&None, &None, (None, None)));
         });
     }
 }

@@ -1,11 +1,24 @@
-//! Naming the NPP code on a stack (`backtrace` and `dladdr`), and finding NPP's libraries among
+//! Naming the NPP code on a stack (`backtrace`, then `dladdr1`), and finding NPP's libraries among
 //! those the process has mapped (`/proc/self/maps`).
+//!
+//! The creating thread only takes its stack's return addresses ([`stack`]); the writer names them
+//! later ([`NppStack::of`]), each address once ([`Names`]), so a stream created outside a
+//! catalogued call costs the program an unwind, not a symbol lookup per frame.
+//!
+//! NPP's exported `nppi…_Ctx` functions call its internal ones, whose code has no exported name:
+//! `dladdr` alone would name such an address after the nearest exported symbol before it, another
+//! function. A frame is named only where the symbol's extent (`st_size`) holds the address; else
+//! it is written as its offset in the library.
 
+use std::collections::HashMap;
 use std::ffi::{CStr, c_void};
 use std::path::Path;
 
 /// Frames looked at when a stream is created outside a catalogued call.
 const DEPTH: usize = 64;
+
+/// `RTLD_DL_SYMENT`: `dladdr1` also returns the symbol's ELF entry.
+const RTLD_DL_SYMENT: libc::c_int = 1;
 
 /// Whether a library's file name is one of NPP's (`libnppc.so.13`, `libnppidei.so.12`, …), not
 /// nppbench's own interposer or stand-in.
@@ -17,37 +30,58 @@ fn file_name(path: &str) -> &str {
     Path::new(path).file_name().and_then(|n| n.to_str()).unwrap_or(path)
 }
 
-/// Where an address is: the file of the object holding it and the nearest exported symbol.
+/// Where an address is: the file of the object holding it, the exported symbol holding it (none
+/// where the address is past the nearest symbol's extent) and its offset in that symbol, or in
+/// the object where no symbol holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Frame {
     pub(crate) library: String,
     pub(crate) symbol: Option<String>,
+    pub(crate) offset: usize,
 }
 
-/// `dladdr` of `addr`.
+impl Frame {
+    /// `libnppidei.so.13: nppiConvert_8u32f_AC4R_Ctx+0x4f`, or `libnppc.so.13: +0x1a2b30`.
+    fn text(&self) -> String {
+        format!(
+            "{}: {}+{:#x}",
+            file_name(&self.library),
+            self.symbol.as_deref().unwrap_or(""),
+            self.offset
+        )
+    }
+}
+
+/// `dladdr1` of `addr`.
 pub(crate) fn symbolise(addr: *const c_void) -> Option<Frame> {
-    // SAFETY: Dl_info is plain data; all-zero is a valid value for dladdr to overwrite.
+    // SAFETY: Dl_info is plain data; all-zero is a valid value for dladdr1 to overwrite.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr reads the loader's tables for any address and writes `info`.
-    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+    let mut sym: *mut c_void = std::ptr::null_mut();
+    // SAFETY: dladdr1 reads the loader's tables for any address and writes `info` and, with
+    // RTLD_DL_SYMENT, a pointer to the symbol's ELF entry (or null) into `sym`.
+    if unsafe { libc::dladdr1(addr, &mut info, &mut sym, RTLD_DL_SYMENT) } == 0 || info.dli_fname.is_null() {
         return None;
     }
     // SAFETY: dladdr's strings are NUL-terminated and live as long as the object is loaded
     // (copied at once).
     let text = |p: *const libc::c_char| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    // SAFETY: a non-null entry points into the object's symbol table.
+    let size = (!sym.is_null()).then(|| unsafe { (*sym.cast::<libc::Elf64_Sym>()).st_size } as usize);
+    let (start, end) = (info.dli_saddr as usize, info.dli_saddr as usize + size.unwrap_or(0));
+    let held = !info.dli_sname.is_null() && !info.dli_saddr.is_null() && (start..end).contains(&(addr as usize));
     Some(Frame {
         library: text(info.dli_fname),
-        symbol: (!info.dli_sname.is_null()).then(|| text(info.dli_sname)),
+        symbol: held.then(|| text(info.dli_sname)),
+        offset: addr as usize - if held { start } else { info.dli_fbase as usize },
     })
 }
 
 /// The return addresses on the calling thread's stack, innermost first.
-pub(crate) fn stack() -> Vec<*mut c_void> {
-    let mut frames = vec![std::ptr::null_mut(); DEPTH];
+pub(crate) fn stack() -> Box<[usize]> {
+    let mut frames = [std::ptr::null_mut(); DEPTH];
     // SAFETY: the buffer holds DEPTH entries, the size passed.
     let n = unsafe { libc::backtrace(frames.as_mut_ptr(), DEPTH as libc::c_int) };
-    frames.truncate(n.max(0) as usize);
-    frames
+    frames[..n.max(0) as usize].iter().map(|p| *p as usize).collect()
 }
 
 /// Walks a stack once, so that the unwinder's own libraries are loaded before a callback needs
@@ -56,10 +90,48 @@ pub(crate) fn prime() {
     let _ = stack();
 }
 
-/// The NPP function a stack is in, and its library's file name: the outermost frame of the
-/// innermost run of frames in NPP's libraries (the entry point the program called, whose name is
-/// exported; inner frames of NPP's own code have no exported names of their own).
-pub(crate) fn npp_entry(frames: impl IntoIterator<Item = Option<Frame>>) -> Option<(String, String)> {
+/// Each address named once (the writer's, across snapshots).
+#[derive(Default)]
+pub(crate) struct Names(HashMap<usize, Option<Frame>>);
+
+impl Names {
+    /// The frame of a return address: the call is the instruction before it.
+    fn frame(&mut self, addr: usize) -> Option<Frame> {
+        self.0
+            .entry(addr)
+            .or_insert_with(|| symbolise(addr.saturating_sub(1) as *const c_void))
+            .clone()
+    }
+}
+
+/// What a stack says of NPP: the innermost run of frames in NPP's libraries, and the function
+/// named from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NppStack {
+    /// The function and its library's file name, by [`npp_entry`].
+    pub(crate) function: String,
+    pub(crate) library: String,
+    /// The run's frames, innermost first, joined by ` ← `.
+    pub(crate) text: String,
+}
+
+impl NppStack {
+    /// The NPP code on `stack` (return addresses, innermost first), or `None` where no frame is
+    /// in NPP.
+    pub(crate) fn of(stack: &[usize], names: &mut Names) -> Option<NppStack> {
+        let run = npp_run(stack.iter().map(|a| names.frame(*a)));
+        let (function, library) = npp_entry(&run)?;
+        let text: Vec<String> = run.iter().map(Frame::text).collect();
+        Some(NppStack {
+            function,
+            library,
+            text: text.join(" ← "),
+        })
+    }
+}
+
+/// The innermost run of frames in NPP's libraries.
+fn npp_run(frames: impl IntoIterator<Item = Option<Frame>>) -> Vec<Frame> {
     let mut run: Vec<Frame> = Vec::new();
     for f in frames {
         match f {
@@ -68,17 +140,28 @@ pub(crate) fn npp_entry(frames: impl IntoIterator<Item = Option<Frame>>) -> Opti
             _ => {}
         }
     }
-    let entry = run
-        .iter()
-        .rev()
-        .find(|f| f.symbol.as_deref().is_some_and(|s| s.starts_with("npp")))
-        .or(run.last())?;
-    Some((entry.symbol.clone()?, file_name(&entry.library).to_owned()))
+    run
 }
 
-/// The NPP function on the calling thread's stack, by [`npp_entry`].
-pub(crate) fn npp_on_stack() -> Option<(String, String)> {
-    npp_entry(stack().into_iter().map(|a| symbolise(a.cast_const())))
+/// The NPP function a run of NPP frames is in, and its library's file name: the outermost frame
+/// held by an exported `npp…` symbol (the entry point the program called; inner frames of NPP's
+/// own code have no exported names of their own). Where no frame is, the run is NPP's internal
+/// code, named by its outermost library.
+pub(crate) fn npp_entry(run: &[Frame]) -> Option<(String, String)> {
+    let outermost = run.last()?;
+    Some(
+        match run
+            .iter()
+            .rev()
+            .find_map(|f| f.symbol.as_deref().filter(|s| s.starts_with("npp")).map(|s| (f, s)))
+        {
+            Some((f, s)) => (s.to_owned(), file_name(&f.library).to_owned()),
+            None => {
+                let library = file_name(&outermost.library).to_owned();
+                (format!("unexported code in {library}"), library)
+            }
+        },
+    )
 }
 
 /// The paths of NPP's libraries mapped in the process, each once, in map order.
@@ -110,6 +193,7 @@ mod tests {
         Some(Frame {
             library: library.into(),
             symbol: symbol.map(str::to_owned),
+            offset: 0x40,
         })
     }
 
@@ -127,24 +211,96 @@ mod tests {
         let stack = [
             frame("/usr/lib/libcupti.so.13", Some("cuptiX")),
             frame("/usr/lib/libcuda.so.1", None),
+            frame("/cuda/lib64/libnppc.so.13", None),
             frame("/cuda/lib64/libnppidei.so.13", Some("nppGetLibVersion")),
             frame("/cuda/lib64/libnppidei.so.13", Some("nppiResize_8u_C1R_Ctx")),
             frame("/cuda/lib64/libnppidei.so.13", None),
             frame("/app/server", Some("main")),
             frame("/cuda/lib64/libnppif.so.13", Some("nppiFilter_Ctx")),
         ];
+        let run = npp_run(stack);
+        assert_eq!(run.len(), 4, "the innermost run only");
         assert_eq!(
-            npp_entry(stack),
+            npp_entry(&run),
             Some(("nppiResize_8u_C1R_Ctx".into(), "libnppidei.so.13".into()))
         );
-        assert_eq!(npp_entry([frame("/app/server", Some("main")), None]), None);
+        assert_eq!(npp_run([frame("/app/server", Some("main")), None]), []);
+        assert_eq!(npp_entry(&[]), None);
     }
 
     #[test]
-    fn dladdr_names_a_library_function() {
+    fn a_run_of_internal_code_only_is_named_by_its_library() {
+        let run = npp_run([
+            frame("/cuda/lib64/libnppc.so.13", None),
+            frame("/cuda/lib64/libnppidei.so.13", None),
+            frame("/app/server", Some("main")),
+        ]);
+        assert_eq!(
+            npp_entry(&run),
+            Some(("unexported code in libnppidei.so.13".into(), "libnppidei.so.13".into()))
+        );
+        let text: Vec<String> = run.iter().map(Frame::text).collect();
+        assert_eq!(text, ["libnppc.so.13: +0x40", "libnppidei.so.13: +0x40"]);
+    }
+
+    #[test]
+    fn dladdr_names_a_function_only_within_its_extent() {
         let f = symbolise(libc::getpid as *const c_void).expect("getpid is in a loaded object");
         assert!(file_name(&f.library).starts_with("libc"), "{f:?}");
+        assert!(f.symbol.is_some(), "{f:?}");
+        assert_eq!(f.offset, 0);
         assert!(!stack().is_empty());
+        // This test's own stack names no NPP code.
+        assert_eq!(NppStack::of(&stack(), &mut Names::default()), None);
+    }
+
+    static SEEN: std::sync::Mutex<Option<Box<[usize]>>> = std::sync::Mutex::new(None);
+
+    extern "C" fn take_stack() {
+        *SEEN.lock().unwrap() = Some(stack());
+    }
+
+    /// The stand-in NPP, built beside this test, copied under an NPP library's name.
+    fn standin_as_npp(dir: &Path) -> Option<std::path::PathBuf> {
+        let exe = std::env::current_exe().ok()?;
+        let built = ["libnppbench_trace_standin.so", "deps/libnppbench_trace_standin.so"]
+            .iter()
+            .map(|f| exe.parent().unwrap().join(f))
+            .find(|p| p.exists())?;
+        let copy = dir.join("libnppistandin.so");
+        std::fs::copy(built, &copy).ok()?;
+        Some(copy)
+    }
+
+    #[test]
+    fn a_stack_through_npp_code_names_the_exported_function_it_passed() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(lib) = standin_as_npp(dir.path()) else {
+            eprintln!("skipped: the stand-in is not built beside this test");
+            return;
+        };
+        let path = std::ffi::CString::new(lib.to_str().unwrap()).unwrap();
+        // SAFETY: the stand-in's initialisers are Rust's own; local, so its symbols stay apart.
+        let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        assert!(!handle.is_null());
+        // SAFETY: a lookup through a valid handle.
+        let f = unsafe { libc::dlsym(handle, c"nppbench_trace_standin_call_back".as_ptr()) };
+        assert!(!f.is_null());
+        // SAFETY: the stand-in's `extern "C" fn(extern "C" fn()) -> u64`.
+        let call_back = unsafe { std::mem::transmute::<*mut c_void, extern "C" fn(extern "C" fn()) -> u64>(f) };
+        assert_eq!(call_back(take_stack), 1);
+        let seen = SEEN.lock().unwrap().take().unwrap();
+        let npp = NppStack::of(&seen, &mut Names::default()).expect("a frame in libnppistandin.so");
+        assert_eq!(
+            (npp.function.as_str(), npp.library.as_str()),
+            ("nppbench_trace_standin_call_back", "libnppistandin.so")
+        );
+        assert!(
+            npp.text
+                .starts_with("libnppistandin.so: nppbench_trace_standin_call_back+0x"),
+            "{}",
+            npp.text
+        );
     }
 
     #[test]

@@ -1,8 +1,16 @@
 //! Per-thread recording: each host thread counts its calls in data of its own, behind a mutex
 //! only it and the writer take. The registry of threads is locked once per thread (its first
 //! call), never on the call path.
+//!
+//! A thread's first call pays for its registration, so that is kept small: one allocation (its
+//! data), the thread id, one push under the registry's lock. Its sites are searched in order
+//! until there are many; only then is a map built, with a fixed hasher (std's random one would
+//! ask the kernel for keys on every new thread).
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -20,11 +28,13 @@ pub(crate) struct ThreadData {
     /// The site of the thread's first call.
     pub(crate) first_site: Option<SiteKey>,
     pub(crate) sites: Vec<(SiteKey, SiteStats)>,
-    index: HashMap<SiteKey, usize>,
+    /// Built once there are more than [`SEARCHED_IN_ORDER`] sites.
+    index: HashMap<SiteKey, usize, BuildHasherDefault<DefaultHasher>>,
     /// The site of the previous call: most calls repeat it.
     last: usize,
-    /// Recording time on this thread, ns.
+    /// Recording time on this thread, ns, and the part of it spent on its first call.
     pub(crate) overhead_ns: u64,
+    pub(crate) first_call_overhead_ns: u64,
     pub(crate) exited: bool,
 }
 
@@ -37,9 +47,10 @@ impl ThreadData {
             calls: 0,
             first_site: None,
             sites: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             last: 0,
             overhead_ns: 0,
+            first_call_overhead_ns: 0,
             exited: false,
         }
     }
@@ -49,13 +60,9 @@ impl ThreadData {
     pub(crate) fn add(&mut self, key: SiteKey, start_ns: u64, in_npp_ns: u64, status: NppStatus) {
         let i = match self.sites.get(self.last) {
             Some((k, _)) if *k == key => self.last,
-            _ => match self.index.get(&key) {
-                Some(&i) => i,
-                None => {
-                    self.index.insert(key, self.sites.len());
-                    self.sites.push((key, SiteStats::new(start_ns)));
-                    self.sites.len() - 1
-                }
+            _ => match self.find(&key) {
+                Some(i) => i,
+                None => self.insert(key, start_ns),
             },
         };
         self.last = i;
@@ -67,7 +74,40 @@ impl ThreadData {
         self.calls += 1;
         self.last_ns = start_ns;
     }
+
+    /// Adds the recording time of a call just counted.
+    #[inline]
+    pub(crate) fn add_overhead(&mut self, ns: u64) {
+        if self.calls == 1 {
+            self.first_call_overhead_ns = ns;
+        }
+        self.overhead_ns += ns;
+    }
+
+    fn find(&self, key: &SiteKey) -> Option<usize> {
+        if self.index.is_empty() {
+            self.sites.iter().position(|(k, _)| k == key)
+        } else {
+            self.index.get(key).copied()
+        }
+    }
+
+    fn insert(&mut self, key: SiteKey, start_ns: u64) -> usize {
+        let i = self.sites.len();
+        self.sites.push((key, SiteStats::new(start_ns)));
+        if self.sites.len() > SEARCHED_IN_ORDER {
+            if self.index.is_empty() {
+                self.index = self.sites.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
+            } else {
+                self.index.insert(key, i);
+            }
+        }
+        i
+    }
 }
+
+/// Sites a thread searches in order before it builds a map.
+const SEARCHED_IN_ORDER: usize = 8;
 
 /// Locks `m`, recovering a poisoned lock (the data is counts: still meaningful).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -92,10 +132,21 @@ type Shared = Arc<Mutex<ThreadData>>;
 /// Every thread that recorded, in the order they first did.
 static THREADS: Mutex<Vec<Shared>> = Mutex::new(Vec::new());
 
-/// The kernel's id of the calling thread.
+thread_local! {
+    /// The calling thread's id, once asked (0: not yet).
+    static TID: Cell<i64> = const { Cell::new(0) };
+}
+
+/// The kernel's id of the calling thread (`gettid`, asked once per thread).
 pub(crate) fn tid() -> i64 {
+    let cached = TID.try_with(Cell::get).unwrap_or(0);
+    if cached != 0 {
+        return cached;
+    }
     // SAFETY: gettid has no preconditions.
-    i64::from(unsafe { libc::gettid() })
+    let tid = i64::from(unsafe { libc::gettid() });
+    let _ = TID.try_with(|c| c.set(tid));
+    tid
 }
 
 fn register() -> Shared {
@@ -187,6 +238,30 @@ mod tests {
         assert_eq!(t.first_site, Some(key(8)));
         let counts: Vec<(i32, u64)> = t.sites.iter().map(|(k, s)| (k.width, s.calls)).collect();
         assert_eq!(counts, [(8, 3), (9, 1)]);
+    }
+
+    #[test]
+    fn many_sites_are_found_through_the_map_built_past_the_first_few() {
+        let mut t = ThreadData::new(7);
+        let n = SEARCHED_IN_ORDER as i32 * 3;
+        for round in 0..2 {
+            for w in 0..n {
+                t.add(key(w), 10, 1, 0);
+                assert_eq!(t.index.is_empty(), round == 0 && w < SEARCHED_IN_ORDER as i32, "{w}");
+            }
+        }
+        assert_eq!(t.sites.len(), n as usize);
+        assert!(t.sites.iter().all(|(_, s)| s.calls == 2));
+    }
+
+    #[test]
+    fn the_first_calls_recording_is_kept_apart() {
+        let mut t = ThreadData::new(7);
+        t.add(key(8), 10, 1, 0);
+        t.add_overhead(900);
+        t.add(key(8), 20, 1, 0);
+        t.add_overhead(100);
+        assert_eq!((t.first_call_overhead_ns, t.overhead_ns), (900, 1000));
     }
 
     #[test]

@@ -1,19 +1,24 @@
 //! Starting in the traced process and writing the trace: the initialiser (run by the loader
-//! before `main`), the writer thread that samples memory and rewrites the file every half
-//! second, and the exit path that writes it once more. Each write goes to a temporary file
-//! renamed over the trace, so a reader (or a crash) never sees half a file.
+//! before `main`), the writer thread that samples memory every tenth of a second (and at once
+//! when the process makes its first NPP call, for a baseline) and rewrites the file every half
+//! second, and the exit path that samples and writes it once more. Each write goes to a
+//! temporary file renamed over the trace, so a reader (or a crash) never sees half a file. The
+//! writer also does the once-per-process lookup of the CUDA driver (`driver::prepare`), so that
+//! a caller's thread seldom pays for it.
 
 use std::ffi::CStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex, OnceLock};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-use nppbench_model::{MemorySample, TraceDevice, TraceEnd, TraceFile};
+use nppbench_model::{TraceDevice, TraceEnd, TraceFile};
 use nppbench_npp::sys::{GetLibVersion, NppLibraryVersion};
 
 use crate::clock::{self, seconds};
+use crate::driver;
 use crate::memory::{Sampler, Samples, live_threads};
 use crate::protocol::{self, FLUSH_INTERVAL_S, SAMPLE_INTERVAL_S};
 use crate::snapshot::{self, Context, live_streams};
@@ -36,7 +41,8 @@ static CONFIG: OnceLock<Config> = OnceLock::new();
 struct State {
     program: Vec<String>,
     streams_missing: Option<String>,
-    memory_missing: Option<String>,
+    /// Why NVML cannot be asked (not yet loaded, or failed to load).
+    memory_unavailable: Option<String>,
     devices: Vec<TraceDevice>,
     samples: Samples,
     npp_version: Option<String>,
@@ -48,7 +54,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
     Mutex::new(State {
         program: Vec::new(),
         streams_missing: None,
-        memory_missing: Some("the writer thread has not sampled yet".into()),
+        memory_unavailable: Some("the program ended before the writer thread had loaded NVML".into()),
         devices: Vec::new(),
         samples: Samples::new(SAMPLE_INTERVAL_S),
         npp_version: None,
@@ -58,6 +64,12 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
 
 /// How long a write waits for a thread busy recording before leaving its latest calls out.
 const BUSY_WAIT: Duration = Duration::from_millis(200);
+
+/// NVML, once the writer thread has loaded it (the exit path samples with it too).
+static SAMPLER: OnceLock<Sampler> = OnceLock::new();
+
+/// The writer thread, for the first NPP call to wake.
+static WRITER: OnceLock<Thread> = OnceLock::new();
 
 /// The traced program's arguments, from `/proc/self/cmdline`.
 fn program() -> Vec<String> {
@@ -97,16 +109,20 @@ pub(crate) fn write(end: TraceEnd) {
     if st.finished {
         return;
     }
+    let final_write = !matches!(end, TraceEnd::Running);
+    if final_write && let Some(sampler) = SAMPLER.get() {
+        st.samples.push(take_sample(sampler));
+    }
     let npp_libraries = symbolise::npp_libraries();
     if st.npp_version.is_none() && !npp_libraries.is_empty() {
         st.npp_version = npp_version();
     }
-    let final_write = !matches!(end, TraceEnd::Running);
     let ctx = Context {
         end,
         program: st.program.clone(),
         streams_missing: st.streams_missing.clone(),
-        memory_missing: st.memory_missing.clone(),
+        memory_unavailable: st.memory_unavailable.clone(),
+        sampler: SAMPLER.get(),
         devices: &st.devices,
         samples: &st.samples,
         npp_libraries,
@@ -130,35 +146,36 @@ pub(crate) fn write_atomic(path: &Path, trace: &TraceFile) -> std::io::Result<()
     std::fs::rename(&tmp, path)
 }
 
-fn sample(sampler: &Sampler) {
-    let s = MemorySample {
-        t_s: seconds(clock::now_ns()),
-        device_bytes: sampler.device_bytes(),
-        live_threads: live_threads(),
-        live_streams: live_streams(),
-    };
-    if let Some(mut st) = lock_until(&STATE, Instant::now() + BUSY_WAIT) {
-        st.samples.push(s);
-    }
+fn take_sample(sampler: &Sampler) -> crate::memory::RawSample {
+    sampler.sample(seconds(clock::now_ns()), live_threads(), live_streams())
 }
 
-/// The writer thread: a first write at once, then NVML, then a sample and a write every
-/// interval until the exit path has written.
+/// The writer thread: a first write at once, then NVML, then a sample every
+/// [`SAMPLE_INTERVAL_S`] (or at once when woken by the first NPP call) and a write every
+/// [`FLUSH_INTERVAL_S`], until the exit path has written.
 fn writer_thread() {
+    let _ = WRITER.set(std::thread::current());
     write(TraceEnd::Running);
-    let sampler = Sampler::new();
+    let sampler = SAMPLER.get_or_init(Sampler::new);
     if let Some(mut st) = lock_until(&STATE, Instant::now() + BUSY_WAIT) {
-        st.memory_missing = sampler.missing.clone();
+        st.memory_unavailable = sampler.missing.clone();
         st.devices = sampler.devices.clone();
     }
-    let interval = Duration::from_secs_f64(FLUSH_INTERVAL_S.min(SAMPLE_INTERVAL_S));
+    let flush = Duration::from_secs_f64(FLUSH_INTERVAL_S);
+    let mut written = Instant::now();
     loop {
-        sample(&sampler);
-        write(TraceEnd::Running);
-        if lock_until(&STATE, Instant::now() + BUSY_WAIT).is_some_and(|s| s.finished) {
-            return;
+        driver::prepare();
+        let s = take_sample(sampler);
+        match lock_until(&STATE, Instant::now() + BUSY_WAIT) {
+            Some(st) if st.finished => return,
+            Some(mut st) => st.samples.push(s),
+            None => {}
         }
-        std::thread::sleep(interval);
+        if written.elapsed() >= flush {
+            write(TraceEnd::Running);
+            written = Instant::now();
+        }
+        std::thread::park_timeout(Duration::from_secs_f64(SAMPLE_INTERVAL_S));
     }
 }
 
@@ -197,12 +214,16 @@ extern "C" fn at_exit() {
 static EXIT_HOOKED_AT_CALL: AtomicBool = AtomicBool::new(false);
 
 /// At the process's first recorded call: hooks the exit path again, so that it runs before the
-/// exit handlers CUDA registered at its start (which may tear streams down). The hook set at
-/// start still covers a program that never calls NPP; whichever runs first writes.
+/// exit handlers CUDA registered at its start (which may tear streams down), and wakes the
+/// writer for a sample of memory as the calls begin. The hook set at start still covers a
+/// program that never calls NPP; whichever runs first writes.
 #[inline]
 pub(crate) fn on_call() {
     if !EXIT_HOOKED_AT_CALL.load(Ordering::Relaxed) && !EXIT_HOOKED_AT_CALL.swap(true, Ordering::Relaxed) {
         hook_exit();
+        if let Some(w) = WRITER.get() {
+            w.unpark();
+        }
     }
 }
 

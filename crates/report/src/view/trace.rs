@@ -12,8 +12,8 @@ use nppbench_analysis::trace::{SiteGroup, TraceFindings, TraceStatus};
 use nppbench_model::TraceFile;
 
 use self::words::{
-    agreement, bytes, cost_rows, count, geometry_label, mib, notices, prediction_text, stream_csv, stream_words,
-    threading_csv, threading_words, verdict,
+    agreement, bytes, cost_rows, count, geometry_label, memory_label, mib, notices, prediction_text, stream_csv,
+    stream_words, threading_csv, threading_words, verdict,
 };
 use super::format::{fmt, fmt_sig};
 use super::prose::{FixView, fix_view, rule_sentence};
@@ -248,7 +248,10 @@ fn timeline_charts(f: &TraceFindings) -> Result<Vec<ChartView>, String> {
     let title = "Device memory and threads over the trace".to_owned();
     Ok(vec![ChartView {
         id: "timeline".into(),
-        caption: "Above: the process's device memory (NVML, summed over devices). Below: the process's live threads, and the threads that had kept NPP streams by then (dashed). Each point is one sample.".into(),
+        caption: format!(
+            "Above: {}. Below: the process's live threads, and the threads that had kept NPP streams by then (dashed). Each point is one sample.",
+            memory_label(f)
+        ),
         svg: charts::trace_timeline::render(&title, &f.timeline)?,
         title,
     }])
@@ -323,19 +326,8 @@ fn details(trace: &TraceFile, f: &TraceFindings) -> Vec<CostRow> {
             ),
         ),
     ];
-    if let Some(m) = f.memory {
-        rows.push(row(
-            "Device memory",
-            format!(
-                "{} at {} s, {} at {} s, peak {}",
-                mib(m.first_mib),
-                fmt(m.first_s, 1),
-                mib(m.last_mib),
-                fmt(m.last_s, 1),
-                mib(m.peak_mib)
-            ),
-        ));
-    }
+    rows.extend(memory_row(f));
+    rows.extend(stack_rows(trace));
     for d in &trace.devices {
         rows.push(row(
             &format!("Device {}", d.ordinal),
@@ -354,11 +346,63 @@ fn details(trace: &TraceFile, f: &TraceFindings) -> Vec<CostRow> {
     rows
 }
 
+/// The memory samples' first, last and peak, and whose memory they are.
+fn memory_row(f: &TraceFindings) -> Option<CostRow> {
+    let m = f.memory?;
+    Some(CostRow {
+        name: "Device memory".into(),
+        value: format!(
+            "{} at {} s, {} at {} s, peak {}: {}",
+            mib(m.first_mib),
+            fmt(m.first_s, 1),
+            mib(m.last_mib),
+            fmt(m.last_s, 1),
+            mib(m.peak_mib),
+            memory_label(f)
+        ),
+    })
+}
+
+/// The stacks that named NPP outside a catalogued call, as found: the most streams first, at
+/// most [`STACKS_SHOWN`].
+fn stack_rows(trace: &TraceFile) -> Vec<CostRow> {
+    let mut stacks: Vec<(&String, &u64)> = trace.capture.npp_stacks.iter().collect();
+    stacks.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut rows: Vec<CostRow> = stacks
+        .iter()
+        .take(STACKS_SHOWN)
+        .map(|(text, n)| CostRow {
+            name: "NPP frames on a stack that created streams".into(),
+            value: format!("{}, innermost first: {text}", count(**n, "stream", "streams")),
+        })
+        .collect();
+    if stacks.len() > STACKS_SHOWN {
+        rows.push(CostRow {
+            name: "NPP frames on a stack that created streams".into(),
+            value: format!("{} more stacks in trace.json", stacks.len() - STACKS_SHOWN),
+        });
+    }
+    rows
+}
+
+/// Distinct NPP stacks the details list.
+const STACKS_SHOWN: usize = 5;
+
 fn overhead(f: &TraceFindings) -> String {
     let o = &f.overhead;
+    let split = match (o.first_call_ns, o.later_call_ns) {
+        (Some(first), Some(later)) => format!(
+            " ({} ns on each of {} first calls of a thread, which register the thread; {} ns on later calls)",
+            fmt_sig(first),
+            o.first_calls,
+            fmt_sig(later)
+        ),
+        (Some(_), None) => " (every call was its thread's first, which registers the thread)".into(),
+        _ => String::new(),
+    };
     match o.per_call_ns {
         Some(ns) => format!(
-            "Recording cost {} ns per call on the caller's thread, {} ms in all over {} calls{}.",
+            "Recording cost {} ns per call on the caller's thread{split}, {} ms in all over {} calls{}.",
             fmt_sig(ns),
             fmt_sig(o.total_ms),
             o.calls,

@@ -3,7 +3,9 @@
 
 use nppbench_analysis::LeakClass;
 use nppbench_analysis::predict::Basis;
-use nppbench_analysis::trace::{SiteGroup, SiteStream, ThreadingPattern, TraceFindings, TraceStatus, Unpredicted};
+use nppbench_analysis::trace::{
+    MemoryScope, SiteGroup, SiteStream, ThreadingPattern, TraceFindings, TraceStatus, Unpredicted,
+};
 use nppbench_model::{TraceEnd, TraceFile};
 
 use super::CostRow;
@@ -120,9 +122,41 @@ fn kept_words(f: &TraceFindings) -> String {
     }
 }
 
+/// `device 0`, `devices 0 and 1`.
+fn devices_words(devices: &[u32]) -> String {
+    let list: Vec<String> = devices.iter().map(u32::to_string).collect();
+    match list.as_slice() {
+        [one] => format!("device {one}"),
+        [rest @ .., last] => format!("devices {} and {last}", rest.join(", ")),
+        [] => "every device".into(),
+    }
+}
+
+/// Whose memory the samples are, as the subject of a sentence: `Memory` (the process's own), or
+/// `Device memory (every process on the device)`.
+pub(super) fn memory_subject(f: &TraceFindings) -> &'static str {
+    match &f.memory_scope {
+        MemoryScope::Process => "Memory",
+        MemoryScope::Devices(d) if d.len() == 1 => "Device memory (every process on the device)",
+        MemoryScope::Devices(_) => "Device memory (every process on the devices)",
+    }
+}
+
+/// The memory chart's and the details' words for whose memory it is.
+pub(super) fn memory_label(f: &TraceFindings) -> String {
+    match &f.memory_scope {
+        MemoryScope::Process => "the process's device memory (NVML, summed over devices)".into(),
+        MemoryScope::Devices(d) => format!(
+            "device memory, every process on {} (NVML's used memory: it did not list the traced process)",
+            devices_words(d)
+        ),
+    }
+}
+
 /// The verdict sentence and the lines that follow it.
 pub(super) fn verdict(trace: &TraceFile, f: &TraceFindings) -> (String, Vec<String>) {
     let grew = f.memory.map(|m| mib(m.growth_mib));
+    let subject = memory_subject(f);
     let sentence = match (f.status, &grew, &trace.capture.streams_missing) {
         (TraceStatus::NotSeen, _, _) => format!(
             "No NPP call was seen: {}.",
@@ -132,16 +166,17 @@ pub(super) fn verdict(trace: &TraceFile, f: &TraceFindings) -> (String, Vec<Stri
                 .as_deref()
                 .unwrap_or("no catalogued function was called")
         ),
-        (TraceStatus::Grows | TraceStatus::Bounded, Some(g), Some(why)) => {
-            format!("Memory grew {g}, but the streams could not be counted ({why}): the growth cannot be tied to NPP.")
-        }
+        (TraceStatus::Grows | TraceStatus::Bounded, Some(g), Some(why)) => format!(
+            "{subject} grew {g}, but the streams could not be counted ({why}): the growth cannot be tied to NPP."
+        ),
         (TraceStatus::NoGrowth, _, Some(why)) => format!(
-            "No growth: memory grew {} over the trace; the streams could not be counted ({why}).",
+            "No growth: {} grew {} over the trace; the streams could not be counted ({why}).",
+            subject.to_lowercase(),
             grew.as_deref().unwrap_or("by an unknown amount")
         ),
-        (TraceStatus::Grows, Some(g), None) => format!("Memory grew {g}: {}.", kept_words(f)),
+        (TraceStatus::Grows, Some(g), None) => format!("{subject} grew {g}: {}.", kept_words(f)),
         (TraceStatus::Bounded, Some(g), None) => format!(
-            "Memory grew {g}, then stopped: {}, and no new thread did.",
+            "{subject} grew {g}, then stopped: {}, and no new thread did.",
             kept_words(f)
         ),
         (TraceStatus::Grows | TraceStatus::Bounded, None, _) => format!(
@@ -151,7 +186,7 @@ pub(super) fn verdict(trace: &TraceFile, f: &TraceFindings) -> (String, Vec<Stri
         ),
         (TraceStatus::NoGrowth, _, None) => format!(
             "No growth from NPP: no thread kept an NPP stream{}.",
-            grew.map(|g| format!(" (memory changed by {g} over the trace)"))
+            grew.map(|g| format!(" ({} changed by {g} over the trace)", subject.to_lowercase()))
                 .unwrap_or_default()
         ),
     };
@@ -214,6 +249,11 @@ pub(super) fn notices(trace: &TraceFile, f: &TraceFindings) -> Vec<String> {
     if let Some(why) = &c.memory_missing {
         out.push(format!(
             "Device memory could not be sampled: {why}. No growth or cost is given."
+        ));
+    } else if let MemoryScope::Devices(d) = &f.memory_scope {
+        out.push(format!(
+            "Device memory is {}'s as a whole, every process on it: NVML never listed the traced process among its processes (in a container NVML lists the host's pids), so the growth includes whatever other programs allocated meanwhile.",
+            devices_words(d)
         ));
     }
     if let Some(b) = &f.atlas {
