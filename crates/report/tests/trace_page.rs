@@ -369,3 +369,40 @@ fn the_npp_frames_a_stack_named_are_listed() {
         "{details}"
     );
 }
+
+/// The committed real trace of the seed report's program (H100, NPP 13.0.1), with the H100
+/// atlas: the page leads with GROWS and its figure, names the 31x31 convert with its strides as
+/// the site that kept streams, with the atlas's answer agreeing, and its CSV has both call sites.
+#[test]
+fn the_real_seed_trace_page_names_the_growing_call_site() {
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    let trace: TraceFile =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("trace/seed-repro/trace.json")).unwrap()).unwrap();
+    let atlas: Vec<RunFile> = nppbench_model::find_run_files(&reports.join("h100-atlas-npp-13.0.1"))
+        .unwrap()
+        .iter()
+        .map(|p| RunFile::read(p).unwrap())
+        .collect();
+    let page = render(&trace, &atlas);
+    let md = &page.summary_md;
+    assert!(md.starts_with("## GROWS"), "{}", &md[..80]);
+    assert!(md.contains("100 threads each kept 3 NPP streams"), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| `nppiConvert_8u32f_C1R_Ctx` | 31x31 s32/128 |"))
+        .expect("the growing site's row");
+    assert!(
+        row.contains("| 300 |") && row.contains("| leak |") && row.ends_with("| yes |"),
+        "{row}"
+    );
+    assert!(
+        !md.contains("| `nppiConvert_8u32f_C1R_Ctx` | 32x35"),
+        "the 32x35 site kept nothing"
+    );
+    assert!(position(&page.index_html, "GROWS") < position(&page.index_html, "31x31 s32/128"));
+    assert_eq!(
+        page.call_sites_csv.lines().count(),
+        3,
+        "a header and the two call sites"
+    );
+}

@@ -10,7 +10,11 @@
 //      from the stream, device memory printed after each group:
 //      D1. nppiConvert_8u32f_AC4R_Ctx 31x31 (strides 128/512),
 //      D2. nppiCopy_32f_C4R_Ctx 31x31 (strides 512/512),
-//      D3. nppiAddC_8u_C4RSfs_Ctx 31x31 (strides 128/128), constants {1,2,3,4}, scale 0;
+//      D3. nppiAddC_8u_C4RSfs_Ctx 31x31 (strides 128/128), constants {1,2,3,4}, scale 0,
+//      D4. nppiSubC_8u_C1RSfs_Ctx 31x31 (strides 32/128), constant 1, scale 0,
+//      D5. nppiCopy_16u_C1R_Ctx 31x31 (strides 64/128),
+//      D6. nppiSubC_8u_C1RSfs_Ctx 1918x64 (strides 1920/1920), D7. nppiCopy_16u_C1R_Ctx 1918x64
+//      (strides 3840/3840), D8. nppiNot_8u_C1R_Ctx 1918x64 (strides 1920/1920);
 //   E. a thread per call: nppiConvert_8u32f_C1R_Ctx 32x32 (strides 32/128): aligned.
 // Build with -lnppial beside -lnppidei (AddC is in the arithmetic library).
 // Usage: own_program [threads per pattern=40]
@@ -39,16 +43,17 @@ static void convert(cudaStream_t stream, const NppStreamContext& ctx, int w, int
     CHECK(cudaFree(dst));
 }
 
-// One call of an uncatalogued function on 31 rows: source and destination of these strides,
-// the call made by `call(src, dst)`, its status checked, then synchronised and freed.
+// One call of an uncatalogued function on `rows` rows (31 by default): source and destination of
+// these strides, the call made by `call(src, dst)`, its status checked, then synchronised and
+// freed.
 template <class Call>
-static void uncatalogued(cudaStream_t stream, int src_step, int dst_step, Call call, const char* name) {
+static void uncatalogued(cudaStream_t stream, int src_step, int dst_step, Call call, const char* name, int rows = 31) {
     void *src, *dst;
-    CHECK(cudaMalloc(&src, size_t(src_step) * 31));
-    CHECK(cudaMalloc(&dst, size_t(dst_step) * 31));
-    CHECK(cudaMemsetAsync(src, 7, size_t(src_step) * 31, stream));
+    CHECK(cudaMalloc(&src, size_t(src_step) * rows));
+    CHECK(cudaMalloc(&dst, size_t(dst_step) * rows));
+    CHECK(cudaMemsetAsync(src, 7, size_t(src_step) * rows, stream));
     NppStatus st = call(src, dst);
-    if (st != NPP_SUCCESS) std::fprintf(stderr, "%s 31x31: %d\n", name, st);
+    if (st != NPP_SUCCESS) std::fprintf(stderr, "%s (%d rows): %d\n", name, rows, st);
     CHECK(cudaStreamSynchronize(stream));
     CHECK(cudaFree(src));
     CHECK(cudaFree(dst));
@@ -130,6 +135,52 @@ int main(int argc, char** argv) {
         });
     });
     std::printf("D3 nppiAddC_8u_C4RSfs_Ctx: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
+            uncatalogued(s, 32, 128, [&](void* src, void* dst) {
+                return nppiSubC_8u_C1RSfs_Ctx(static_cast<const Npp8u*>(src), 32, 1, static_cast<Npp8u*>(dst), 128,
+                                              NppiSize{31, 31}, 0, c);
+            }, "nppiSubC_8u_C1RSfs_Ctx");
+        });
+    });
+    std::printf("D4 nppiSubC_8u_C1RSfs_Ctx: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
+            uncatalogued(s, 64, 128, [&](void* src, void* dst) {
+                return nppiCopy_16u_C1R_Ctx(static_cast<const Npp16u*>(src), 64, static_cast<Npp16u*>(dst), 128,
+                                            NppiSize{31, 31}, c);
+            }, "nppiCopy_16u_C1R_Ctx");
+        });
+    });
+    std::printf("D5 nppiCopy_16u_C1R_Ctx: %zu MiB\n", used_mib());
+    // The same two at 1918x64, where the catalogued Copy_8u_C1R keeps NPP's streams (pattern B).
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
+            uncatalogued(s, 1920, 1920, [&](void* src, void* dst) {
+                return nppiSubC_8u_C1RSfs_Ctx(static_cast<const Npp8u*>(src), 1920, 1, static_cast<Npp8u*>(dst), 1920,
+                                              NppiSize{1918, 64}, 0, c);
+            }, "nppiSubC_8u_C1RSfs_Ctx", 64);
+        });
+    });
+    std::printf("D6 nppiSubC_8u_C1RSfs_Ctx 1918x64: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
+            uncatalogued(s, 3840, 3840, [&](void* src, void* dst) {
+                return nppiCopy_16u_C1R_Ctx(static_cast<const Npp16u*>(src), 3840, static_cast<Npp16u*>(dst), 3840,
+                                            NppiSize{1918, 64}, c);
+            }, "nppiCopy_16u_C1R_Ctx", 64);
+        });
+    });
+    std::printf("D7 nppiCopy_16u_C1R_Ctx 1918x64: %zu MiB\n", used_mib());
+    on_new_threads(n, [] {
+        with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) {
+            uncatalogued(s, 1920, 1920, [&](void* src, void* dst) {
+                return nppiNot_8u_C1R_Ctx(static_cast<const Npp8u*>(src), 1920, static_cast<Npp8u*>(dst), 1920,
+                                          NppiSize{1918, 64}, c);
+            }, "nppiNot_8u_C1R_Ctx", 64);
+        });
+    });
+    std::printf("D8 nppiNot_8u_C1R_Ctx 1918x64: %zu MiB\n", used_mib());
     on_new_threads(n, [] {
         with_stream(cudaStreamDefault, false, [](cudaStream_t s, const NppStreamContext& c) { convert(s, c, 32, 32, 32, 128); });
     });

@@ -1,47 +1,100 @@
 //! The CUDA driver, only where the program has loaded it: the interposer never loads CUDA into a
-//! program. Whether it is mapped is read from the loader's list of objects (`dl_iterate_phdr`:
-//! no file is opened, and where the loader added nothing since the last look, one entry is
-//! read); cudarc's search for the library by its candidate names (`is_culib_present` and
-//! `culib`, a `dlopen` of each name, most of them failing after a search of the library path)
-//! runs once the driver is mapped, once per process, on the writer's thread where it can.
-//! Asked through cudarc: a stream's flags (`flags.rs`) and a device's PCI bus id (for NVML).
+//! program, and only ever calls the driver the program mapped. Whether it is mapped is read from
+//! the loader's list of objects (`dl_iterate_phdr`: no file is opened, and where the loader added
+//! nothing since the last look, one entry is read). The three functions asked (a stream's flags
+//! for `flags.rs`, a device and its PCI bus id for NVML) are looked up once per process in that
+//! very object (`dlopen` with `RTLD_NOLOAD` of its path, then `dlsym`).
+//!
+//! Not through cudarc's loader, by design: it opens the driver by its candidate names, which
+//! finds another libcuda than the program's where the program loaded one from elsewhere (CUDA's
+//! forward-compatibility folder, a test's stand-in): the interposer would then call a second
+//! driver with the program's handles, which crashed a test on the GPU machine. cudarc's types
+//! are used for the signatures.
 
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use cudarc::driver::sys;
 
-/// The driver as far as this process knows: not seen mapped yet, usable, or mapped where cudarc
-/// finds no library by its names.
+/// The driver as far as this process knows: not seen mapped yet, usable, or mapped without the
+/// functions asked.
 const UNSEEN: u8 = 0;
 const USABLE: u8 = 1;
-const NOT_FOR_CUDARC: u8 = 2;
+const NOT_USABLE: u8 = 2;
 
 static DRIVER: AtomicU8 = AtomicU8::new(UNSEEN);
 
-/// Whether the process has loaded a CUDA driver that cudarc can call (without loading it).
-pub(crate) fn usable() -> bool {
+/// The driver functions the interposer calls, from the object the program mapped.
+struct Functions {
+    stream_get_flags: unsafe extern "C" fn(sys::CUstream, *mut c_uint) -> sys::CUresult,
+    /// The two NVML needs to name a device; `None` in a driver without them.
+    device: Option<(DeviceGet, DeviceGetPciBusId)>,
+}
+
+type DeviceGet = unsafe extern "C" fn(*mut sys::CUdevice, c_int) -> sys::CUresult;
+type DeviceGetPciBusId = unsafe extern "C" fn(*mut c_char, c_int, sys::CUdevice) -> sys::CUresult;
+
+static FUNCTIONS: OnceLock<Functions> = OnceLock::new();
+
+/// The functions in the mapped driver at `path`, without loading anything.
+fn look_up(path: &CStr) -> Option<Functions> {
+    // SAFETY: RTLD_NOLOAD only returns a handle to an object already mapped (and takes a
+    // reference to it, which is kept for the process's life); nothing is loaded or initialised.
+    let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+    if handle.is_null() {
+        return None;
+    }
+    let symbol = |name: &CStr| {
+        // SAFETY: `handle` is a live handle; `name` is NUL-terminated.
+        let p = unsafe { libc::dlsym(handle, name.as_ptr()) };
+        (!p.is_null()).then_some(p)
+    };
+    let flags = symbol(c"cuStreamGetFlags")?;
+    let device = symbol(c"cuDeviceGet").zip(symbol(c"cuDeviceGetPCIBusId"));
+    // SAFETY: the driver API's documented signatures for these exported names (cuda.h), with
+    // cudarc's types; the object stays mapped (the handle above is never closed).
+    unsafe {
+        Some(Functions {
+            stream_get_flags: std::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(sys::CUstream, *mut c_uint) -> sys::CUresult,
+            >(flags),
+            device: device.map(|(get, bus_id)| {
+                (
+                    std::mem::transmute::<*mut c_void, DeviceGet>(get),
+                    std::mem::transmute::<*mut c_void, DeviceGetPciBusId>(bus_id),
+                )
+            }),
+        })
+    }
+}
+
+/// The driver's functions where the process has mapped a CUDA driver that has them.
+fn functions() -> Option<&'static Functions> {
     match DRIVER.load(Ordering::Acquire) {
-        USABLE => true,
-        NOT_FOR_CUDARC => false,
+        USABLE => FUNCTIONS.get(),
+        NOT_USABLE => None,
         _ => {
-            if !driver_mapped() {
-                return false;
-            }
-            // SAFETY: cudarc opens each of its candidate names (the driver is mapped: one of them
-            // is found among the loaded objects) and closes it again; then opens the one it
-            // keeps for the process's life. Once per process.
-            let usable = unsafe {
-                let usable = sys::is_culib_present();
-                if usable {
-                    sys::culib();
+            let path = driver_mapped()?;
+            match look_up(&path) {
+                Some(f) => {
+                    let _ = FUNCTIONS.set(f);
+                    DRIVER.store(USABLE, Ordering::Release);
+                    FUNCTIONS.get()
                 }
-                usable
-            };
-            DRIVER.store(if usable { USABLE } else { NOT_FOR_CUDARC }, Ordering::Release);
-            usable
+                None => {
+                    DRIVER.store(NOT_USABLE, Ordering::Release);
+                    None
+                }
+            }
         }
     }
+}
+
+/// Whether the process has loaded a CUDA driver the interposer can ask (without loading it).
+pub(crate) fn usable() -> bool {
+    functions().is_some()
 }
 
 /// Does the once-per-process part of asking flags where the driver is already mapped: the
@@ -49,6 +102,18 @@ pub(crate) fn usable() -> bool {
 /// does not pay it on that call.
 pub(crate) fn prepare() {
     let _ = usable();
+}
+
+/// A stream's flags (`cuStreamGetFlags`), where the program's driver is loaded; `None` where it
+/// is not or the driver does not know the handle.
+pub(crate) fn stream_flags(handle: u64) -> Option<u32> {
+    let f = functions()?;
+    let mut flags: c_uint = 0;
+    // SAFETY: the program's own driver; `handle` is the stream the program just passed to NPP,
+    // alive for that call, and the flags are written through a valid pointer. A handle the
+    // driver does not know gives an error, not a fault.
+    let r = unsafe { (f.stream_get_flags)(handle as sys::CUstream, &mut flags) };
+    (r == sys::CUresult::CUDA_SUCCESS).then_some(flags)
 }
 
 /// `dlpi_adds` (the loader's count of objects added) when the driver was last looked for and
@@ -59,12 +124,12 @@ static NOT_MAPPED_AT: AtomicU64 = AtomicU64::new(u64::MAX);
 struct Walk {
     not_mapped_at: u64,
     adds: Option<u64>,
-    found: bool,
+    found: Option<CString>,
 }
 
-/// Whether an object named `libcuda.so*` is mapped, from the loader's list (no file is opened;
-/// where nothing was added since it was last not found, the first entry says so).
-fn driver_mapped() -> bool {
+/// The path of the object named `libcuda.so*` the process has mapped, from the loader's list (no
+/// file is opened; where nothing was added since it was last not found, the first entry says so).
+fn driver_mapped() -> Option<CString> {
     unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, size: usize, data: *mut c_void) -> c_int {
         // SAFETY: `data` is the `Walk` passed below, borrowed by this walk only.
         let walk = unsafe { &mut *data.cast::<Walk>() };
@@ -81,19 +146,23 @@ fn driver_mapped() -> bool {
             return 0;
         }
         // SAFETY: a non-null name is NUL-terminated.
-        let path = unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes();
+        let name = unsafe { CStr::from_ptr(info.dlpi_name) };
+        let path = name.to_bytes();
         let file = path.rsplit(|b| *b == b'/').next().unwrap_or(path);
-        walk.found = file.starts_with(b"libcuda.so");
-        c_int::from(walk.found)
+        if file.starts_with(b"libcuda.so") {
+            walk.found = Some(name.to_owned());
+            return 1;
+        }
+        0
     }
     let mut walk = Walk {
         not_mapped_at: NOT_MAPPED_AT.load(Ordering::Relaxed),
         adds: None,
-        found: false,
+        found: None,
     };
     // SAFETY: `visit` reads only the entries it is given and the walk it is passed.
     unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut walk).cast()) };
-    if !walk.found
+    if walk.found.is_none()
         && let Some(adds) = walk.adds
     {
         NOT_MAPPED_AT.store(adds, Ordering::Relaxed);
@@ -104,16 +173,14 @@ fn driver_mapped() -> bool {
 /// The PCI bus id of the device the program calls CUDA `ordinal` (`cuDeviceGet`,
 /// `cuDeviceGetPCIBusId`), where the driver is loaded and initialised; NVML names devices by it.
 pub(crate) fn pci_bus_id(ordinal: i32) -> Option<String> {
-    if !usable() {
-        return None;
-    }
-    let mut device = 0;
+    let (device_get, device_get_pci_bus_id) = functions()?.device?;
+    let mut device: sys::CUdevice = 0;
     let mut id = [0 as c_char; 32];
-    // SAFETY: the driver is loaded; both write through valid pointers (`id` holds the length
+    // SAFETY: the program's own driver; both write through valid pointers (`id` holds the length
     // passed). Before `cuInit` they return an error, not a fault.
     let found = unsafe {
-        sys::cuDeviceGet(&mut device, ordinal) == sys::CUresult::CUDA_SUCCESS
-            && sys::cuDeviceGetPCIBusId(id.as_mut_ptr(), id.len() as c_int, device) == sys::CUresult::CUDA_SUCCESS
+        device_get(&mut device, ordinal) == sys::CUresult::CUDA_SUCCESS
+            && device_get_pci_bus_id(id.as_mut_ptr(), id.len() as c_int, device) == sys::CUresult::CUDA_SUCCESS
     };
     // SAFETY: on success the driver wrote a NUL-terminated string within `id`.
     found.then(|| unsafe { CStr::from_ptr(id.as_ptr()) }.to_string_lossy().into_owned())
@@ -125,7 +192,7 @@ mod tests {
 
     #[test]
     fn a_process_without_the_driver_has_none_and_asks_nothing() {
-        if driver_mapped() {
+        if driver_mapped().is_some() {
             eprintln!("skipped: this process has the CUDA driver loaded");
             return;
         }
@@ -137,6 +204,6 @@ mod tests {
             u64::MAX,
             "and remembered as not mapped"
         );
-        assert!(!driver_mapped());
+        assert!(driver_mapped().is_none());
     }
 }

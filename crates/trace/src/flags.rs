@@ -8,8 +8,6 @@
 
 use std::cell::RefCell;
 
-use cudarc::driver::sys;
-
 use crate::driver;
 use crate::streams;
 
@@ -64,15 +62,7 @@ pub(crate) fn real_flags(handle: u64) -> Option<u32> {
 }
 
 fn query(handle: u64) -> Option<u32> {
-    if !driver::usable() {
-        return None;
-    }
-    let mut flags = 0;
-    // SAFETY: the driver is loaded; `handle` is the stream the program just passed to NPP,
-    // alive for that call, and the flags are written through a valid pointer. A handle the
-    // driver does not know gives an error, not a fault.
-    let r = unsafe { sys::cuStreamGetFlags(handle as sys::CUstream, &mut flags) };
-    (r == sys::CUresult::CUDA_SUCCESS).then_some(flags)
+    driver::stream_flags(handle)
 }
 
 #[cfg(test)]

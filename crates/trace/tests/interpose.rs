@@ -3,7 +3,7 @@
 //! it and calls its symbols; the stand-in logs what reached it. Arguments, thread ids and
 //! statuses must pass through unchanged, no call may be lost under many threads, a program that
 //! exits early or is killed must leave a valid trace.json, and a new thread's first call must
-//! cost little more than a later one (with a copy of the stand-in as the CUDA driver, looked up
+//! ask the driver the program loaded (with a copy of the stand-in as the CUDA driver, looked up
 //! by name as the real one is).
 //!
 //! The binary links the stand-in's caller, never the interposer's rlib (the two define the same
@@ -150,6 +150,9 @@ fn run_child(spec: &str) -> Run {
     let spec = match spec_value(spec, "driver") {
         Some("1") => {
             let driver = nppbench_trace_standin::driver::install(dir.path()).unwrap();
+            // A decoy beside it, as a machine has another libcuda than the one a program loads
+            // (CUDA's forward-compatibility folder): a lookup by name finds the decoy first.
+            std::fs::copy(&driver, dir.path().join("libcuda.so")).unwrap();
             spec.replace("driver=1", &format!("driver={}", driver.display()))
         }
         _ => spec.to_owned(),
@@ -311,47 +314,40 @@ fn a_program_that_loads_no_npp_is_told_apart() {
 /// A stream the stand-in driver calls non-blocking (bit 4 set; see `driver::flags_for`).
 const CREATED_STREAM: u64 = 0x7f00_1234_5010;
 
-/// A regression named after what broke: recording cost 12.4 µs a call in a program making each
-/// call on a new thread (the GPU evidence; 0.16 µs in a loop), because every thread's first
-/// call looked the CUDA driver up again: a `dlopen` of each of cudarc's candidate names, most of
-/// them failing after a search of the library path. Here the stand-in driver is looked up the
-/// same way; a new thread's first call must cost at most [`FIRST_CALL_BOUND`] later calls (it
-/// still registers the thread), measured on the same run, so the bound holds on any machine.
+/// Regressions named after what broke. Recording cost 12.4 µs a call in a program making each
+/// call on a new thread (the GPU evidence; 0.16 µs in a loop): every thread's first call looked
+/// the CUDA driver up again, by cudarc's candidate names. And on the GPU machine that lookup
+/// found the machine's libcuda rather than the stand-in the child had loaded, and called it
+/// with the stand-in's handles: the child crashed. Here a decoy `libcuda.so` sits beside the
+/// loaded stand-in driver: the interposer must ask the driver the program mapped (its counter
+/// counts every question), once per thread and stream. What the first call costs against a later
+/// one is printed, not asserted: timings are checked by the overhead bench and by the figures a
+/// trace records (`first_call_overhead`).
 #[test]
-fn recording_on_a_new_thread_per_call_costs_little_more_than_a_later_call() {
+fn the_driver_asked_is_the_one_the_program_loaded_once_per_thread_and_stream() {
     let spec = format!(
         "threads=200;calls=4;one_at_a_time=1;symbols=nppiConvert_8u32f_C1R_Ctx;stream={CREATED_STREAM};driver=1;setup_ms=300"
     );
-    let mut ratios = Vec::new();
-    // The best of three runs: a busy machine may slow one, never the lookup's absence.
-    for _ in 0..3 {
-        let run = run_child(&spec);
-        assert!(run.status.success(), "{:?}", run.status);
-        let t = &run.trace;
-        assert_eq!(
-            t.call_sites[0].real_flags,
-            Some(nppbench_trace_standin::driver::flags_for(CREATED_STREAM))
-        );
-        assert_eq!(run.flags_asked, Some(200), "asked once per thread and stream");
-        let first = t.capture.first_call_overhead;
-        assert_eq!((first.calls, t.overhead.calls), (200, 800));
-        let (first_ns, later_ns) = (
-            first.per_call_ns().unwrap(),
-            t.overhead.less(&first).per_call_ns().unwrap(),
-        );
-        eprintln!("a new thread's first call: {first_ns:.0} ns; a later call: {later_ns:.0} ns");
-        ratios.push(first_ns / later_ns);
-        if first_ns <= FIRST_CALL_BOUND * later_ns {
-            return;
-        }
-    }
-    panic!("a new thread's first call costs {ratios:?} later calls, over {FIRST_CALL_BOUND}");
+    let run = run_child(&spec);
+    assert!(run.status.success(), "{:?}", run.status);
+    let t = &run.trace;
+    assert_eq!(
+        t.call_sites[0].real_flags,
+        Some(nppbench_trace_standin::driver::flags_for(CREATED_STREAM))
+    );
+    assert_eq!(
+        run.flags_asked,
+        Some(200),
+        "the loaded driver, asked once per thread and stream"
+    );
+    let first = t.capture.first_call_overhead;
+    assert_eq!((first.calls, t.overhead.calls), (200, 800));
+    eprintln!(
+        "a new thread's first call: {:.0} ns; a later call: {:.0} ns",
+        first.per_call_ns().unwrap(),
+        t.overhead.less(&first).per_call_ns().unwrap()
+    );
 }
-
-/// How many later calls a thread's first call may cost: it registers the thread (its id, its
-/// data, the registry) and asks the stream's flags once, 15 to 50 later calls where measured on
-/// a busy two-core VM. Looking the driver up again cost thousands.
-const FIRST_CALL_BOUND: f64 = 100.0;
 
 #[test]
 fn memory_is_sampled_once_more_at_exit_and_says_whose_it_is() {
