@@ -1,19 +1,23 @@
 //! Per-thread recording: each host thread counts its calls in data of its own, behind a mutex
-//! only it and the writer take. The registry of threads is locked once per thread (its first
-//! call), never on the call path.
+//! only it and the writer take.
 //!
-//! A thread's first call pays for its registration, so that is kept small: one allocation (its
-//! data), the thread id, one push under the registry's lock. Its sites are searched in order
-//! until there are many; only then is a map built, with a fixed hasher (std's random one would
-//! ask the kernel for keys on every new thread).
+//! A thread's first call pays for its registration, so that is kept small: the writer keeps
+//! [`SPARE`] thread data allocated and registered ahead, in a lock-free queue (crossbeam's
+//! `Injector`), and a new thread takes one: no allocation (glibc gives a new thread's first
+//! allocation an arena of its own) and no lock shared by all threads. Only when the spares run out
+//! (more new threads in one writer tick than it keeps) does a thread allocate and register its
+//! own under the registry's lock. Its sites are searched in order until there are many; only then
+//! is a map built, with a fixed hasher (std's random one would ask the kernel for keys on every
+//! new thread).
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::BuildHasherDefault;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
+use crossbeam_deque::{Injector, Steal};
 use nppbench_npp::sys::NppStatus;
 
 use crate::site::{SiteKey, SiteStats};
@@ -46,7 +50,7 @@ impl ThreadData {
             last_ns: 0,
             calls: 0,
             first_site: None,
-            sites: Vec::new(),
+            sites: Vec::with_capacity(SITES_AHEAD),
             index: HashMap::default(),
             last: 0,
             overhead_ns: 0,
@@ -106,6 +110,9 @@ impl ThreadData {
     }
 }
 
+/// Room for sites a thread's data is given ahead (most threads call one or two).
+const SITES_AHEAD: usize = 4;
+
 /// Sites a thread searches in order before it builds a map.
 const SEARCHED_IN_ORDER: usize = 8;
 
@@ -149,8 +156,38 @@ pub(crate) fn tid() -> i64 {
     tid
 }
 
+/// Thread data the writer keeps allocated and registered for threads to come.
+pub(crate) const SPARE: usize = 256;
+
+/// Registered data no thread has claimed yet (tid 0).
+static SPARES: LazyLock<Injector<Shared>> = LazyLock::new(Injector::new);
+
+/// Tops the spares up to [`SPARE`]: the writer calls it at start and at every tick.
+pub(crate) fn refill_spares() {
+    let missing = SPARE.saturating_sub(SPARES.len());
+    if missing == 0 {
+        return;
+    }
+    let fresh: Vec<Shared> = (0..missing).map(|_| Arc::new(Mutex::new(ThreadData::new(0)))).collect();
+    lock(&THREADS).extend(fresh.iter().cloned());
+    for data in fresh {
+        SPARES.push(data);
+    }
+}
+
 fn register() -> Shared {
-    let data = Arc::new(Mutex::new(ThreadData::new(tid())));
+    let tid = tid();
+    loop {
+        match SPARES.steal() {
+            Steal::Success(data) => {
+                lock(&data).tid = tid;
+                return data;
+            }
+            Steal::Retry => continue,
+            Steal::Empty => break,
+        }
+    }
+    let data = Arc::new(Mutex::new(ThreadData::new(tid)));
     lock(&THREADS).push(Arc::clone(&data));
     data
 }
@@ -199,6 +236,8 @@ pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&ThreadData)) -> 
     let mut skipped = 0;
     for t in &all {
         match lock_until(t, deadline) {
+            // A spare no thread has claimed.
+            Some(g) if g.tid == 0 => {}
             Some(g) => f(&g),
             None => skipped += 1,
         }
@@ -262,6 +301,20 @@ mod tests {
         t.add(key(8), 20, 1, 0);
         t.add_overhead(100);
         assert_eq!((t.first_call_overhead_ns, t.overhead_ns), (900, 1000));
+    }
+
+    #[test]
+    fn a_new_thread_takes_a_registered_spare_and_unclaimed_spares_are_not_threads() {
+        refill_spares();
+        let before = SPARES.len();
+        assert!(before > 0);
+        let tid = std::thread::spawn(|| with_thread(|t| t.tid)).join().unwrap();
+        assert!(tid > 0);
+        assert!(SPARES.len() < before, "the thread took a spare");
+        let mut tids = Vec::new();
+        each_thread(Instant::now() + Duration::from_secs(1), |t| tids.push(t.tid));
+        assert!(tids.contains(&tid));
+        assert!(!tids.contains(&0), "no unclaimed spare is reported as a thread");
     }
 
     #[test]

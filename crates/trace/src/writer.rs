@@ -165,6 +165,7 @@ fn writer_thread() {
     let mut written = Instant::now();
     loop {
         driver::prepare();
+        crate::thread::refill_spares();
         let s = take_sample(sampler);
         match lock_until(&STATE, Instant::now() + BUSY_WAIT) {
             Some(st) if st.finished => return,
@@ -277,6 +278,7 @@ fn start() {
         st.streams_missing = streams_missing;
     }
     hook_exit();
+    crate::thread::refill_spares();
     let _ = std::thread::Builder::new().name("nppbench-trace".into()).spawn(|| {
         let _ = std::panic::catch_unwind(writer_thread);
     });
