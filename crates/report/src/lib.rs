@@ -174,10 +174,6 @@ pub fn render_compare(
 /// The caller places the run.json files beside it, named by [`view::run_json_name`].
 pub fn render_to_dir(runs: &[RunFile], out: &Path) -> Result<PathBuf, ReportError> {
     let r = render(runs)?;
-    std::fs::create_dir_all(out).map_err(|source| ReportError::Io {
-        path: out.to_owned(),
-        source,
-    })?;
     let mut files: Vec<(String, &String)> = vec![
         ("index.html".into(), &r.index_html),
         ("summary.md".into(), &r.summary_md),
@@ -189,6 +185,15 @@ pub fn render_to_dir(runs: &[RunFile], out: &Path) -> Result<PathBuf, ReportErro
     for (name, html) in &r.run_pages {
         files.push((name.clone(), html));
     }
+    write_files(out, files)
+}
+
+/// Writes each named text into `out` (created if need be); returns the path of its index.html.
+fn write_files(out: &Path, files: Vec<(String, &String)>) -> Result<PathBuf, ReportError> {
+    std::fs::create_dir_all(out).map_err(|source| ReportError::Io {
+        path: out.to_owned(),
+        source,
+    })?;
     for (name, text) in files {
         let path = out.join(name);
         std::fs::write(&path, text).map_err(|source| ReportError::Io {
@@ -241,20 +246,12 @@ pub fn render_trace(trace: &TraceFile, atlas: &[RunFile]) -> Result<RenderedTrac
 /// page's path. The caller places the trace.json beside it, which the page links to.
 pub fn render_trace_to_dir(trace: &TraceFile, atlas: &[RunFile], out: &Path) -> Result<PathBuf, ReportError> {
     let r = render_trace(trace, atlas)?;
-    std::fs::create_dir_all(out).map_err(|source| ReportError::Io {
-        path: out.to_owned(),
-        source,
-    })?;
-    for (name, text) in [
-        ("index.html", &r.index_html),
-        ("summary.md", &r.summary_md),
-        ("call_sites.csv", &r.call_sites_csv),
-    ] {
-        let path = out.join(name);
-        std::fs::write(&path, text).map_err(|source| ReportError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    }
-    Ok(out.join("index.html"))
+    write_files(
+        out,
+        vec![
+            ("index.html".into(), &r.index_html),
+            ("summary.md".into(), &r.summary_md),
+            ("call_sites.csv".into(), &r.call_sites_csv),
+        ],
+    )
 }
