@@ -242,7 +242,13 @@ mod tests {
         let db = dir.path().join("history.db").display().to_string();
         let out = dir.path().join("page");
         for run in ["quick-1", "quick-2"] {
-            history(&["add", &committed(&format!("calibration/h100-a/quick/{run}.json")), "--db", &db]).unwrap();
+            history(&[
+                "add",
+                &committed(&format!("calibration/h100-a/quick/{run}.json")),
+                "--db",
+                &db,
+            ])
+            .unwrap();
         }
         let out_s = out.display().to_string();
         history(&["report", "--db", &db, "--out", &out_s, "--fail-on", "leak,regression"]).unwrap();
