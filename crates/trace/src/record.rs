@@ -38,9 +38,13 @@ pub fn call(site: &Site<'_>, forward: impl FnOnce() -> NppStatus) -> NppStatus {
 fn after(site: &Site<'_>, status: NppStatus, entered: u64, start: u64, end: u64) {
     let real_flags = flags::real_flags(site.ctx.h_stream as u64);
     let key = SiteKey::new(site, real_flags);
-    streams::attach_created(key);
+    let created = streams::take_created();
     writer::on_call();
     with_thread(|t| {
+        if let Some(created) = created {
+            t.created_in_calls
+                .extend(created.into_iter().map(|handle| (handle, key)));
+        }
         t.add(key, start, end - start, status);
         t.add_overhead((start - entered) + (clock::now_ns() - end));
     });

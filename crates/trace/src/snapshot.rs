@@ -147,6 +147,7 @@ pub(crate) fn calls_missing(calls: u64, npp_loaded: bool, skipped: usize) -> Opt
 
 /// The trace now.
 pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
+    streams::attach(thread::drain_created(deadline));
     let t = from_threads(deadline);
     streams::name_stacks();
     let (per_site, mut recs, not_listed, npp_stacks) = streams::with_registry(|r| {

@@ -101,22 +101,31 @@ pub(crate) fn leave_call() {
     let _ = IN_CALL.try_with(|c| c.set(0));
 }
 
-/// Attributes the streams created during the call that just returned to its site.
+/// Takes the streams created during the call that just returned (the calling thread's own list,
+/// no lock): the recorder keeps them in the thread's data with the call's site, and the writer
+/// attributes them ([`attach`]), so that the call path never takes the registry's lock.
 #[inline]
-pub(crate) fn attach_created(key: SiteKey) {
+pub(crate) fn take_created() -> Option<Vec<u64>> {
     if !ANY_CREATED.try_with(|a| a.replace(false)).unwrap_or(true) {
-        return;
+        return None;
     }
-    let created = CREATED
+    CREATED
         .try_with(|c| {
             let mut c = c.try_borrow_mut().ok()?;
             (!c.is_empty()).then(|| std::mem::take(&mut *c))
         })
         .ok()
-        .flatten();
-    let Some(created) = created else { return };
+        .flatten()
+}
+
+/// Attributes streams created during catalogued calls to their sites (the writer's, before each
+/// snapshot). A stream already destroyed is found among the destroyed ones still listed.
+pub(crate) fn attach(created: Vec<(u64, SiteKey)>) {
+    if created.is_empty() {
+        return;
+    }
     let mut r = lock(&REGISTRY);
-    for handle in created {
+    for (handle, key) in created {
         let destroyed = {
             let rec = match r.live.get_mut(&handle) {
                 Some(rec) => Some(rec),
@@ -341,7 +350,7 @@ mod tests {
         on_created(0xdead_0002);
         on_destroyed(0xdead_0002);
         leave_call();
-        attach_created(key());
+        attach(take_created().unwrap().into_iter().map(|h| (h, key())).collect());
         on_destroyed(0xdead_0001);
         with_registry(|r| {
             assert_eq!(r.per_site[&key()], (2, 2));

@@ -40,6 +40,9 @@ pub(crate) struct ThreadData {
     pub(crate) overhead_ns: u64,
     pub(crate) first_call_overhead_ns: u64,
     pub(crate) exited: bool,
+    /// Streams created during this thread's catalogued calls, with the call's site, until the
+    /// writer attributes them (`streams::attach`).
+    pub(crate) created_in_calls: Vec<(u64, SiteKey)>,
 }
 
 impl ThreadData {
@@ -56,6 +59,7 @@ impl ThreadData {
             overhead_ns: 0,
             first_call_overhead_ns: 0,
             exited: false,
+            created_in_calls: Vec::new(),
         }
     }
 
@@ -224,6 +228,22 @@ pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadData) -> R) -> R {
             f(&mut g)
         }
     }
+}
+
+/// Takes every thread's streams created in calls, not yet attributed (a thread busy past
+/// `deadline` keeps its own for the next time).
+pub(crate) fn drain_created(deadline: Instant) -> Vec<(u64, SiteKey)> {
+    let Some(all) = lock_until(&THREADS, deadline) else {
+        return Vec::new();
+    };
+    let all: Vec<Shared> = all.clone();
+    let mut out = Vec::new();
+    for t in &all {
+        if let Some(mut g) = lock_until(t, deadline) {
+            out.append(&mut g.created_in_calls);
+        }
+    }
+    out
 }
 
 /// Calls `f` on every thread's data, waiting for a busy one until `deadline`; returns how many
