@@ -1,7 +1,9 @@
 //! Per-thread recording: each host thread counts its calls in data of its own, behind a mutex
 //! only it and the writer take.
 //!
-//! A thread's first call pays for its registration, so that is kept small: the writer keeps
+//! A thread's first call pays for its registration, so that is kept small: no thread-local with
+//! a destructor (whether a thread has ended is read by the writer from `/proc/self/task`), and the
+//! writer keeps
 //! [`SPARE`] thread data allocated and registered ahead, in a lock-free queue (crossbeam's
 //! `Injector`), and a new thread takes one: no allocation (glibc gives a new thread's first
 //! allocation an arena of its own) and no lock shared by all threads. Only when the spares run out
@@ -59,7 +61,7 @@ impl ThreadData {
             overhead_ns: 0,
             first_call_overhead_ns: 0,
             exited: false,
-            created_in_calls: Vec::new(),
+            created_in_calls: Vec::with_capacity(SITES_AHEAD),
         }
     }
 
@@ -196,38 +198,42 @@ fn register() -> Shared {
     data
 }
 
-/// A thread's handle on its data; marks it exited when the thread ends.
-struct Local(Shared);
-
-impl Drop for Local {
-    fn drop(&mut self) {
-        lock(&self.0).exited = true;
-    }
-}
-
 thread_local! {
-    static LOCAL: Local = Local(register());
+    /// The calling thread's data (null: not yet registered). A plain pointer, not the `Arc`:
+    /// a thread-local with a destructor would register it at the thread's first call
+    /// (`__cxa_thread_atexit_impl`, which allocates and takes the loader's lock). The registry
+    /// holds every thread's `Arc` for the life of the process, so the pointer stays valid.
+    static LOCAL: Cell<*const Mutex<ThreadData>> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Runs `f` on the calling thread's data. A thread whose thread-local storage is already torn
 /// down (a call from another destructor at thread exit) gets data of its own for the call.
 #[inline]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadData) -> R) -> R {
-    let mut f = Some(f);
-    let done = LOCAL.try_with(|l| {
-        let f = f.take().expect("called once");
-        f(&mut lock(&l.0))
+    let data = LOCAL.try_with(|l| {
+        if l.get().is_null() {
+            l.set(Arc::as_ptr(&register()));
+        }
+        l.get()
     });
-    match done {
-        Ok(r) => r,
+    match data {
+        // SAFETY: the pointer came from `Arc::as_ptr` of data the registry (`THREADS`) keeps
+        // for the life of the process; only this thread and the writer lock it.
+        Ok(p) => f(&mut lock(unsafe { &*p })),
         Err(_) => {
-            let f = f.take().expect("not called when the thread-local is gone");
             let data = register();
             let mut g = lock(&data);
             g.exited = true;
             f(&mut g)
         }
     }
+}
+
+/// Whether the thread `tid` of this process has ended (`/proc/self/task/TID` is gone). A thread
+/// id the kernel has given to a newer thread reads as alive: the writer marks a thread exited
+/// the first time it finds it gone, and never asks again.
+fn ended(tid: i64) -> bool {
+    !std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
 }
 
 /// Takes every thread's streams created in calls, not yet attributed (a thread busy past
@@ -246,8 +252,8 @@ pub(crate) fn drain_created(deadline: Instant) -> Vec<(u64, SiteKey)> {
     out
 }
 
-/// Calls `f` on every thread's data, waiting for a busy one until `deadline`; returns how many
-/// were skipped.
+/// Calls `f` on every thread's data, waiting for a busy one until `deadline`, with a thread that
+/// has ended marked exited; returns how many were skipped.
 pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&ThreadData)) -> usize {
     let Some(all) = lock_until(&THREADS, deadline) else {
         return usize::MAX;
@@ -258,7 +264,12 @@ pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&ThreadData)) -> 
         match lock_until(t, deadline) {
             // A spare no thread has claimed.
             Some(g) if g.tid == 0 => {}
-            Some(g) => f(&g),
+            Some(mut g) => {
+                if !g.exited && ended(g.tid) {
+                    g.exited = true;
+                }
+                f(&g)
+            }
             None => skipped += 1,
         }
     }
