@@ -43,6 +43,8 @@ struct FromThreads {
     overhead: Overhead,
     /// The part of `overhead` spent on each thread's first call.
     first_calls: Overhead,
+    /// Streams the threads' calls created, taken from them for `streams::attach`.
+    created: Vec<(u64, SiteKey)>,
     skipped: usize,
 }
 
@@ -52,9 +54,11 @@ fn from_threads(deadline: Instant) -> FromThreads {
         threads: Vec::new(),
         overhead: Overhead::default(),
         first_calls: Overhead::default(),
+        created: Vec::new(),
         skipped: 0,
     };
     out.skipped = thread::each_thread(deadline, |t| {
+        out.created.append(&mut t.created_in_calls);
         if t.calls == 0 {
             return;
         }
@@ -147,8 +151,8 @@ pub(crate) fn calls_missing(calls: u64, npp_loaded: bool, skipped: usize) -> Opt
 
 /// The trace now.
 pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
-    streams::attach(thread::drain_created(deadline));
-    let t = from_threads(deadline);
+    let mut t = from_threads(deadline);
+    streams::attach(std::mem::take(&mut t.created));
     streams::name_stacks();
     let (per_site, mut recs, not_listed, npp_stacks) = streams::with_registry(|r| {
         let recs: Vec<StreamRec> = r.gone.iter().chain(r.live.values()).cloned().collect();

@@ -43,7 +43,7 @@ pub(crate) struct ThreadData {
     pub(crate) first_call_overhead_ns: u64,
     pub(crate) exited: bool,
     /// Streams created during this thread's catalogued calls, with the call's site, until the
-    /// writer attributes them (`streams::attach`).
+    /// writer takes them in its pass over the threads and attributes them (`streams::attach`).
     pub(crate) created_in_calls: Vec<(u64, SiteKey)>,
 }
 
@@ -236,25 +236,10 @@ fn ended(tid: i64) -> bool {
     !std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
 }
 
-/// Takes every thread's streams created in calls, not yet attributed (a thread busy past
-/// `deadline` keeps its own for the next time).
-pub(crate) fn drain_created(deadline: Instant) -> Vec<(u64, SiteKey)> {
-    let Some(all) = lock_until(&THREADS, deadline) else {
-        return Vec::new();
-    };
-    let all: Vec<Shared> = all.clone();
-    let mut out = Vec::new();
-    for t in &all {
-        if let Some(mut g) = lock_until(t, deadline) {
-            out.append(&mut g.created_in_calls);
-        }
-    }
-    out
-}
-
-/// Calls `f` on every thread's data, waiting for a busy one until `deadline`, with a thread that
-/// has ended marked exited; returns how many were skipped.
-pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&ThreadData)) -> usize {
+/// Calls `f` on every thread's data (the writer's one pass: it takes the streams a thread's calls
+/// created), waiting for a busy one until `deadline`, with a thread that has ended marked exited;
+/// returns how many were skipped.
+pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&mut ThreadData)) -> usize {
     let Some(all) = lock_until(&THREADS, deadline) else {
         return usize::MAX;
     };
@@ -268,7 +253,7 @@ pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&ThreadData)) -> 
                 if !g.exited && ended(g.tid) {
                     g.exited = true;
                 }
-                f(&g)
+                f(&mut g)
             }
             None => skipped += 1,
         }
