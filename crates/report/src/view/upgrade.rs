@@ -110,19 +110,27 @@ fn rule_rows(analyses: &[RunAnalysis<'_>], evidence: &Evidence) -> Vec<RuleRow> 
         .collect()
 }
 
-/// Whether `run` is a further round of `base`'s atlas rather than something to compare with it:
-/// the same NPP version and GPU model, and not one scenario in common.
-fn further_round(base: &RunFile, run: &RunFile) -> bool {
-    let ids = |r: &RunFile| -> std::collections::HashSet<String> {
-        r.memory
-            .iter()
-            .map(|m| m.scenario.id.clone())
-            .chain(r.throughput.iter().map(|t| t.scenario.id.clone()))
-            .collect()
+/// For each run, whether it is a further round of an earlier run's atlas rather than something to
+/// compare with the base: the same NPP version and GPU model as that run, and not one scenario in
+/// common. Each run's scenario ids are gathered once.
+fn further_rounds(runs: &[RunFile]) -> Vec<bool> {
+    let ids: Vec<std::collections::HashSet<&str>> = runs
+        .iter()
+        .map(|r| {
+            r.memory
+                .iter()
+                .map(|m| m.scenario.id.as_str())
+                .chain(r.throughput.iter().map(|t| t.scenario.id.as_str()))
+                .collect()
+        })
+        .collect();
+    let same_kind = |a: &RunFile, b: &RunFile| {
+        a.environment.npp.full_version() == b.environment.npp.full_version()
+            && a.environment.gpu.name == b.environment.gpu.name
     };
-    base.environment.npp.full_version() == run.environment.npp.full_version()
-        && base.environment.gpu.name == run.environment.gpu.name
-        && ids(base).is_disjoint(&ids(run))
+    (0..runs.len())
+        .map(|i| (0..i).any(|j| same_kind(&runs[j], &runs[i]) && ids[j].is_disjoint(&ids[i])))
+        .collect()
 }
 
 /// Rows a chart may hold before it is summarised (per function rather than per scenario).
@@ -137,17 +145,18 @@ pub(crate) fn upgrade(
         return Err("no runs".into());
     }
     let label = labels(runs);
-    let round: Vec<bool> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| runs[..i].iter().any(|earlier| further_round(earlier, r)))
-        .collect();
+    let round = further_rounds(runs);
     let compared: Vec<usize> = (0..runs.len()).filter(|&i| !round[i]).collect();
     let comparisons: Vec<compare::Comparison> = compared[1..]
         .iter()
         .map(|&i| compare::compare_analysed(&analyses[0], &analyses[i], Thresholds::default()))
         .collect();
-    let compared_runs: Vec<RunFile> = compared.iter().map(|&i| runs[i].clone()).collect();
+    // The runs compared; copied only where a round is left out.
+    let compared_runs: std::borrow::Cow<'_, [RunFile]> = if compared.len() == runs.len() {
+        std::borrow::Cow::Borrowed(runs)
+    } else {
+        std::borrow::Cow::Owned(compared.iter().map(|&i| runs[i].clone()).collect())
+    };
     let compare = compare_view::page(&compared_runs, &comparisons, Thresholds::default(), &[]);
     let versions = analyses
         .iter()
