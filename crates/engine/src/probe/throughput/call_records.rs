@@ -98,10 +98,11 @@ fn busy_ns(call: &[KernelRecord]) -> u64 {
 fn layout(records: &[KernelRecord], per_call: usize) -> CallLayout {
     let calls: Vec<&[KernelRecord]> = records.chunks(per_call).collect();
     let spans = calls.iter().map(|c| (last_end(c) - first_start(c)) as f64).collect();
-    let busy = calls.iter().map(|c| busy_ns(c) as f64).collect();
+    let busy: Vec<u64> = calls.iter().map(|c| busy_ns(c)).collect();
     let overlapped = calls
         .iter()
-        .filter(|c| busy_ns(c) < c.iter().map(KernelRecord::duration_ns).sum::<u64>())
+        .zip(&busy)
+        .filter(|(c, b)| **b < c.iter().map(KernelRecord::duration_ns).sum::<u64>())
         .count();
     let next = calls.windows(2).filter(|w| first_start(w[1]) < last_end(w[0])).count();
     let mut streams: Vec<u32> = calls[0].iter().map(|r| r.stream).collect();
@@ -109,7 +110,7 @@ fn layout(records: &[KernelRecord], per_call: usize) -> CallLayout {
     streams.dedup();
     CallLayout {
         span_median_ns: sorted_median(spans),
-        busy_median_ns: sorted_median(busy),
+        busy_median_ns: sorted_median(busy.iter().map(|&b| b as f64).collect()),
         overlapped_calls: overlapped as u32,
         overlapped_next_calls: next as u32,
         streams: streams.len() as u32,
