@@ -172,6 +172,19 @@ pub struct OverheadFigures {
     /// Every other call, per call; `None` where there was none or the trace did not record the
     /// first calls apart.
     pub later_call_ns: Option<f64>,
+    /// Calls that asked the driver for their stream's flags; `None` in traces that did not count.
+    pub flags_asked: Option<u64>,
+    /// The interposer's CUPTI callbacks (stream creation and destruction, stream-creating API
+    /// calls): recording paid outside NPP's calls. `None` where streams were not counted or the
+    /// trace did not measure them.
+    pub callbacks: Option<CallbackFigures>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CallbackFigures {
+    pub callbacks: u64,
+    pub per_callback_ns: Option<f64>,
+    pub total_ms: f64,
 }
 
 /// The findings of `trace`, with the rules, fixes and predictions of `atlas` (runs of any NPP
@@ -386,5 +399,11 @@ fn overhead(trace: &TraceFile) -> OverheadFigures {
         first_call_ns: first.per_call_ns(),
         first_calls: first.calls,
         later_call_ns: split.then(|| o.less(first).per_call_ns()).flatten(),
+        flags_asked: trace.capture.flags_asked,
+        callbacks: trace.capture.callback_overhead.map(|c| CallbackFigures {
+            callbacks: c.calls,
+            per_callback_ns: c.per_call_ns(),
+            total_ms: c.recording_ns as f64 / 1e6,
+        }),
     }
 }

@@ -331,6 +331,14 @@ fn summary(t: &TraceFile, path: &Path, status: ExitStatus, descendants: &[PathBu
             "; recording cost {per_call:.0} ns a call{split}, {:.3} ms in all",
             t.overhead.recording_ns as f64 / 1e6
         );
+        if let Some(asked) = t.capture.flags_asked {
+            s += &format!(", the driver asked for a stream's flags on {asked} calls");
+        }
+    }
+    if let Some(c) = t.capture.callback_overhead
+        && let Some(each) = c.per_call_ns()
+    {
+        s += &format!("; {} CUPTI callbacks, {each:.0} ns each", c.calls);
     }
     if let Some(why) = &t.capture.calls_missing {
         s += &format!(". Calls may be missing: {why}");

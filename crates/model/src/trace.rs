@@ -141,6 +141,17 @@ pub struct Capture {
     /// before it was recorded.
     #[serde(default)]
     pub first_call_overhead: Overhead,
+    /// Calls on which the interposer asked the driver for the stream's flags (its first call
+    /// with a handle no stream creation had told it of); the others read them from its cache.
+    /// Absent in traces written before it was counted.
+    #[serde(default)]
+    pub flags_asked: Option<u64>,
+    /// The CUPTI callbacks the interposer received (stream creation and destruction, and the
+    /// stream-creating API calls) and the time spent in them: recording paid outside NPP's
+    /// calls, on the thread that made the CUDA call (`calls` counts callbacks). Absent in traces
+    /// written before it was measured.
+    #[serde(default)]
+    pub callback_overhead: Option<Overhead>,
     /// Each distinct run of frames in NPP's libraries on a stack that created a stream outside
     /// a catalogued call, and how many streams it created: what the attribution by stack found.
     /// The run is written innermost first, each frame as `dladdr` names it, joined by ` ← `:

@@ -1,97 +1,276 @@
-//! A stream's real flags (`cuStreamGetFlags`, through cudarc), asked once per thread and
-//! handle after NPP's call returns (the thread's context is current then), and only of a driver
-//! the process has already loaded: the interposer never loads CUDA into a program. See
-//! [`cuStreamGetFlags`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html).
+//! A stream's real flags, known to every thread of the process without a lock: a fixed cache of
+//! (handle, flags) slots that calls read with atomic loads. It is filled where a stream is
+//! created outside a catalogued call (the creation's own arguments, from CUPTI's API callbacks:
+//! `streams.rs`; streams NPP creates inside a call are never the caller's), and otherwise on the
+//! first call that passes a handle the cache lacks, by asking the driver
+//! ([`cuStreamGetFlags`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html),
+//! only of a driver the program has loaded: `driver.rs`). A stream's destruction forgets its
+//! flags, since a handle may be given to a new stream.
 //!
-//! Whether the driver can be asked is known once per process ([`driver::usable`]); a thread's
-//! cache is a fixed array: a new thread allocates nothing and registers no destructor for it.
+//! A new thread's first call with a stream it just created therefore asks nothing: knowing is
+//! paid at creation, which CUPTI interrupts anyway.
+//!
+//! A handle's slot is one of [`PROBES`] from a first slot its bits choose. Where all are taken, a
+//! new handle replaces one of them: a cache, not a map, so that streams a program never destroys
+//! cannot fill it. Each slot is a sequence lock: one writer at a time (behind [`WRITER`], which
+//! the call path only tries), and a reader that finds the slot's sequence changed, or odd, while
+//! it read treats it as a miss, never as another stream's flags.
 
-use std::cell::RefCell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::driver;
-use crate::streams;
 
-/// Handles a thread remembers; past it the cache starts over.
-const CACHED: usize = 16;
+/// Slots in the cache.
+const SLOTS: usize = 4096;
+/// Slots a handle may take, from its first.
+const PROBES: usize = 8;
 
-struct Cache {
-    /// [`streams::destroyed`] when filled: a destroyed handle may be reused for another stream.
-    generation: u64,
-    len: usize,
-    entries: [(u64, Option<u32>); CACHED],
+/// A slot's value: unknown (the stream was destroyed), known flags, or known to be unknowable
+/// (the driver, loaded, could not say).
+const UNKNOWN: u64 = 0;
+const KNOWN: u64 = 1 << 32;
+const UNKNOWABLE: u64 = 2 << 32;
+
+struct Slot {
+    /// Odd while being written; changed by every write.
+    seq: AtomicU64,
+    /// The handle + 1 (handles 0, 1 and 2 are the legacy, legacy-handle and per-thread default
+    /// streams); 0: free.
+    key: AtomicU64,
+    value: AtomicU64,
 }
 
-impl Cache {
-    const EMPTY: Cache = Cache {
-        generation: 0,
-        len: 0,
-        entries: [(0, None); CACHED],
-    };
+static TABLE: [Slot; SLOTS] = [const {
+    Slot {
+        seq: AtomicU64::new(0),
+        key: AtomicU64::new(0),
+        value: AtomicU64::new(UNKNOWN),
+    }
+}; SLOTS];
 
-    fn get(&self, handle: u64) -> Option<Option<u32>> {
-        self.entries[..self.len]
-            .iter()
-            .find(|(h, _)| *h == handle)
-            .map(|(_, f)| *f)
+/// Held by whoever writes a slot.
+static WRITER: Mutex<()> = Mutex::new(());
+
+/// Where a call's flags came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The cache: told at creation, or asked on an earlier call.
+    Cache,
+    /// The driver, asked on this call.
+    Asked,
+}
+
+fn first_slot(handle: u64) -> usize {
+    // Handles are pointers, 8-aligned or better: mix the bits before taking the low ones.
+    (handle.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize % SLOTS
+}
+
+fn window(handle: u64) -> impl Iterator<Item = &'static Slot> {
+    let first = first_slot(handle);
+    (0..PROBES).map(move |i| &TABLE[(first + i) % SLOTS])
+}
+
+fn decode(value: u64) -> Option<Option<u32>> {
+    match value & !u64::from(u32::MAX) {
+        KNOWN => Some(Some(value as u32)),
+        UNKNOWABLE => Some(None),
+        _ => None,
     }
 }
 
-thread_local! {
-    static CACHE: RefCell<Cache> = const { RefCell::new(Cache::EMPTY) };
+/// Starts loading the cache's lines for `handle` (before NPP's call; [`real_flags`] reads them
+/// after it).
+#[inline]
+pub(crate) fn prefetch(handle: u64) {
+    crate::prefetch::lines(
+        (&raw const TABLE[first_slot(handle)]).cast(),
+        std::mem::size_of::<Slot>() * 2,
+    );
 }
 
-/// The flags of the stream `handle` names, or `None` where the driver could not say.
-pub(crate) fn real_flags(handle: u64) -> Option<u32> {
-    let cached = CACHE.try_with(|c| {
-        let mut c = c.borrow_mut();
-        let generation = streams::destroyed();
-        if c.generation != generation || c.len >= CACHED {
-            c.len = 0;
-            c.generation = generation;
+/// What the cache holds for `handle`: `None` where it holds nothing (never told, replaced, or
+/// the stream has gone).
+fn look_up(handle: u64) -> Option<Option<u32>> {
+    let key = handle.wrapping_add(1);
+    for slot in window(handle) {
+        let before = slot.seq.load(Ordering::SeqCst);
+        let (k, value) = (slot.key.load(Ordering::SeqCst), slot.value.load(Ordering::SeqCst));
+        if before % 2 == 1 || slot.seq.load(Ordering::SeqCst) != before {
+            continue;
         }
-        if let Some(f) = c.get(handle) {
-            return f;
+        if k == key {
+            return decode(value);
         }
-        let f = query(handle);
-        let i = c.len;
-        c.entries[i] = (handle, f);
-        c.len += 1;
-        f
-    });
-    cached.unwrap_or_else(|_| query(handle))
+    }
+    None
 }
 
-fn query(handle: u64) -> Option<u32> {
-    driver::stream_flags(handle)
+/// Sets `handle`'s value: in its own slot where it has one, else in a free or forgotten one,
+/// else in place of another handle. `wait`: take the writer's lock even if it is held (not on
+/// the call path, which leaves the handle untold instead).
+fn store(handle: u64, value: u64, wait: bool) {
+    let _writing = if wait {
+        crate::thread::lock(&WRITER)
+    } else {
+        match WRITER.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        }
+    };
+    let key = handle.wrapping_add(1);
+    let slot = window(handle)
+        .find(|s| s.key.load(Ordering::SeqCst) == key)
+        .or_else(|| window(handle).find(|s| s.key.load(Ordering::SeqCst) == 0))
+        .or_else(|| window(handle).find(|s| s.value.load(Ordering::SeqCst) == UNKNOWN))
+        .unwrap_or_else(|| &TABLE[(first_slot(handle) + (handle >> 4) as usize % PROBES) % SLOTS]);
+    slot.seq.fetch_add(1, Ordering::SeqCst);
+    slot.key.store(key, Ordering::SeqCst);
+    slot.value.store(value, Ordering::SeqCst);
+    slot.seq.fetch_add(1, Ordering::SeqCst);
+}
+
+/// A stream was created with `flags` (its creation's arguments).
+pub(crate) fn created(handle: u64, flags: u32) {
+    store(handle, KNOWN | u64::from(flags), true);
+}
+
+/// A stream is being destroyed: its handle may name another stream next.
+pub(crate) fn destroyed(handle: u64) {
+    if look_up(handle).is_some() {
+        store(handle, UNKNOWN, true);
+    }
+}
+
+/// The flags of the stream `handle` names (`None` where the driver could not say), and whether
+/// the driver had to be asked.
+#[inline]
+pub(crate) fn real_flags(handle: u64) -> (Option<u32>, Source) {
+    match look_up(handle) {
+        Some(known) => (known, Source::Cache),
+        None => (ask(handle), Source::Asked),
+    }
+}
+
+/// Asks the driver, and tells the cache (out of line: most calls find the flags cached).
+#[cold]
+#[inline(never)]
+fn ask(handle: u64) -> Option<u32> {
+    // Asked after NPP's call returned: a program whose driver is not loaded by then (NPP loads
+    // it) never will have it for this handle.
+    let flags = driver::stream_flags(handle);
+    store(handle, flags.map_or(UNKNOWABLE, |f| KNOWN | u64::from(f)), false);
+    flags
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Held by the tests that keep the writer's lock busy and by those a busy lock would fail
+    /// (the call path only tries it).
+    static SERIAL: Mutex<()> = Mutex::new(());
+
     #[test]
-    fn without_a_loaded_driver_flags_are_unknown_and_cached() {
+    fn flags_told_at_creation_are_read_without_asking_until_the_stream_is_destroyed() {
+        let h = 0x7f00_dead_1000;
+        created(h, 1);
+        assert_eq!(real_flags(h), (Some(1), Source::Cache));
+        std::thread::spawn(move || assert_eq!(real_flags(h), (Some(1), Source::Cache)))
+            .join()
+            .unwrap();
+        destroyed(h);
+        assert_eq!(look_up(h), None, "a destroyed stream's flags are forgotten");
+        created(h, 0);
+        assert_eq!(
+            real_flags(h),
+            (Some(0), Source::Cache),
+            "a new stream on the same handle"
+        );
+    }
+
+    #[test]
+    fn without_a_loaded_driver_flags_are_unknown_and_asked_once() {
         if driver::usable() {
             eprintln!("skipped: this process has the CUDA driver loaded");
             return;
         }
-        assert_eq!(real_flags(0x1234), None);
-        assert_eq!(real_flags(0x1234), None);
-        CACHE.with(|c| {
-            let c = c.borrow();
-            assert_eq!(&c.entries[..c.len], [(0x1234, None)]);
-        });
+        let _serial = crate::thread::lock(&SERIAL);
+        let h = 0x7f00_beef_2000;
+        assert_eq!(real_flags(h), (None, Source::Asked));
+        assert_eq!(real_flags(h), (None, Source::Cache));
     }
 
     #[test]
-    fn a_full_cache_starts_over() {
-        std::thread::spawn(|| {
-            for h in 0..(CACHED as u64 + 3) {
-                real_flags(0x10_0000 + h);
+    fn handles_that_share_a_first_slot_each_keep_their_own() {
+        let first = first_slot(0x1000);
+        let same: Vec<u64> = (0x1000u64..)
+            .step_by(8)
+            .filter(|h| first_slot(*h) == first)
+            .take(4)
+            .collect();
+        for (i, h) in same.iter().enumerate() {
+            created(*h, i as u32);
+        }
+        for (i, h) in same.iter().enumerate() {
+            assert_eq!(look_up(*h), Some(Some(i as u32)), "{h:#x}");
+        }
+    }
+
+    #[test]
+    fn a_full_window_replaces_an_entry_and_never_answers_for_another_handle() {
+        let first = first_slot(0x55_0000);
+        let same: Vec<u64> = (0x55_0000u64..)
+            .step_by(8)
+            .filter(|h| first_slot(*h) == first)
+            .take(PROBES + 1)
+            .collect();
+        for (i, h) in same.iter().enumerate() {
+            created(*h, i as u32);
+        }
+        let held: Vec<Option<Option<u32>>> = same.iter().map(|h| look_up(*h)).collect();
+        assert_eq!(held[PROBES], Some(Some(PROBES as u32)), "the newest is held");
+        assert_eq!(
+            held.iter().filter(|v| v.is_none()).count(),
+            1,
+            "one was replaced: {held:?}"
+        );
+        for (i, v) in held.iter().enumerate() {
+            assert!(v.is_none() || *v == Some(Some(i as u32)), "{i}: {v:?}");
+        }
+    }
+
+    #[test]
+    fn readers_racing_a_writer_never_read_another_handles_flags() {
+        let first = first_slot(0x66_0000);
+        let same: Vec<u64> = (0x66_0000u64..)
+            .step_by(8)
+            .filter(|h| first_slot(*h) == first)
+            .take(PROBES * 2)
+            .collect();
+        let _serial = crate::thread::lock(&SERIAL);
+        let flags_of = |h: u64| (h >> 3) as u32;
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for round in 0..20_000 {
+                    let h = same[round % same.len()];
+                    created(h, flags_of(h));
+                }
+                done.store(true, Ordering::SeqCst);
+            });
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !done.load(Ordering::SeqCst) {
+                        for h in &same {
+                            if let Some(f) = look_up(*h) {
+                                assert_eq!(f, Some(flags_of(*h)), "{h:#x}");
+                            }
+                        }
+                    }
+                });
             }
-            CACHE.with(|c| assert_eq!(c.borrow().len, 3));
-        })
-        .join()
-        .unwrap();
+        });
     }
 }

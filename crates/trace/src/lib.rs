@@ -24,6 +24,7 @@ mod driver;
 mod flags;
 pub mod interposed;
 mod memory;
+mod prefetch;
 pub mod protocol;
 pub mod real;
 pub mod record;
@@ -35,3 +36,10 @@ mod thread;
 mod writer;
 
 pub use interposed::SYMBOLS;
+
+/// Keeps thread data registered ahead for threads to come, as the writer does at each tick in the
+/// preloaded library (the overhead bench calls it, so that a new thread's first call is timed as
+/// it runs there).
+pub fn refill_spares() {
+    thread::refill_spares();
+}

@@ -10,7 +10,7 @@ use crate::clock;
 use crate::flags;
 use crate::site::{Site, SiteKey};
 use crate::streams;
-use crate::thread::with_thread;
+use crate::thread::{self, with_thread};
 use crate::writer;
 
 /// Calls `forward` (NPP's function, with the caller's arguments unchanged) and records the call
@@ -21,9 +21,11 @@ pub fn call(site: &Site<'_>, forward: impl FnOnce() -> NppStatus) -> NppStatus {
     if !streams::enter_call(site.symbol) {
         return forward();
     }
+    flags::prefetch(site.ctx.h_stream as u64);
+    thread::prefetch_own();
     let start = clock::now_ns();
     let status = forward();
-    let end = clock::now_ns();
+    let end = clock::now_ns().max(start);
     streams::leave_call();
     let errno = errno();
     // Never unwind into the caller: a failure to record loses the record, not the call.
@@ -36,17 +38,14 @@ pub fn call(site: &Site<'_>, forward: impl FnOnce() -> NppStatus) -> NppStatus {
 /// returned `status`.
 #[inline]
 fn after(site: &Site<'_>, status: NppStatus, entered: u64, start: u64, end: u64) {
-    let real_flags = flags::real_flags(site.ctx.h_stream as u64);
+    let (real_flags, source) = flags::real_flags(site.ctx.h_stream as u64);
     let key = SiteKey::new(site, real_flags);
-    let created = streams::take_created();
     writer::on_call();
     with_thread(|t| {
-        if let Some(created) = created {
-            t.created_in_calls
-                .extend(created.into_iter().map(|handle| (handle, key)));
-        }
-        t.add(key, start, end - start, status);
-        t.add_overhead((start - entered) + (clock::now_ns() - end));
+        streams::take_created(|handle| t.created_in_calls.push((handle, key)));
+        thread::remember_site(t.add(key, start, end - start, status));
+        t.flags_asked += u64::from(source == flags::Source::Asked);
+        t.add_overhead(start.saturating_sub(entered) + clock::now_ns().saturating_sub(end));
     });
 }
 

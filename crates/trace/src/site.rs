@@ -5,6 +5,7 @@ use std::ffi::c_int;
 
 use nppbench_model::{StatusCount, TraceStreamKind};
 use nppbench_npp::sys::{NppStatus, NppStreamContext, NppiSize};
+use smallvec::SmallVec;
 
 /// What an interposed function knows of its call before calling NPP: which function, and the
 /// arguments a call site is told apart by.
@@ -67,8 +68,9 @@ pub(crate) struct SiteStats {
     pub(crate) first_ns: u64,
     pub(crate) last_ns: u64,
     pub(crate) in_npp_ns: u64,
-    /// Few distinct statuses per site: a list searched in order.
-    pub(crate) statuses: Vec<StatusCount>,
+    /// Few distinct statuses per site: a list searched in order, its first two held inline (a
+    /// thread's first call allocates nothing for it).
+    pub(crate) statuses: SmallVec<[StatusCount; 2]>,
 }
 
 impl SiteStats {
@@ -78,7 +80,7 @@ impl SiteStats {
             first_ns: start_ns,
             last_ns: start_ns,
             in_npp_ns: 0,
-            statuses: Vec::new(),
+            statuses: SmallVec::new(),
         }
     }
 
@@ -104,7 +106,7 @@ impl SiteStats {
     }
 }
 
-fn add_status(statuses: &mut Vec<StatusCount>, status: NppStatus, calls: u64) {
+fn add_status(statuses: &mut SmallVec<[StatusCount; 2]>, status: NppStatus, calls: u64) {
     match statuses.iter_mut().find(|s| s.status == status) {
         Some(s) => s.calls += calls,
         None => statuses.push(StatusCount { status, calls }),
@@ -134,7 +136,7 @@ mod tests {
         a.merge(&b);
         assert_eq!((a.calls, a.first_ns, a.last_ns, a.in_npp_ns), (4, 20, 90, 21));
         assert_eq!(
-            a.statuses,
+            a.statuses.as_slice(),
             [
                 StatusCount { status: 0, calls: 2 },
                 StatusCount { status: -14, calls: 2 }

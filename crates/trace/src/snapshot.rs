@@ -43,6 +43,7 @@ struct FromThreads {
     overhead: Overhead,
     /// The part of `overhead` spent on each thread's first call.
     first_calls: Overhead,
+    flags_asked: u64,
     /// Streams the threads' calls created, taken from them for `streams::attach`.
     created: Vec<(u64, SiteKey)>,
     skipped: usize,
@@ -54,6 +55,7 @@ fn from_threads(deadline: Instant) -> FromThreads {
         threads: Vec::new(),
         overhead: Overhead::default(),
         first_calls: Overhead::default(),
+        flags_asked: 0,
         created: Vec::new(),
         skipped: 0,
     };
@@ -83,6 +85,7 @@ fn from_threads(deadline: Instant) -> FromThreads {
         out.overhead.recording_ns += t.overhead_ns;
         out.first_calls.calls += 1;
         out.first_calls.recording_ns += t.first_call_overhead_ns;
+        out.flags_asked += t.flags_asked;
     });
     out
 }
@@ -101,7 +104,7 @@ fn call_site(key: &SiteKey, m: &Merged, streams: (u64, u64)) -> CallSite {
         calls: m.stats.calls,
         threads: m.threads,
         first_call_threads: m.first_call_threads,
-        statuses: m.stats.statuses.clone(),
+        statuses: m.stats.statuses.to_vec(),
         streams_created: streams.0,
         streams_destroyed: streams.1,
         first_s: seconds(m.stats.first_ns),
@@ -154,9 +157,13 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
     let mut t = from_threads(deadline);
     streams::attach(std::mem::take(&mut t.created));
     streams::name_stacks();
-    let (per_site, mut recs, not_listed, npp_stacks) = streams::with_registry(|r| {
+    let (per_site, mut recs, not_listed, npp_stacks, callbacks) = streams::with_registry(|r| {
         let recs: Vec<StreamRec> = r.gone.iter().chain(r.live.values()).cloned().collect();
-        (r.per_site.clone(), recs, r.not_listed, r.npp_stacks.clone())
+        let callbacks = Overhead {
+            calls: r.callbacks.0,
+            recording_ns: r.callbacks.1,
+        };
+        (r.per_site.clone(), recs, r.not_listed, r.npp_stacks.clone(), callbacks)
     });
     let mut keys: Vec<(&SiteKey, &Merged)> = t.sites.iter().collect();
     keys.sort_by_key(|(k, m)| (m.stats.first_ns, k.symbol, k.width, k.height, k.device));
@@ -192,6 +199,7 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
         ctx.memory_unavailable.as_deref(),
         std::process::id(),
     );
+    let callback_overhead = ctx.streams_missing.is_none().then_some(callbacks);
     TraceFile {
         schema_version: TRACE_SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -210,6 +218,8 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
             sample_interval_s: ctx.samples.interval_s,
             memory_device_wide: memory.device_wide,
             first_call_overhead: t.first_calls,
+            flags_asked: Some(t.flags_asked),
+            callback_overhead,
             npp_stacks,
         },
         npp_libraries: ctx.npp_libraries,

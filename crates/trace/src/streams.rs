@@ -1,7 +1,11 @@
 //! Every CUDA stream created or destroyed in the process, from CUPTI's callback API (resource
 //! domain), each attributed to the catalogued call it was created in or, outside one, to the NPP
-//! function its creating stack names. See
-//! [the callback API](https://docs.nvidia.com/cupti/api/group__CUPTI__CALLBACK__API.html).
+//! function its creating stack names. The stream-creating API calls (driver and runtime) are
+//! subscribed to as well, on their exit, for the flags they were given: a stream created outside
+//! a catalogued call tells the flags cache (`flags.rs`), so that calls need not ask the driver.
+//! See [the callback API](https://docs.nvidia.com/cupti/api/group__CUPTI__CALLBACK__API.html).
+//!
+//! The time spent in these callbacks is recording too: it is summed ([`Registry::callbacks`]).
 //!
 //! Stream events are rare next to calls: one global mutex holds them. Outside a catalogued call
 //! the creating thread keeps only its stack's return addresses; the writer names them
@@ -10,12 +14,12 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 use cudarc::cupti::{result, sys};
 
 use crate::clock;
+use crate::flags;
 use crate::protocol::DESTROYED_STREAMS_LISTED;
 use crate::site::SiteKey;
 use crate::symbolise::{self, Names, NppStack};
@@ -61,16 +65,11 @@ pub(crate) struct Registry {
     pub(crate) per_site: HashMap<SiteKey, (u64, u64)>,
     /// Streams per distinct run of NPP frames on the creating stack ([`NppStack::text`]).
     pub(crate) npp_stacks: BTreeMap<String, u64>,
+    /// The callbacks this module received and the time spent in them, ns.
+    pub(crate) callbacks: (u64, u64),
 }
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
-
-/// Streams destroyed so far: a handle cached before may now name another stream.
-static DESTROYED: AtomicU64 = AtomicU64::new(0);
-
-pub(crate) fn destroyed() -> u64 {
-    DESTROYED.load(Ordering::Relaxed)
-}
 
 thread_local! {
     /// The catalogued call the thread is in: its symbol index + 1, 0 outside.
@@ -101,21 +100,20 @@ pub(crate) fn leave_call() {
     let _ = IN_CALL.try_with(|c| c.set(0));
 }
 
-/// Takes the streams created during the call that just returned (the calling thread's own list,
-/// no lock): the recorder keeps them in the thread's data with the call's site, and the writer
-/// attributes them ([`attach`]), so that the call path never takes the registry's lock.
+/// Hands `keep` the streams created during the call that just returned (the calling thread's
+/// own list, no lock; the list keeps its room for the next call): the recorder keeps them in the
+/// thread's data with the call's site, and the writer attributes them ([`attach`]), so that the
+/// call path never takes the registry's lock.
 #[inline]
-pub(crate) fn take_created() -> Option<Vec<u64>> {
+pub(crate) fn take_created(mut keep: impl FnMut(u64)) {
     if !ANY_CREATED.try_with(|a| a.replace(false)).unwrap_or(true) {
-        return None;
+        return;
     }
-    CREATED
-        .try_with(|c| {
-            let mut c = c.try_borrow_mut().ok()?;
-            (!c.is_empty()).then(|| std::mem::take(&mut *c))
-        })
-        .ok()
-        .flatten()
+    let _ = CREATED.try_with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            c.drain(..).for_each(&mut keep);
+        }
+    });
 }
 
 /// Attributes streams created during catalogued calls to their sites (the writer's, before each
@@ -171,7 +169,7 @@ fn on_created(handle: u64) {
 
 fn on_destroyed(handle: u64) {
     let now = clock::now_ns();
-    DESTROYED.fetch_add(1, Ordering::Relaxed);
+    flags::destroyed(handle);
     let mut r = lock(&REGISTRY);
     let Some(mut rec) = r.live.remove(&handle) else { return };
     rec.destroyed_ns = Some(now);
@@ -238,35 +236,129 @@ pub(crate) fn name_stacks() {
     }
 }
 
-unsafe extern "C" fn on_resource(
+/// The arguments every stream-creating call this module subscribes to starts with (CUPTI's
+/// `cuStreamCreate_params`, `cudaStreamCreateWithFlags_v5000_params` and their priority
+/// variants); `cudaStreamCreate` has the pointer only, and its streams the default flags.
+#[repr(C)]
+struct CreateParams {
+    stream: *mut u64,
+    flags: u32,
+}
+
+/// The API calls subscribed to: (domain, callback id, whether the call passes flags).
+fn creating_calls() -> [(sys::CUpti_CallbackDomain, u32, bool); 5] {
+    use sys::CUpti_CallbackDomain::{CUPTI_CB_DOMAIN_DRIVER_API as DRIVER, CUPTI_CB_DOMAIN_RUNTIME_API as RUNTIME};
+    use sys::CUpti_driver_api_trace_cbid as D;
+    use sys::CUpti_runtime_api_trace_cbid as R;
+    [
+        (DRIVER, D::CUPTI_DRIVER_TRACE_CBID_cuStreamCreate as u32, true),
+        (
+            DRIVER,
+            D::CUPTI_DRIVER_TRACE_CBID_cuStreamCreateWithPriority as u32,
+            true,
+        ),
+        (
+            RUNTIME,
+            R::CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020 as u32,
+            false,
+        ),
+        (
+            RUNTIME,
+            R::CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000 as u32,
+            true,
+        ),
+        (
+            RUNTIME,
+            R::CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithPriority_v5050 as u32,
+            true,
+        ),
+    ]
+}
+
+/// A stream-creating call returned: where it succeeded outside a catalogued call, its stream's
+/// flags go to the cache.
+///
+/// # Safety
+/// `data` is the `CUpti_CallbackData` CUPTI passed at the exit of one of [`creating_calls`].
+unsafe fn on_api_exit(data: &sys::CUpti_CallbackData, passes_flags: bool) {
+    if data.functionParams.is_null()
+        || data.functionReturnValue.is_null()
+        || IN_CALL.try_with(Cell::get).unwrap_or(1) != 0
+    {
+        return;
+    }
+    // SAFETY: for these calls CUPTI points `functionReturnValue` at the call's CUresult or
+    // cudaError_t (both C enums, 0 on success) and `functionParams` at their arguments, which
+    // start as `CreateParams`; on success the stream pointer has been written.
+    unsafe {
+        if *data.functionReturnValue.cast::<i32>() != 0 {
+            return;
+        }
+        let params = &*data.functionParams.cast::<CreateParams>();
+        if params.stream.is_null() {
+            return;
+        }
+        flags::created(*params.stream, if passes_flags { params.flags } else { 0 });
+    }
+}
+
+unsafe extern "C" fn on_callback(
     _userdata: *mut c_void,
     domain: sys::CUpti_CallbackDomain,
     cbid: u32,
     cbdata: *const c_void,
 ) {
+    use sys::CUpti_CallbackDomain::{
+        CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_RUNTIME_API,
+    };
     use sys::CUpti_CallbackIdResource as Id;
-    if domain != sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RESOURCE || cbdata.is_null() {
+    if cbdata.is_null() {
         return;
     }
-    let created = match cbid {
-        x if x == Id::CUPTI_CBID_RESOURCE_STREAM_CREATED as u32 => true,
-        x if x == Id::CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING as u32 => false,
-        _ => return,
-    };
+    let entered = clock::now_ns();
+    // Never unwind into CUPTI.
+    let handled = std::panic::catch_unwind(|| match domain {
+        CUPTI_CB_DOMAIN_RESOURCE if cbid == Id::CUPTI_CBID_RESOURCE_STREAM_CREATED as u32 => {
+            on_created(resource_handle(cbdata));
+            true
+        }
+        CUPTI_CB_DOMAIN_RESOURCE if cbid == Id::CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING as u32 => {
+            on_destroyed(resource_handle(cbdata));
+            true
+        }
+        CUPTI_CB_DOMAIN_DRIVER_API | CUPTI_CB_DOMAIN_RUNTIME_API => {
+            // SAFETY: for API domains CUPTI passes a CUpti_CallbackData, valid during the call.
+            let data = unsafe { &*cbdata.cast::<sys::CUpti_CallbackData>() };
+            if data.callbackSite != sys::CUpti_ApiCallbackSite::CUPTI_API_EXIT {
+                return false;
+            }
+            let Some((_, _, passes_flags)) = creating_calls()
+                .into_iter()
+                .find(|(d, id, _)| *d == domain && *id == cbid)
+            else {
+                return false;
+            };
+            // SAFETY: the id is one of `creating_calls`, at its exit.
+            unsafe { on_api_exit(data, passes_flags) };
+            true
+        }
+        _ => false,
+    });
+    if matches!(handled, Ok(true)) {
+        let spent = clock::now_ns().saturating_sub(entered);
+        let mut r = lock(&REGISTRY);
+        r.callbacks.0 += 1;
+        r.callbacks.1 += spent;
+    }
+}
+
+fn resource_handle(cbdata: *const c_void) -> u64 {
     // SAFETY: for resource callbacks CUPTI passes a CUpti_ResourceData, valid during the call.
-    let handle = unsafe {
+    unsafe {
         (*(cbdata as *const sys::CUpti_ResourceData))
             .resourceHandle
             .bindgen_union_field
-    };
-    // Never unwind into CUPTI.
-    let _ = std::panic::catch_unwind(|| {
-        if created {
-            on_created(handle);
-        } else {
-            on_destroyed(handle);
-        }
-    });
+    }
 }
 
 /// Opens libcupti by full path from the CUDA toolkit folders, so that cudarc's open by name
@@ -305,10 +397,10 @@ pub(crate) fn subscribe() -> Result<(), String> {
             .into());
     }
     let mut subscriber = std::ptr::null_mut();
-    // SAFETY: `on_resource` matches CUpti_CallbackFunc and needs no user data; the subscription
+    // SAFETY: `on_callback` matches CUpti_CallbackFunc and needs no user data; the subscription
     // is kept for the process's life.
     unsafe {
-        result::subscribe(&mut subscriber, Some(on_resource), std::ptr::null_mut()).map_err(|e| {
+        result::subscribe(&mut subscriber, Some(on_callback), std::ptr::null_mut()).map_err(|e| {
             format!("cuptiSubscribe: {e:?} (another CUPTI client, such as a profiler, may hold the subscription)")
         })?;
         let domain = sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RESOURCE;
@@ -318,6 +410,10 @@ pub(crate) fn subscribe() -> Result<(), String> {
         ] {
             result::enable_callback(1, subscriber, domain, id as u32)
                 .map_err(|e| format!("cuptiEnableCallback: {e:?}"))?;
+        }
+        // Without these, calls ask the driver for their streams' flags: slower, not wrong.
+        for (domain, id, _) in creating_calls() {
+            let _ = result::enable_callback(1, subscriber, domain, id);
         }
     }
     Ok(())
@@ -350,7 +446,10 @@ mod tests {
         on_created(0xdead_0002);
         on_destroyed(0xdead_0002);
         leave_call();
-        attach(take_created().unwrap().into_iter().map(|h| (h, key())).collect());
+        let mut created = Vec::new();
+        take_created(|h| created.push((h, key())));
+        assert_eq!(created.len(), 2);
+        attach(created);
         on_destroyed(0xdead_0001);
         with_registry(|r| {
             assert_eq!(r.per_site[&key()], (2, 2));

@@ -41,6 +41,8 @@ pub(crate) struct ThreadData {
     /// Recording time on this thread, ns, and the part of it spent on its first call.
     pub(crate) overhead_ns: u64,
     pub(crate) first_call_overhead_ns: u64,
+    /// Calls that asked the driver for their stream's flags.
+    pub(crate) flags_asked: u64,
     pub(crate) exited: bool,
     /// Streams created during this thread's catalogued calls, with the call's site, until the
     /// writer takes them in its pass over the threads and attributes them (`streams::attach`).
@@ -49,7 +51,7 @@ pub(crate) struct ThreadData {
 
 impl ThreadData {
     fn new(tid: i64) -> ThreadData {
-        ThreadData {
+        let mut data = ThreadData {
             tid,
             first_ns: 0,
             last_ns: 0,
@@ -60,20 +62,30 @@ impl ThreadData {
             last: 0,
             overhead_ns: 0,
             first_call_overhead_ns: 0,
+            flags_asked: 0,
             exited: false,
             created_in_calls: Vec::with_capacity(SITES_AHEAD),
-        }
+        };
+        // Written once here, by the writer that keeps spares, so that the thread that takes
+        // them does not take the page faults of memory never touched (GPU machine: a thread's
+        // first call cost 2.8 to 3.0 µs where eight threads took fresh spares at once).
+        data.sites
+            .spare_capacity_mut()
+            .iter_mut()
+            .for_each(|s| *s = std::mem::MaybeUninit::zeroed());
+        data.created_in_calls
+            .spare_capacity_mut()
+            .iter_mut()
+            .for_each(|s| *s = std::mem::MaybeUninit::zeroed());
+        data
     }
 
-    /// Counts one call at `key`.
+    /// Counts one call at `key`; returns where its site's counts are (for [`prefetch_own`]).
     #[inline]
-    pub(crate) fn add(&mut self, key: SiteKey, start_ns: u64, in_npp_ns: u64, status: NppStatus) {
+    pub(crate) fn add(&mut self, key: SiteKey, start_ns: u64, in_npp_ns: u64, status: NppStatus) -> *const u8 {
         let i = match self.sites.get(self.last) {
             Some((k, _)) if *k == key => self.last,
-            _ => match self.find(&key) {
-                Some(i) => i,
-                None => self.insert(key, start_ns),
-            },
+            _ => self.find_or_insert(key, start_ns),
         };
         self.last = i;
         self.sites[i].1.add(start_ns, in_npp_ns, status);
@@ -83,6 +95,7 @@ impl ThreadData {
         }
         self.calls += 1;
         self.last_ns = start_ns;
+        (&raw const self.sites[i]).cast()
     }
 
     /// Adds the recording time of a call just counted.
@@ -92,6 +105,17 @@ impl ThreadData {
             self.first_call_overhead_ns = ns;
         }
         self.overhead_ns += ns;
+    }
+
+    /// A call at another site than the last one's: kept out of line, so that the common call's
+    /// code stays small (a cold call pays for every line of code it runs).
+    #[cold]
+    #[inline(never)]
+    fn find_or_insert(&mut self, key: SiteKey, start_ns: u64) -> usize {
+        match self.find(&key) {
+            Some(i) => i,
+            None => self.insert(key, start_ns),
+        }
     }
 
     fn find(&self, key: &SiteKey) -> Option<usize> {
@@ -165,8 +189,25 @@ pub(crate) fn tid() -> i64 {
 /// Thread data the writer keeps allocated and registered for threads to come.
 pub(crate) const SPARE: usize = 256;
 
-/// Registered data no thread has claimed yet (tid 0).
-static SPARES: LazyLock<Injector<Shared>> = LazyLock::new(Injector::new);
+/// Registered data no thread has claimed yet (tid 0), with the addresses of its buffers, so
+/// that the thread that takes it can hint them without reading the data first.
+struct Spare {
+    data: Shared,
+    buffers: [usize; 2],
+}
+
+impl Spare {
+    fn new() -> Spare {
+        let data = ThreadData::new(0);
+        let buffers = [data.sites.as_ptr() as usize, data.created_in_calls.as_ptr() as usize];
+        Spare {
+            data: Arc::new(Mutex::new(data)),
+            buffers,
+        }
+    }
+}
+
+static SPARES: LazyLock<Injector<Spare>> = LazyLock::new(Injector::new);
 
 /// Tops the spares up to [`SPARE`]: the writer calls it at start and at every tick.
 pub(crate) fn refill_spares() {
@@ -174,28 +215,37 @@ pub(crate) fn refill_spares() {
     if missing == 0 {
         return;
     }
-    let fresh: Vec<Shared> = (0..missing).map(|_| Arc::new(Mutex::new(ThreadData::new(0)))).collect();
-    lock(&THREADS).extend(fresh.iter().cloned());
-    for data in fresh {
-        SPARES.push(data);
+    let fresh: Vec<Spare> = (0..missing).map(|_| Spare::new()).collect();
+    lock(&THREADS).extend(fresh.iter().map(|s| Arc::clone(&s.data)));
+    for spare in fresh {
+        SPARES.push(spare);
     }
 }
 
-fn register() -> Shared {
-    let tid = tid();
+/// Registered data for the calling thread: a spare where one is left (its lines hinted), else
+/// its own. The pointer comes from `Arc::into_raw` of a reference the registry (`THREADS`) also
+/// holds: it stays valid for the process's life (the reference it stands for is never dropped,
+/// so no count changes on the call path). The tid is set under the lock taken after NPP's call.
+fn register() -> *const Mutex<ThreadData> {
     loop {
         match SPARES.steal() {
-            Steal::Success(data) => {
-                lock(&data).tid = tid;
-                return data;
+            Steal::Success(spare) => {
+                let p = Arc::into_raw(spare.data);
+                crate::prefetch::lines_to_write(p.cast(), std::mem::size_of::<Mutex<ThreadData>>());
+                crate::prefetch::lines_to_write(
+                    spare.buffers[0] as *const u8,
+                    std::mem::size_of::<(SiteKey, SiteStats)>(),
+                );
+                crate::prefetch::lines_to_write(spare.buffers[1] as *const u8, 64);
+                return p;
             }
             Steal::Retry => continue,
             Steal::Empty => break,
         }
     }
-    let data = Arc::new(Mutex::new(ThreadData::new(tid)));
+    let data = Arc::new(Mutex::new(ThreadData::new(0)));
     lock(&THREADS).push(Arc::clone(&data));
-    data
+    Arc::into_raw(data)
 }
 
 thread_local! {
@@ -204,6 +254,32 @@ thread_local! {
     /// (`__cxa_thread_atexit_impl`, which allocates and takes the loader's lock). The registry
     /// holds every thread's `Arc` for the life of the process, so the pointer stays valid.
     static LOCAL: Cell<*const Mutex<ThreadData>> = const { Cell::new(std::ptr::null()) };
+    /// Where the thread's last call counted (its site in its data), for [`prefetch_own`].
+    static LAST_SITE: Cell<*const u8> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Remembers where the thread's last call counted.
+#[inline]
+pub(crate) fn remember_site(p: *const u8) {
+    let _ = LAST_SITE.try_with(|l| l.set(p));
+}
+
+/// Before NPP's call: registers a new thread (taking a spare, whose lines it hints), or hints
+/// the lines of a registered thread's data and last site, so that they load while NPP runs
+/// (`with_thread` and `add` touch them after it).
+#[inline]
+pub(crate) fn prefetch_own() {
+    let _ = LOCAL.try_with(|l| {
+        let p = l.get();
+        if p.is_null() {
+            l.set(register());
+        } else {
+            crate::prefetch::lines_to_write(p.cast(), std::mem::size_of::<Mutex<ThreadData>>());
+            let _ = LAST_SITE.try_with(|s| {
+                crate::prefetch::lines_to_write(s.get(), std::mem::size_of::<(SiteKey, SiteStats)>());
+            });
+        }
+    });
 }
 
 /// Runs `f` on the calling thread's data. A thread whose thread-local storage is already torn
@@ -212,17 +288,24 @@ thread_local! {
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadData) -> R) -> R {
     let data = LOCAL.try_with(|l| {
         if l.get().is_null() {
-            l.set(Arc::as_ptr(&register()));
+            l.set(register());
         }
         l.get()
     });
     match data {
-        // SAFETY: the pointer came from `Arc::as_ptr` of data the registry (`THREADS`) keeps
-        // for the life of the process; only this thread and the writer lock it.
-        Ok(p) => f(&mut lock(unsafe { &*p })),
+        Ok(p) => {
+            // SAFETY: the pointer came from `register`: data the registry (`THREADS`) keeps for
+            // the life of the process; only this thread and the writer lock it.
+            let mut g = lock(unsafe { &*p });
+            if g.tid == 0 {
+                g.tid = tid();
+            }
+            f(&mut g)
+        }
         Err(_) => {
-            let data = register();
-            let mut g = lock(&data);
+            // SAFETY: as above.
+            let mut g = lock(unsafe { &*register() });
+            g.tid = tid();
             g.exited = true;
             f(&mut g)
         }

@@ -320,11 +320,13 @@ const CREATED_STREAM: u64 = 0x7f00_1234_5010;
 /// found the machine's libcuda rather than the stand-in the child had loaded, and called it
 /// with the stand-in's handles: the child crashed. Here a decoy `libcuda.so` sits beside the
 /// loaded stand-in driver: the interposer must ask the driver the program mapped (its counter
-/// counts every question), once per thread and stream. What the first call costs against a later
-/// one is printed, not asserted: timings are checked by the overhead bench and by the figures a
-/// trace records (`first_call_overhead`).
+/// counts every question), once per process and stream: a thread that makes its first call with a
+/// stream another thread's call asked about reads the flags from the interposer's cache (asking
+/// cost 0.35 to 0.45 µs of a thread's first call on the GPU machine). What the first call costs
+/// against a later one is printed, not asserted: timings are checked by the overhead bench and by
+/// the figures a trace records (`first_call_overhead`).
 #[test]
-fn the_driver_asked_is_the_one_the_program_loaded_once_per_thread_and_stream() {
+fn the_driver_asked_is_the_one_the_program_loaded_once_per_stream() {
     let spec = format!(
         "threads=200;calls=4;one_at_a_time=1;symbols=nppiConvert_8u32f_C1R_Ctx;stream={CREATED_STREAM};driver=1;setup_ms=300"
     );
@@ -335,11 +337,8 @@ fn the_driver_asked_is_the_one_the_program_loaded_once_per_thread_and_stream() {
         t.call_sites[0].real_flags,
         Some(nppbench_trace_standin::driver::flags_for(CREATED_STREAM))
     );
-    assert_eq!(
-        run.flags_asked,
-        Some(200),
-        "the loaded driver, asked once per thread and stream"
-    );
+    assert_eq!(run.flags_asked, Some(1), "the loaded driver, asked once per stream");
+    assert_eq!(t.capture.flags_asked, Some(1), "and the trace counts that one call");
     let first = t.capture.first_call_overhead;
     assert_eq!((first.calls, t.overhead.calls), (200, 800));
     eprintln!(

@@ -400,7 +400,7 @@ fn overhead(f: &TraceFindings) -> String {
         (Some(_), None) => " (every call was its thread's first, which registers the thread)".into(),
         _ => String::new(),
     };
-    match o.per_call_ns {
+    let calls = match o.per_call_ns {
         Some(ns) => format!(
             "Recording cost {} ns per call on the caller's thread{split}, {} ms in all over {} calls{}.",
             fmt_sig(ns),
@@ -411,5 +411,23 @@ fn overhead(f: &TraceFindings) -> String {
                 .unwrap_or_default()
         ),
         None => "No call was recorded, so recording cost nothing per call.".into(),
-    }
+    };
+    let flags = match o.flags_asked {
+        Some(asked) if o.calls > 0 => format!(
+            " The stream's flags were asked of the driver on {asked} of them; the others read them from the \
+             interposer's cache, told when the stream was created."
+        ),
+        _ => String::new(),
+    };
+    let callbacks = match o.callbacks {
+        Some(c) if c.callbacks > 0 => format!(
+            " Outside NPP's calls, the interposer's {} CUPTI callbacks (streams created and destroyed) took {} ns \
+             each, {} ms in all.",
+            c.callbacks,
+            c.per_callback_ns.map(fmt_sig).unwrap_or_default(),
+            fmt_sig(c.total_ms)
+        ),
+        _ => String::new(),
+    };
+    format!("{calls}{flags}{callbacks}")
 }

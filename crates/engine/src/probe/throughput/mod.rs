@@ -31,7 +31,7 @@ use self::timer::Timer;
 use super::setup::{ScenarioCache, Setup};
 use super::{Resources, Steps, faults, processes};
 use crate::error::ProbeError;
-use crate::protocol::DELAY_CYCLES_ENV;
+use crate::protocol::{DELAY_CYCLES_ENV, DELAY_CYCLES_PER_MPIXEL_ENV};
 
 /// Calls timed cold, each after an L2 flush.
 const COLD_CALLS: u32 = 50;
@@ -49,9 +49,29 @@ const WARM_UP_BATCH_NEXT: Duration = Duration::from_millis(2);
 const REFERENCE_IN_FIRST_PASS: &str =
     "measured in the first pass only (a ceiling for the geometry, not compared between passes)";
 
-/// The calibration hook's cycles of GPU work after every timed call (`NPPBENCH_DELAY_CYCLES`).
-fn delay_cycles() -> Option<u64> {
-    std::env::var(DELAY_CYCLES_ENV).ok()?.parse().ok().filter(|c| *c > 0)
+/// The calibration hook: cycles of GPU work after every timed call, fixed
+/// (`NPPBENCH_DELAY_CYCLES`) and per million pixels of the call's ROI
+/// (`NPPBENCH_DELAY_CYCLES_PER_MPIXEL`); `None` where neither is set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DelayHook {
+    fixed: u64,
+    per_mpixel: u64,
+}
+
+impl DelayHook {
+    fn from_env() -> Option<DelayHook> {
+        let read = |name: &str| -> u64 { std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(0) };
+        let hook = DelayHook {
+            fixed: read(DELAY_CYCLES_ENV),
+            per_mpixel: read(DELAY_CYCLES_PER_MPIXEL_ENV),
+        };
+        (hook.fixed > 0 || hook.per_mpixel > 0).then_some(hook)
+    }
+
+    /// The cycles after a call on a `width` × `height` ROI.
+    fn cycles(&self, width: u32, height: u32) -> u64 {
+        self.fixed + self.per_mpixel * u64::from(width) * u64::from(height) / 1_000_000
+    }
 }
 
 /// What a throughput probe is asked.
@@ -70,7 +90,7 @@ struct Bench {
     gpu: Gpu,
     nvml: Option<Rc<ProcessMemoryProbe>>,
     reference: Result<ReferenceConvert, String>,
-    delay: Option<(DelayKernel, u64)>,
+    delay: Option<(DelayKernel, DelayHook)>,
     /// Pushes the L2 cache out between cold calls: twice its size.
     flush: Option<DeviceBuffer>,
     warmed_once: bool,
@@ -100,7 +120,7 @@ impl Bench {
         } else {
             Err("no scenario needs it".to_owned())
         };
-        let delay = delay_cycles().and_then(|c| DelayKernel::compile(gpu).ok().map(|k| (k, c)));
+        let delay = DelayHook::from_env().and_then(|h| DelayKernel::compile(gpu).ok().map(|k| (k, h)));
         let flush_bytes = (2 * gpu.props().l2_cache_bytes).max(64 << 20);
         let flush = ask
             .settings
@@ -132,8 +152,9 @@ impl Calls<'_> {
     /// One call as the timing makes it: NPP into the destination, then the test hook's delay.
     fn timed(&self, bench: &Bench, dst: &mut DeviceBuffer) -> Result<(), ProbeError> {
         self.setup.launch(dst, self.ctx)?;
-        if let Some((kernel, cycles)) = &bench.delay {
-            kernel.launch(*cycles, self.stream)?;
+        if let Some((kernel, hook)) = &bench.delay {
+            let g = &self.setup.geometry;
+            kernel.launch(hook.cycles(g.width, g.height), self.stream)?;
         }
         Ok(())
     }
@@ -366,4 +387,20 @@ pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<Resources> {
         out.flush()?;
     }
     Ok(Resources::new(vec![Box::new(bench), Box::new(gpu)]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DelayHook;
+
+    #[test]
+    fn the_scaled_delay_grows_with_the_image_and_adds_to_the_fixed_one() {
+        let hook = DelayHook {
+            fixed: 100,
+            per_mpixel: 60,
+        };
+        assert_eq!(hook.cycles(32, 32), 100);
+        assert_eq!(hook.cycles(3840, 2160), 100 + 497);
+        assert_eq!(hook.cycles(7680, 4320), 100 + 1990);
+    }
 }
