@@ -347,7 +347,7 @@ fn recording_on_a_threads_first_call_is_given_apart() {
     };
     t.overhead.recording_ns = 110 * 2400 + 400 * 200;
     let r = render(&t, &[]);
-    let overhead = "(2400 ns on each of 110 first calls of a thread, which register the thread; 200 ns on later calls)";
+    let overhead = "(2400 ns on each of 110 first calls of a thread, which register it unless a stream it created did; 200 ns on later calls)";
     assert!(
         r.index_html.contains(overhead),
         "{}",
@@ -404,5 +404,33 @@ fn the_real_seed_trace_page_names_the_growing_call_site() {
         page.call_sites_csv.lines().count(),
         3,
         "a header and the two call sites"
+    );
+}
+
+/// The real overhead check (eight threads, 20,000 calls each, on an H100 machine): the recording
+/// cost of a call in a loop, where the stream's flags come from and what CUPTI's callbacks cost
+/// outside NPP's calls are all said.
+#[test]
+fn the_real_overhead_check_says_what_recording_cost_and_where_flags_came_from() {
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    let trace: TraceFile =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("trace/overhead-check/trace.json")).unwrap())
+            .unwrap();
+    assert_eq!(trace.capture.flags_asked, Some(0));
+    let page = render(&trace, &[]);
+    let md = &page.summary_md;
+    assert!(md.starts_with("## NO GROWTH"), "{}", &md[..80]);
+    let later = trace
+        .overhead
+        .less(&trace.capture.first_call_overhead)
+        .per_call_ns()
+        .unwrap();
+    assert!(later < 1000.0, "{later} ns a call in a loop");
+    assert!(md.contains(&format!("over {} calls", trace.overhead.calls)), "{md}");
+    assert!(md.contains("No call asked the driver for its stream's flags"), "{md}");
+    let callbacks = trace.capture.callback_overhead.unwrap();
+    assert!(
+        md.contains(&format!("the interposer's {} CUPTI callbacks", callbacks.calls)),
+        "{md}"
     );
 }

@@ -168,12 +168,13 @@ fn ask(handle: u64) -> Option<u32> {
 mod tests {
     use super::*;
 
-    /// Held by the tests that keep the writer's lock busy and by those a busy lock would fail
-    /// (the call path only tries it).
+    /// Held by every test here: the cache and its writer's lock are the process's, and the call
+    /// path only tries that lock (a test writing beside one that asks would leave it untold).
     static SERIAL: Mutex<()> = Mutex::new(());
 
     #[test]
     fn flags_told_at_creation_are_read_without_asking_until_the_stream_is_destroyed() {
+        let _serial = crate::thread::lock(&SERIAL);
         let h = 0x7f00_dead_1000;
         created(h, 1);
         assert_eq!(real_flags(h), (Some(1), Source::Cache));
@@ -192,11 +193,12 @@ mod tests {
 
     #[test]
     fn without_a_loaded_driver_flags_are_unknown_and_asked_once() {
+        let _serial = crate::thread::lock(&SERIAL);
+        let _driver = crate::thread::lock(&crate::DRIVER_TESTS);
         if driver::usable() {
             eprintln!("skipped: this process has the CUDA driver loaded");
             return;
         }
-        let _serial = crate::thread::lock(&SERIAL);
         let h = 0x7f00_beef_2000;
         assert_eq!(real_flags(h), (None, Source::Asked));
         assert_eq!(real_flags(h), (None, Source::Cache));
@@ -204,6 +206,7 @@ mod tests {
 
     #[test]
     fn handles_that_share_a_first_slot_each_keep_their_own() {
+        let _serial = crate::thread::lock(&SERIAL);
         let first = first_slot(0x1000);
         let same: Vec<u64> = (0x1000u64..)
             .step_by(8)
@@ -220,6 +223,7 @@ mod tests {
 
     #[test]
     fn a_full_window_replaces_an_entry_and_never_answers_for_another_handle() {
+        let _serial = crate::thread::lock(&SERIAL);
         let first = first_slot(0x55_0000);
         let same: Vec<u64> = (0x55_0000u64..)
             .step_by(8)

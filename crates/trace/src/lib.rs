@@ -37,6 +37,12 @@ mod writer;
 
 pub use interposed::SYMBOLS;
 
+/// Held by the unit tests that need the CUDA driver unmapped while they run, and by the one that
+/// starts NVML, which maps it (on the GPU machine a flags test, finding the driver mapped midway,
+/// asked the real driver about a made-up stream and the test process crashed).
+#[cfg(test)]
+pub(crate) static DRIVER_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Keeps thread data registered ahead for threads to come, as the writer does at each tick in the
 /// preloaded library (the overhead bench calls it, so that a new thread's first call is timed as
 /// it runs there).

@@ -142,12 +142,16 @@ pub(crate) fn attach(created: Vec<(u64, SiteKey)>) {
 
 fn on_created(handle: u64) {
     let now = clock::now_ns();
+    crate::writer::on_cuda_work();
     let in_call = IN_CALL.try_with(Cell::get).unwrap_or(0);
     let (in_call, stack) = if in_call > 0 {
         let _ = CREATED.try_with(|c| c.try_borrow_mut().map(|mut c| c.push(handle)));
         let _ = ANY_CREATED.try_with(|a| a.set(true));
         (Some((in_call - 1) as u16), None)
     } else {
+        // A thread usually creates its stream before its first NPP call: it registers here, in
+        // a callback already costly, so that the call does not.
+        crate::thread::register_early();
         (None, Some(symbolise::stack()))
     };
     let rec = StreamRec {

@@ -11,7 +11,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex, OnceLock};
-use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use nppbench_model::{TraceDevice, TraceEnd, TraceFile};
@@ -67,9 +66,6 @@ const BUSY_WAIT: Duration = Duration::from_millis(200);
 
 /// NVML, once the writer thread has loaded it (the exit path samples with it too).
 static SAMPLER: OnceLock<Sampler> = OnceLock::new();
-
-/// The writer thread, for the first NPP call to wake.
-static WRITER: OnceLock<Thread> = OnceLock::new();
 
 /// The traced program's arguments, from `/proc/self/cmdline`.
 fn program() -> Vec<String> {
@@ -151,10 +147,10 @@ fn take_sample(sampler: &Sampler) -> crate::memory::RawSample {
 }
 
 /// The writer thread: a first write at once, then NVML, then a sample every
-/// [`SAMPLE_INTERVAL_S`] (or at once when woken by the first NPP call) and a write every
-/// [`FLUSH_INTERVAL_S`], until the exit path has written.
+/// [`SAMPLE_INTERVAL_S`] (and one within [`FIRST_CALL_SLICE`] of the first NPP call: the
+/// baseline of the memory's growth) and a write every [`FLUSH_INTERVAL_S`], until the exit path
+/// has written.
 fn writer_thread() {
-    let _ = WRITER.set(std::thread::current());
     write(TraceEnd::Running);
     let sampler = SAMPLER.get_or_init(Sampler::new);
     if let Some(mut st) = lock_until(&STATE, Instant::now() + BUSY_WAIT) {
@@ -176,7 +172,38 @@ fn writer_thread() {
             write(TraceEnd::Running);
             written = Instant::now();
         }
-        std::thread::park_timeout(Duration::from_secs_f64(SAMPLE_INTERVAL_S));
+        wait_for_tick(Duration::from_secs_f64(SAMPLE_INTERVAL_S));
+    }
+}
+
+/// How often the writer looks, until the first call, whether calls have begun.
+const FIRST_CALL_SLICE: Duration = Duration::from_millis(5);
+
+/// Set by the process's first recorded call; the writer looks for it (the call does not wake
+/// the writer, which would cost it a system call).
+static CALLS_BEGAN: AtomicBool = AtomicBool::new(false);
+
+/// Whether the writer has sampled since calls began.
+static SAMPLED_AT_FIRST_CALL: AtomicBool = AtomicBool::new(false);
+
+/// Waits `interval`, or less: until calls begin, it looks every [`FIRST_CALL_SLICE`] and returns
+/// once they have (a stream's creation may also wake it).
+fn wait_for_tick(interval: Duration) {
+    let until = Instant::now() + interval;
+    loop {
+        let now = Instant::now();
+        if now >= until {
+            return;
+        }
+        if SAMPLED_AT_FIRST_CALL.load(Ordering::Relaxed) {
+            std::thread::park_timeout(until - now);
+            return;
+        }
+        if CALLS_BEGAN.load(Ordering::Relaxed) {
+            SAMPLED_AT_FIRST_CALL.store(true, Ordering::Relaxed);
+            return;
+        }
+        std::thread::park_timeout(FIRST_CALL_SLICE.min(until - now));
     }
 }
 
@@ -212,19 +239,33 @@ extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| write(TraceEnd::Exited { code: None }));
 }
 
-static EXIT_HOOKED_AT_CALL: AtomicBool = AtomicBool::new(false);
+static EXIT_HOOKED_AT_WORK: AtomicBool = AtomicBool::new(false);
 
-/// At the process's first recorded call: hooks the exit path again, so that it runs before the
-/// exit handlers CUDA registered at its start (which may tear streams down), and wakes the
-/// writer for a sample of memory as the calls begin. The hook set at start still covers a
-/// program that never calls NPP; whichever runs first writes.
+/// A call was recorded: the first one flags it for the writer, and hooks the exit path where no
+/// stream's creation did ([`on_cuda_work`]). Later ones read one flag.
 #[inline]
 pub(crate) fn on_call() {
-    if !EXIT_HOOKED_AT_CALL.load(Ordering::Relaxed) && !EXIT_HOOKED_AT_CALL.swap(true, Ordering::Relaxed) {
+    if !CALLS_BEGAN.load(Ordering::Relaxed) {
+        first_call();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn first_call() {
+    CALLS_BEGAN.store(true, Ordering::Relaxed);
+    on_cuda_work();
+}
+
+/// At the process's first stream created or call recorded, whichever comes first (CUDA has
+/// started by then): hooks the exit path again, so that it runs before the exit handlers CUDA
+/// registered at its start (which may tear streams down). The hook set at start still covers a
+/// program that never calls NPP; whichever runs first writes. Usually a stream's creation, in a
+/// CUPTI callback, pays for `atexit`, not a call.
+#[inline]
+pub(crate) fn on_cuda_work() {
+    if !EXIT_HOOKED_AT_WORK.load(Ordering::Relaxed) && !EXIT_HOOKED_AT_WORK.swap(true, Ordering::Relaxed) {
         hook_exit();
-        if let Some(w) = WRITER.get() {
-            w.unpark();
-        }
     }
 }
 

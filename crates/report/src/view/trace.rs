@@ -392,12 +392,15 @@ fn overhead(f: &TraceFindings) -> String {
     let o = &f.overhead;
     let split = match (o.first_call_ns, o.later_call_ns) {
         (Some(first), Some(later)) => format!(
-            " ({} ns on each of {} first calls of a thread, which register the thread; {} ns on later calls)",
+            " ({} ns on each of {} first calls of a thread, which register it unless a stream it created did; {} ns \
+             on later calls)",
             fmt_sig(first),
             o.first_calls,
             fmt_sig(later)
         ),
-        (Some(_), None) => " (every call was its thread's first, which registers the thread)".into(),
+        (Some(_), None) => {
+            " (every call was its thread's first, which registers it unless a stream it created did)".into()
+        }
         _ => String::new(),
     };
     let calls = match o.per_call_ns {
@@ -413,9 +416,12 @@ fn overhead(f: &TraceFindings) -> String {
         None => "No call was recorded, so recording cost nothing per call.".into(),
     };
     let flags = match o.flags_asked {
+        Some(0) if o.calls > 0 => " No call asked the driver for its stream's flags: each read them from the \
+                                   interposer's cache, told when the stream was created."
+            .to_owned(),
         Some(asked) if o.calls > 0 => format!(
-            " The stream's flags were asked of the driver on {asked} of them; the others read them from the \
-             interposer's cache, told when the stream was created."
+            " {asked} of them asked the driver for their stream's flags (the first with each stream no creation \
+             had told); the others read them from the interposer's cache."
         ),
         _ => String::new(),
     };
