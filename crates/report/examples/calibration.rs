@@ -4,9 +4,13 @@
 use nppbench_analysis::compare::{Change, Thresholds, compare};
 use nppbench_model::RunFile;
 
+fn is_delayed(name: &str) -> bool {
+    name.starts_with("delay-") || name.starts_with("scaled-")
+}
+
 fn main() {
     // The folder (default: the committed quick runs) holds plain runs and delayed ones, whose
-    // names start with `delay-`.
+    // names start with `delay-` (the fixed hook) or `scaled-` (the hook scaled to the image).
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "reports/calibration".to_owned());
@@ -16,7 +20,7 @@ fn main() {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 p.extension().is_some_and(|x| x == "json")
-                    && p.file_name().unwrap().to_string_lossy().starts_with("delay-") == delayed
+                    && is_delayed(&p.file_name().unwrap().to_string_lossy()) == delayed
             })
             .collect();
         files.sort();
