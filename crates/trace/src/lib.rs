@@ -33,6 +33,7 @@ mod snapshot;
 mod streams;
 mod symbolise;
 mod thread;
+mod work;
 mod writer;
 
 pub use interposed::SYMBOLS;

@@ -11,7 +11,7 @@ use crate::flags;
 use crate::site::{Site, SiteKey};
 use crate::streams;
 use crate::thread::{self, with_thread};
-use crate::writer;
+use crate::work;
 
 /// Calls `forward` (NPP's function, with the caller's arguments unchanged) and records the call
 /// at `site`. Returns what `forward` returned.
@@ -40,7 +40,7 @@ pub fn call(site: &Site<'_>, forward: impl FnOnce() -> NppStatus) -> NppStatus {
 fn after(site: &Site<'_>, status: NppStatus, entered: u64, start: u64, end: u64) {
     let (real_flags, source) = flags::real_flags(site.ctx.h_stream as u64);
     let key = SiteKey::new(site, real_flags);
-    writer::on_call();
+    work::on_call();
     with_thread(|t| {
         streams::take_created(|handle| t.created_in_calls.push((handle, key)));
         thread::remember_site(t.add(key, start, end - start, status));

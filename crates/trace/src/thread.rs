@@ -1,16 +1,17 @@
 //! Per-thread recording: each host thread counts its calls in data of its own, behind a mutex
 //! only it and the writer take.
 //!
-//! A thread's first call pays for its registration, so that is kept small: no thread-local with
-//! a destructor (whether a thread has ended is read by the writer from `/proc/self/task`), and the
-//! writer keeps
-//! [`SPARE`] thread data allocated and registered ahead, in a lock-free queue (crossbeam's
-//! `Injector`), and a new thread takes one: no allocation (glibc gives a new thread's first
-//! allocation an arena of its own) and no lock shared by all threads. Only when the spares run out
-//! (more new threads in one writer tick than it keeps) does a thread allocate and register its
-//! own under the registry's lock. Its sites are searched in order until there are many; only then
-//! is a map built, with a fixed hasher (std's random one would ask the kernel for keys on every
-//! new thread).
+//! Registering a thread is kept off its calls where it can be, and small where it cannot: the
+//! writer keeps [`SPARE`] thread data allocated and registered ahead, in a lock-free queue
+//! (crossbeam's `Injector`), and a thread takes one at its first stream creation (a CUPTI
+//! callback, `streams.rs`) or else just before its first NPP call, hinting the lines it will
+//! write. So no allocation (glibc gives a new thread's first allocation an arena of its own), no
+//! lock shared by all threads, and no thread-local with a destructor (whether a thread has ended
+//! is read by the writer from `/proc/self/task`). Only when the spares run out (more new threads
+//! in one writer tick than it keeps) does a thread allocate and register its own under the
+//! registry's lock. Its sites are searched in order until there are many; only then is a map
+//! built, with a fixed hasher (std's random one would ask the kernel for keys on every new
+//! thread).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -67,8 +68,7 @@ impl ThreadData {
             created_in_calls: Vec::with_capacity(SITES_AHEAD),
         };
         // Written once here, by the writer that keeps spares, so that the thread that takes
-        // them does not take the page faults of memory never touched (GPU machine: a thread's
-        // first call cost 2.8 to 3.0 µs where eight threads took fresh spares at once).
+        // them does not take the page faults of memory never touched.
         data.sites
             .spare_capacity_mut()
             .iter_mut()

@@ -24,6 +24,7 @@ use crate::snapshot::{self, Context, live_streams};
 use crate::streams;
 use crate::symbolise;
 use crate::thread::lock_until;
+use crate::work;
 
 /// Where and for whom the trace is written, fixed at start.
 struct Config {
@@ -179,10 +180,6 @@ fn writer_thread() {
 /// How often the writer looks, until the first call, whether calls have begun.
 const FIRST_CALL_SLICE: Duration = Duration::from_millis(5);
 
-/// Set by the process's first recorded call; the writer looks for it (the call does not wake
-/// the writer, which would cost it a system call).
-static CALLS_BEGAN: AtomicBool = AtomicBool::new(false);
-
 /// Whether the writer has sampled since calls began.
 static SAMPLED_AT_FIRST_CALL: AtomicBool = AtomicBool::new(false);
 
@@ -199,7 +196,7 @@ fn wait_for_tick(interval: Duration) {
             std::thread::park_timeout(until - now);
             return;
         }
-        if CALLS_BEGAN.load(Ordering::Relaxed) {
+        if work::calls_began() {
             SAMPLED_AT_FIRST_CALL.store(true, Ordering::Relaxed);
             return;
         }
@@ -237,43 +234,6 @@ pub(crate) extern "C" fn _Exit(status: libc::c_int) -> ! {
 
 extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| write(TraceEnd::Exited { code: None }));
-}
-
-static EXIT_HOOKED_AT_WORK: AtomicBool = AtomicBool::new(false);
-
-/// A call was recorded: the first one flags it for the writer, and hooks the exit path where no
-/// stream's creation did ([`on_cuda_work`]). Later ones read one flag.
-#[inline]
-pub(crate) fn on_call() {
-    if !CALLS_BEGAN.load(Ordering::Relaxed) {
-        first_call();
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn first_call() {
-    CALLS_BEGAN.store(true, Ordering::Relaxed);
-    on_cuda_work();
-}
-
-/// At the process's first stream created or call recorded, whichever comes first (CUDA has
-/// started by then): hooks the exit path again, so that it runs before the exit handlers CUDA
-/// registered at its start (which may tear streams down). The hook set at start still covers a
-/// program that never calls NPP; whichever runs first writes. Usually a stream's creation, in a
-/// CUPTI callback, pays for `atexit`, not a call.
-#[inline]
-pub(crate) fn on_cuda_work() {
-    if !EXIT_HOOKED_AT_WORK.load(Ordering::Relaxed) && !EXIT_HOOKED_AT_WORK.swap(true, Ordering::Relaxed) {
-        hook_exit();
-    }
-}
-
-fn hook_exit() {
-    if CONFIG.get().is_some() {
-        // SAFETY: `at_exit` is an `extern "C" fn()` that never unwinds.
-        unsafe { libc::atexit(at_exit) };
-    }
 }
 
 /// Whether this code runs from a shared object (the preloaded interposer) rather than a
@@ -318,7 +278,7 @@ fn start() {
         st.program = program();
         st.streams_missing = streams_missing;
     }
-    hook_exit();
+    work::install_exit_handler(at_exit);
     crate::thread::refill_spares();
     let _ = std::thread::Builder::new().name("nppbench-trace".into()).spawn(|| {
         let _ = std::panic::catch_unwind(writer_thread);

@@ -1,0 +1,198 @@
+//! CUPTI's side of `streams.rs`: the subscription (resource domain: streams created and
+//! destroyed; driver and runtime API domains: the stream-creating calls, on their exit, for the
+//! flags they were given) and the one callback CUPTI calls, which times itself. See
+//! [the callback API](https://docs.nvidia.com/cupti/api/group__CUPTI__CALLBACK__API.html).
+
+use std::cell::Cell;
+use std::ffi::c_void;
+
+use cudarc::cupti::{result, sys};
+
+use super::{IN_CALL, REGISTRY, on_created, on_destroyed};
+use crate::clock;
+use crate::flags;
+use crate::symbolise;
+use crate::thread::lock;
+
+/// The arguments every stream-creating call this module subscribes to starts with (CUPTI's
+/// `cuStreamCreate_params`, `cudaStreamCreateWithFlags_v5000_params` and their priority
+/// variants); `cudaStreamCreate` has the pointer only, and its streams the default flags.
+#[repr(C)]
+struct CreateParams {
+    stream: *mut u64,
+    flags: u32,
+}
+
+/// The API calls subscribed to: (domain, callback id, whether the call passes flags).
+fn creating_calls() -> [(sys::CUpti_CallbackDomain, u32, bool); 5] {
+    use sys::CUpti_CallbackDomain::{CUPTI_CB_DOMAIN_DRIVER_API as DRIVER, CUPTI_CB_DOMAIN_RUNTIME_API as RUNTIME};
+    use sys::CUpti_driver_api_trace_cbid as D;
+    use sys::CUpti_runtime_api_trace_cbid as R;
+    [
+        (DRIVER, D::CUPTI_DRIVER_TRACE_CBID_cuStreamCreate as u32, true),
+        (
+            DRIVER,
+            D::CUPTI_DRIVER_TRACE_CBID_cuStreamCreateWithPriority as u32,
+            true,
+        ),
+        (
+            RUNTIME,
+            R::CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020 as u32,
+            false,
+        ),
+        (
+            RUNTIME,
+            R::CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000 as u32,
+            true,
+        ),
+        (
+            RUNTIME,
+            R::CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithPriority_v5050 as u32,
+            true,
+        ),
+    ]
+}
+
+/// A stream-creating call returned: where it succeeded outside a catalogued call, its stream's
+/// flags go to the cache.
+///
+/// # Safety
+/// `data` is the `CUpti_CallbackData` CUPTI passed at the exit of one of [`creating_calls`].
+unsafe fn on_api_exit(data: &sys::CUpti_CallbackData, passes_flags: bool) {
+    if data.functionParams.is_null()
+        || data.functionReturnValue.is_null()
+        || IN_CALL.try_with(Cell::get).unwrap_or(1) != 0
+    {
+        return;
+    }
+    // SAFETY: for these calls CUPTI points `functionReturnValue` at the call's CUresult or
+    // cudaError_t (both C enums, 0 on success) and `functionParams` at their arguments, which
+    // start as `CreateParams`; on success the stream pointer has been written.
+    unsafe {
+        if *data.functionReturnValue.cast::<i32>() != 0 {
+            return;
+        }
+        let params = &*data.functionParams.cast::<CreateParams>();
+        if params.stream.is_null() {
+            return;
+        }
+        flags::created(*params.stream, if passes_flags { params.flags } else { 0 });
+    }
+}
+
+unsafe extern "C" fn on_callback(
+    _userdata: *mut c_void,
+    domain: sys::CUpti_CallbackDomain,
+    cbid: u32,
+    cbdata: *const c_void,
+) {
+    use sys::CUpti_CallbackDomain::{
+        CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_RUNTIME_API,
+    };
+    use sys::CUpti_CallbackIdResource as Id;
+    if cbdata.is_null() {
+        return;
+    }
+    let entered = clock::now_ns();
+    // Never unwind into CUPTI.
+    let handled = std::panic::catch_unwind(|| match domain {
+        CUPTI_CB_DOMAIN_RESOURCE if cbid == Id::CUPTI_CBID_RESOURCE_STREAM_CREATED as u32 => {
+            on_created(resource_handle(cbdata));
+            true
+        }
+        CUPTI_CB_DOMAIN_RESOURCE if cbid == Id::CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING as u32 => {
+            on_destroyed(resource_handle(cbdata));
+            true
+        }
+        CUPTI_CB_DOMAIN_DRIVER_API | CUPTI_CB_DOMAIN_RUNTIME_API => {
+            // SAFETY: for API domains CUPTI passes a CUpti_CallbackData, valid during the call.
+            let data = unsafe { &*cbdata.cast::<sys::CUpti_CallbackData>() };
+            if data.callbackSite != sys::CUpti_ApiCallbackSite::CUPTI_API_EXIT {
+                return false;
+            }
+            let Some((_, _, passes_flags)) = creating_calls()
+                .into_iter()
+                .find(|(d, id, _)| *d == domain && *id == cbid)
+            else {
+                return false;
+            };
+            // SAFETY: the id is one of `creating_calls`, at its exit.
+            unsafe { on_api_exit(data, passes_flags) };
+            true
+        }
+        _ => false,
+    });
+    if matches!(handled, Ok(true)) {
+        let spent = clock::now_ns().saturating_sub(entered);
+        let mut r = lock(&REGISTRY);
+        r.callbacks.0 += 1;
+        r.callbacks.1 += spent;
+    }
+}
+
+fn resource_handle(cbdata: *const c_void) -> u64 {
+    // SAFETY: for resource callbacks CUPTI passes a CUpti_ResourceData, valid during the call.
+    unsafe {
+        (*(cbdata as *const sys::CUpti_ResourceData))
+            .resourceHandle
+            .bindgen_union_field
+    }
+}
+
+/// Opens libcupti by full path from the CUDA toolkit folders, so that cudarc's open by name
+/// finds it mapped (a toolkit outside the loader's path is otherwise not found).
+fn preload_cupti() {
+    let mut dirs = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var) {
+            dirs.push(std::path::PathBuf::from(home).join("extras/CUPTI/lib64"));
+        }
+    }
+    dirs.push("/usr/local/cuda/extras/CUPTI/lib64".into());
+    for dir in dirs {
+        for file in ["libcupti.so.13", "libcupti.so.12", "libcupti.so"] {
+            let Ok(path) = std::ffi::CString::new(dir.join(file).into_os_string().into_encoded_bytes()) else {
+                continue;
+            };
+            // SAFETY: opening CUPTI runs only its own initialisers; the handle stays open for the
+            // process's life.
+            if !unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW) }.is_null() {
+                return;
+            }
+        }
+    }
+}
+
+/// Subscribes to stream creation and destruction for the process's life. The error says why
+/// streams cannot be counted.
+pub(crate) fn subscribe() -> Result<(), String> {
+    symbolise::prime();
+    preload_cupti();
+    // SAFETY: only tries to open the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("libcupti could not be loaded (looked in $CUDA_HOME, $CUDA_PATH, \
+                    /usr/local/cuda/extras/CUPTI/lib64 and the loader's path)"
+            .into());
+    }
+    let mut subscriber = std::ptr::null_mut();
+    // SAFETY: `on_callback` matches CUpti_CallbackFunc and needs no user data; the subscription
+    // is kept for the process's life.
+    unsafe {
+        result::subscribe(&mut subscriber, Some(on_callback), std::ptr::null_mut()).map_err(|e| {
+            format!("cuptiSubscribe: {e:?} (another CUPTI client, such as a profiler, may hold the subscription)")
+        })?;
+        let domain = sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RESOURCE;
+        for id in [
+            sys::CUpti_CallbackIdResource::CUPTI_CBID_RESOURCE_STREAM_CREATED,
+            sys::CUpti_CallbackIdResource::CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING,
+        ] {
+            result::enable_callback(1, subscriber, domain, id as u32)
+                .map_err(|e| format!("cuptiEnableCallback: {e:?}"))?;
+        }
+        // Without these, calls ask the driver for their streams' flags: slower, not wrong.
+        for (domain, id, _) in creating_calls() {
+            let _ = result::enable_callback(1, subscriber, domain, id);
+        }
+    }
+    Ok(())
+}

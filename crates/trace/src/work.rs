@@ -1,0 +1,62 @@
+//! What the process's first CUDA work sets off (its first stream created, its first call
+//! recorded), kept apart from the writer so that the modules that see that work need not import
+//! it: the writer installs its exit handler here at start, and looks here for the first call.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The writer's exit handler, installed at start in the preloaded library (never in the rlib).
+static EXIT_HANDLER: OnceLock<extern "C" fn()> = OnceLock::new();
+
+static EXIT_HOOKED_AT_WORK: AtomicBool = AtomicBool::new(false);
+
+/// Set by the process's first recorded call; the writer looks for it (the call does not wake
+/// the writer, which would cost it a system call).
+static CALLS_BEGAN: AtomicBool = AtomicBool::new(false);
+
+/// Installs the writer's exit handler and hooks it once now (a program that never calls NPP is
+/// still written at exit).
+pub(crate) fn install_exit_handler(handler: extern "C" fn()) {
+    if EXIT_HANDLER.set(handler).is_ok() {
+        hook_exit();
+    }
+}
+
+fn hook_exit() {
+    if let Some(handler) = EXIT_HANDLER.get() {
+        // SAFETY: the handler is an `extern "C" fn()` that never unwinds (the writer's).
+        unsafe { libc::atexit(*handler) };
+    }
+}
+
+/// A call was recorded: the first one flags it for the writer, and hooks the exit path where no
+/// stream's creation did ([`on_cuda_work`]). Later ones read one flag.
+#[inline]
+pub(crate) fn on_call() {
+    if !CALLS_BEGAN.load(Ordering::Relaxed) {
+        first_call();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn first_call() {
+    CALLS_BEGAN.store(true, Ordering::Relaxed);
+    on_cuda_work();
+}
+
+/// Whether a call has been recorded.
+pub(crate) fn calls_began() -> bool {
+    CALLS_BEGAN.load(Ordering::Relaxed)
+}
+
+/// At the process's first stream created or call recorded, whichever comes first (CUDA has
+/// started by then): hooks the exit path again, so that it runs before the exit handlers CUDA
+/// registered at its start (which may tear streams down). Whichever hook runs first writes.
+/// Usually a stream's creation, in a CUPTI callback, pays for `atexit`, not a call.
+#[inline]
+pub(crate) fn on_cuda_work() {
+    if !EXIT_HOOKED_AT_WORK.load(Ordering::Relaxed) && !EXIT_HOOKED_AT_WORK.swap(true, Ordering::Relaxed) {
+        hook_exit();
+    }
+}
