@@ -11,9 +11,10 @@
 //! The shape is bytehound's `preload`: the caller's thread does the least (its own data behind
 //! its own, uncontended lock: `thread.rs`, `record.rs`), a writer thread does the rest
 //! (`writer.rs`, `snapshot.rs`, `memory.rs`, and naming stacks). A thread's first call costs the
-//! most, since it registers the thread; what is done once per process is never done per thread
-//! (NPP's functions are looked up once, the CUDA driver once, by the writer where it can:
-//! `driver.rs`), and the trace gives the first calls' cost apart. The exported functions are
+//! most (it registers the thread, unless a stream it created did); what is done once per process
+//! is never done per thread (NPP's functions are looked up once, the CUDA driver once, by the
+//! writer where it can: `driver.rs`; a stream's flags once, or never where its creation told
+//! them: `flags.rs`), and the trace gives the first calls' cost apart, and the CUPTI callbacks'. The exported functions are
 //! generated from the catalogue's rows by `build.rs` (`interposed.rs`); the one recording
 //! function they call is [`record::call`]. Linked as an rlib (the overhead bench) it stays inert:
 //! only the shared object starts recording. The names the CLI shares with it are
