@@ -34,6 +34,27 @@ fn pairs(runs: &[RunFile]) -> Vec<Comparison> {
     out
 }
 
+/// Checks that no gate trips and no scenario is called slower or faster in same-against-same
+/// `comparisons`; returns how many scenarios were judged and how many were unsettled.
+fn same_against_same(card: &str, comparisons: &[Comparison]) -> (usize, usize) {
+    let (mut judged, mut unsettled) = (0, 0);
+    for c in comparisons {
+        assert!(c.tripped(&ALL).is_empty(), "{card}: a gate tripped");
+        for t in &c.throughput {
+            assert!(
+                matches!(t.verdict, Change::Same | Change::Unsettled),
+                "{card}: {} called {:?}: {:?}",
+                t.id,
+                t.verdict,
+                t.kernel
+            );
+            judged += 1;
+            unsettled += usize::from(t.verdict == Change::Unsettled);
+        }
+    }
+    (judged, unsettled)
+}
+
 #[test]
 fn same_against_same_flags_nothing_and_settles_on_both_machines() {
     for card in CARDS {
@@ -41,21 +62,8 @@ fn same_against_same_flags_nothing_and_settles_on_both_machines() {
         let full: Vec<RunFile> = (1..=2).map(|i| read(card, &format!("full-{i}"))).collect();
         let (quick, full) = (pairs(&quick), pairs(&full));
         assert_eq!(quick.len(), 21, "{card}: twenty-one quick pairs");
-        let (mut judged, mut unsettled) = (0, 0);
-        for c in quick.iter().chain(&full) {
-            assert!(c.tripped(&ALL).is_empty(), "{card}: a gate tripped");
-            for t in &c.throughput {
-                assert!(
-                    matches!(t.verdict, Change::Same | Change::Unsettled),
-                    "{card}: {} called {:?}: {:?}",
-                    t.id,
-                    t.verdict,
-                    t.kernel
-                );
-                judged += 1;
-                unsettled += usize::from(t.verdict == Change::Unsettled);
-            }
-        }
+        let all: Vec<Comparison> = quick.into_iter().chain(full).collect();
+        let (judged, unsettled) = same_against_same(card, &all);
         assert_eq!(judged, 21 * 20 + 44, "{card}: every scenario judged");
         // At most 10% unsettled (the bar); measured: 0 and 1 of 464.
         assert!(unsettled * 100 <= judged, "{card}: {unsettled} of {judged} unsettled");
@@ -115,23 +123,9 @@ fn the_delay_hook_is_found_slower_and_never_faster() {
 fn a_delay_scaled_to_the_image_is_found_from_1_mp_to_8k_and_never_faster() {
     let card = "h100-c";
     let same = compare(&read(card, "full-1"), &read(card, "full-2"), Thresholds::default());
-    assert!(
-        same.tripped(&ALL).is_empty(),
-        "{card}: a gate tripped on same against same"
-    );
-    assert_eq!(same.throughput.len(), 44);
-    let unsettled = same
-        .throughput
-        .iter()
-        .filter(|t| t.verdict == Change::Unsettled)
-        .count();
-    assert!(
-        same.throughput
-            .iter()
-            .all(|t| matches!(t.verdict, Change::Same | Change::Unsettled))
-            && unsettled <= 4,
-        "{card}: same against same"
-    );
+    let (judged, unsettled) = same_against_same(card, &[same]);
+    assert_eq!(judged, 44, "{card}: every scenario judged");
+    assert!(unsettled <= 4, "{card}: {unsettled} of {judged} unsettled");
     let noise = Thresholds::default().noise_pct;
     let (mut found, mut large, mut found_8k, mut at_8k) = (0, 0, 0, 0);
     for p in 1..=2 {

@@ -110,15 +110,13 @@ fn look_up(handle: u64) -> Option<Option<u32>> {
 /// else in place of another handle. `wait`: take the writer's lock even if it is held (not on
 /// the call path, which leaves the handle untold instead).
 fn store(handle: u64, value: u64, wait: bool) {
-    let _writing = if wait {
-        crate::thread::lock(&WRITER)
+    let writing = if wait {
+        Some(crate::thread::lock(&WRITER))
     } else {
-        match WRITER.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return,
-        }
+        // Tried once: a deadline already passed.
+        crate::thread::lock_until(&WRITER, std::time::Instant::now())
     };
+    let Some(_writing) = writing else { return };
     let key = handle.wrapping_add(1);
     let slot = window(handle)
         .find(|s| s.key.load(Ordering::SeqCst) == key)
@@ -172,6 +170,16 @@ mod tests {
     /// path only tries that lock (a test writing beside one that asks would leave it untold).
     static SERIAL: Mutex<()> = Mutex::new(());
 
+    /// `n` handles from `start`, 8 apart, whose windows all begin where `start`'s does.
+    fn sharing_a_window(start: u64, n: usize) -> Vec<u64> {
+        let first = first_slot(start);
+        (start..)
+            .step_by(8)
+            .filter(|h| first_slot(*h) == first)
+            .take(n)
+            .collect()
+    }
+
     #[test]
     fn flags_told_at_creation_are_read_without_asking_until_the_stream_is_destroyed() {
         let _serial = crate::thread::lock(&SERIAL);
@@ -207,12 +215,7 @@ mod tests {
     #[test]
     fn handles_that_share_a_first_slot_each_keep_their_own() {
         let _serial = crate::thread::lock(&SERIAL);
-        let first = first_slot(0x1000);
-        let same: Vec<u64> = (0x1000u64..)
-            .step_by(8)
-            .filter(|h| first_slot(*h) == first)
-            .take(4)
-            .collect();
+        let same = sharing_a_window(0x1000, 4);
         for (i, h) in same.iter().enumerate() {
             created(*h, i as u32);
         }
@@ -224,12 +227,7 @@ mod tests {
     #[test]
     fn a_full_window_replaces_an_entry_and_never_answers_for_another_handle() {
         let _serial = crate::thread::lock(&SERIAL);
-        let first = first_slot(0x55_0000);
-        let same: Vec<u64> = (0x55_0000u64..)
-            .step_by(8)
-            .filter(|h| first_slot(*h) == first)
-            .take(PROBES + 1)
-            .collect();
+        let same = sharing_a_window(0x55_0000, PROBES + 1);
         for (i, h) in same.iter().enumerate() {
             created(*h, i as u32);
         }
@@ -247,12 +245,7 @@ mod tests {
 
     #[test]
     fn readers_racing_a_writer_never_read_another_handles_flags() {
-        let first = first_slot(0x66_0000);
-        let same: Vec<u64> = (0x66_0000u64..)
-            .step_by(8)
-            .filter(|h| first_slot(*h) == first)
-            .take(PROBES * 2)
-            .collect();
+        let same = sharing_a_window(0x66_0000, PROBES * 2);
         let _serial = crate::thread::lock(&SERIAL);
         let flags_of = |h: u64| (h >> 3) as u32;
         let done = std::sync::atomic::AtomicBool::new(false);

@@ -264,15 +264,19 @@ pub(crate) fn remember_site(p: *const u8) {
     let _ = LAST_SITE.try_with(|l| l.set(p));
 }
 
+/// The data `local` names, registered first where it names none.
+fn registered(local: &Cell<*const Mutex<ThreadData>>) -> *const Mutex<ThreadData> {
+    if local.get().is_null() {
+        local.set(register());
+    }
+    local.get()
+}
+
 /// Registers the calling thread ahead of its first NPP call (a stream it creates outside a call
 /// does, from CUPTI's callback): that call then finds its data, and its lines. Nothing for a
 /// thread already registered.
 pub(crate) fn register_early() {
-    let _ = LOCAL.try_with(|l| {
-        if l.get().is_null() {
-            l.set(register());
-        }
-    });
+    let _ = LOCAL.try_with(registered);
 }
 
 /// Before NPP's call: registers a new thread (taking a spare, whose lines it hints), or hints
@@ -297,13 +301,7 @@ pub(crate) fn prefetch_own() {
 /// down (a call from another destructor at thread exit) gets data of its own for the call.
 #[inline]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&mut ThreadData) -> R) -> R {
-    let data = LOCAL.try_with(|l| {
-        if l.get().is_null() {
-            l.set(register());
-        }
-        l.get()
-    });
-    match data {
+    match LOCAL.try_with(registered) {
         Ok(p) => {
             // SAFETY: the pointer came from `register`: data the registry (`THREADS`) keeps for
             // the life of the process; only this thread and the writer lock it.

@@ -9,7 +9,6 @@
 use std::ffi::CStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -160,6 +159,7 @@ fn writer_thread() {
     }
     let flush = Duration::from_secs_f64(FLUSH_INTERVAL_S);
     let mut written = Instant::now();
+    let mut sampled_at_first_call = false;
     loop {
         driver::prepare();
         crate::thread::refill_spares();
@@ -173,31 +173,28 @@ fn writer_thread() {
             write(TraceEnd::Running);
             written = Instant::now();
         }
-        wait_for_tick(Duration::from_secs_f64(SAMPLE_INTERVAL_S));
+        wait_for_tick(Duration::from_secs_f64(SAMPLE_INTERVAL_S), &mut sampled_at_first_call);
     }
 }
 
 /// How often the writer looks, until the first call, whether calls have begun.
 const FIRST_CALL_SLICE: Duration = Duration::from_millis(5);
 
-/// Whether the writer has sampled since calls began.
-static SAMPLED_AT_FIRST_CALL: AtomicBool = AtomicBool::new(false);
-
 /// Waits `interval`, or less: until calls begin, it looks every [`FIRST_CALL_SLICE`] and returns
-/// once they have (a stream's creation may also wake it).
-fn wait_for_tick(interval: Duration) {
+/// once they have, noting in `sampled_at_first_call` that the next sample is the calls' first.
+fn wait_for_tick(interval: Duration, sampled_at_first_call: &mut bool) {
     let until = Instant::now() + interval;
     loop {
         let now = Instant::now();
         if now >= until {
             return;
         }
-        if SAMPLED_AT_FIRST_CALL.load(Ordering::Relaxed) {
+        if *sampled_at_first_call {
             std::thread::park_timeout(until - now);
             return;
         }
         if work::calls_began() {
-            SAMPLED_AT_FIRST_CALL.store(true, Ordering::Relaxed);
+            *sampled_at_first_call = true;
             return;
         }
         std::thread::park_timeout(FIRST_CALL_SLICE.min(until - now));
