@@ -3,10 +3,12 @@
 //! counting in its own data: no lock shared on the call path), and as the first call of a new
 //! thread (which registers the thread: programs that start a thread per frame make only such
 //! calls). The target is under 1 µs a call. Without the preloaded library the process has no
-//! CUDA driver: the first call's question for a stream's flags ends at the loader's list.
+//! CUDA driver: the first call's question for a stream's flags ends at the loader's list. A
+//! thread of the bench's own reads the records every few milliseconds, as the writer does in
+//! the preloaded library (so chunks are given back and taken again, as they are there).
 
 use std::hint::black_box;
-use std::sync::Barrier;
+use std::sync::{Barrier, Once};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -15,6 +17,21 @@ use nppbench_trace::record;
 use nppbench_trace::site::Site;
 
 const THREADS: usize = 8;
+
+/// Starts the bench's reader (once).
+fn read_beside() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        nppbench_trace::refill_spares();
+        std::thread::spawn(|| {
+            loop {
+                nppbench_trace::drain();
+                nppbench_trace::refill_spares();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+    });
+}
 
 fn site(ctx: &NppStreamContext) -> Site<'_> {
     Site {
@@ -30,6 +47,7 @@ fn site(ctx: &NppStreamContext) -> Site<'_> {
 }
 
 fn one_thread(c: &mut Criterion) {
+    read_beside();
     let ctx = NppStreamContext::zeroed();
     let site = site(&ctx);
     c.bench_function("record_call/1_thread", |b| {
@@ -62,6 +80,7 @@ fn many_threads(iters: u64) -> Duration {
 }
 
 fn eight_threads(c: &mut Criterion) {
+    read_beside();
     c.bench_function("record_call/8_threads", |b| b.iter_custom(many_threads));
 }
 
@@ -89,6 +108,7 @@ fn first_calls(iters: u64) -> Duration {
 }
 
 fn new_thread(c: &mut Criterion) {
+    read_beside();
     c.bench_function("record_call/first_on_a_new_thread", |b| b.iter_custom(first_calls));
 }
 

@@ -111,10 +111,10 @@ fn look_up(handle: u64) -> Option<Option<u32>> {
 /// the call path, which leaves the handle untold instead).
 fn store(handle: u64, value: u64, wait: bool) {
     let writing = if wait {
-        Some(crate::thread::lock(&WRITER))
+        Some(crate::sync::lock(&WRITER))
     } else {
         // Tried once: a deadline already passed.
-        crate::thread::lock_until(&WRITER, std::time::Instant::now())
+        crate::sync::lock_until(&WRITER, std::time::Instant::now())
     };
     let Some(_writing) = writing else { return };
     let key = handle.wrapping_add(1);
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn flags_told_at_creation_are_read_without_asking_until_the_stream_is_destroyed() {
-        let _serial = crate::thread::lock(&SERIAL);
+        let _serial = crate::sync::lock(&SERIAL);
         let h = 0x7f00_dead_1000;
         created(h, 1);
         assert_eq!(real_flags(h), (Some(1), Source::Cache));
@@ -201,8 +201,8 @@ mod tests {
 
     #[test]
     fn without_a_loaded_driver_flags_are_unknown_and_asked_once() {
-        let _serial = crate::thread::lock(&SERIAL);
-        let _driver = crate::thread::lock(&crate::DRIVER_TESTS);
+        let _serial = crate::sync::lock(&SERIAL);
+        let _driver = crate::sync::lock(&crate::DRIVER_TESTS);
         if driver::usable() {
             eprintln!("skipped: this process has the CUDA driver loaded");
             return;
@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn handles_that_share_a_first_slot_each_keep_their_own() {
-        let _serial = crate::thread::lock(&SERIAL);
+        let _serial = crate::sync::lock(&SERIAL);
         let same = sharing_a_window(0x1000, 4);
         for (i, h) in same.iter().enumerate() {
             created(*h, i as u32);
@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn a_full_window_replaces_an_entry_and_never_answers_for_another_handle() {
-        let _serial = crate::thread::lock(&SERIAL);
+        let _serial = crate::sync::lock(&SERIAL);
         let same = sharing_a_window(0x55_0000, PROBES + 1);
         for (i, h) in same.iter().enumerate() {
             created(*h, i as u32);
@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn readers_racing_a_writer_never_read_another_handles_flags() {
         let same = sharing_a_window(0x66_0000, PROBES * 2);
-        let _serial = crate::thread::lock(&SERIAL);
+        let _serial = crate::sync::lock(&SERIAL);
         let flags_of = |h: u64| (h >> 3) as u32;
         let done = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|s| {

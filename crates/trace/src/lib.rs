@@ -8,20 +8,23 @@
 //! ([`nppbench_model::TraceFile`]) every half second and at exit (`atexit`, and `_exit`, which it
 //! interposes too).
 //!
-//! The shape is bytehound's `preload`: the caller's thread does the least (its own data behind
-//! its own, uncontended lock: `thread.rs`, `record.rs`), a writer thread does the rest
-//! (`writer.rs`, `snapshot.rs`, `memory.rs`, and naming stacks). A thread's first call costs the
-//! most (it registers the thread, unless a stream it created did); what is done once per process
-//! is never done per thread (NPP's functions are looked up once, the CUDA driver once, by the
-//! writer where it can: `driver.rs`; a stream's flags once, or never where its creation told
-//! them: `flags.rs`), and the trace gives the first calls' cost apart, and the CUPTI callbacks'. The exported functions are
-//! generated from the catalogue's rows by `build.rs` (`interposed.rs`); the one recording
-//! function they call is [`record::call`]. Linked as an rlib (the overhead bench) it stays inert:
-//! only the shared object starts recording. The names the CLI shares with it are
+//! The shape is bytehound's `preload`: the caller's thread does the least (it appends one record,
+//! one cache line, to chunks of its own: `feed.rs`, `record.rs`), a writer thread does the rest
+//! (groups the records into sites per thread, `thread.rs`; then `writer.rs`, `snapshot.rs`,
+//! `memory.rs`, and naming stacks). A thread's first call costs the most (it takes a feed the
+//! writer registered ahead, unless a stream it created did); what is done once per process is
+//! never done per thread (NPP's functions are looked up once, the CUDA driver once, by the writer
+//! where it can: `driver.rs`; a stream's flags once, or never where its creation told them:
+//! `flags.rs`), and the trace gives the first calls' cost apart, and the CUPTI callbacks'. The
+//! exported functions are generated from the catalogue's rows by `build.rs` (`interposed.rs`);
+//! the one recording function they call is [`record::call`]. Linked as an rlib (the overhead
+//! bench) it starts no writer: only the shared object does, and the bench reads the records
+//! itself ([`drain`]). The names the CLI shares with it are
 //! [`nppbench_model::TraceFile`]'s, so the CLI never links it.
 
 mod clock;
 mod driver;
+mod feed;
 mod flags;
 pub mod interposed;
 mod memory;
@@ -33,6 +36,7 @@ pub mod site;
 mod snapshot;
 mod streams;
 mod symbolise;
+mod sync;
 mod thread;
 mod work;
 mod writer;
@@ -45,9 +49,18 @@ pub use interposed::SYMBOLS;
 #[cfg(test)]
 pub(crate) static DRIVER_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Keeps thread data registered ahead for threads to come, as the writer does at each tick in the
-/// preloaded library (the overhead bench calls it, so that a new thread's first call is timed as
-/// it runs there).
+/// Keeps feeds registered ahead for threads to come and chunks in the pool, as the writer does at
+/// each tick in the preloaded library (the overhead bench calls it, so that a new thread's first
+/// call is timed as it runs there).
 pub fn refill_spares() {
-    thread::refill_spares();
+    feed::refill();
+}
+
+/// Reads every thread's records as the writer does at each tick in the preloaded library, giving
+/// back the chunks read (the overhead bench calls it from a thread of its own, as the writer
+/// runs beside the program's threads there).
+pub fn drain() {
+    thread::each_thread(std::time::Instant::now() + std::time::Duration::from_secs(1), |t| {
+        t.created_in_calls.clear()
+    });
 }

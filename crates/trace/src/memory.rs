@@ -28,7 +28,7 @@ use nvml_wrapper::enums::device::UsedGpuMemory;
 
 use crate::driver;
 use crate::protocol::MEMORY_SAMPLES_KEPT;
-use crate::thread::lock;
+use crate::sync::lock;
 
 /// NVML, loaded once on the writer's thread.
 pub(crate) struct Sampler {

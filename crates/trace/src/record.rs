@@ -1,52 +1,83 @@
-//! The one recording function every interposed symbol calls: it times the real call, then counts
-//! it in the calling thread's own data. Nothing here is shared by all threads; nothing changes
-//! what the caller sees (the status and `errno` are NPP's).
+//! The one recording function every interposed symbol calls: it times the real call, then
+//! appends it to the calling thread's own feed (`feed.rs`: one record, one cache line, hinted
+//! before NPP's call so that it loads while NPP runs). Nothing here is shared by all threads;
+//! nothing changes what the caller sees (the status and `errno` are NPP's).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use nppbench_npp::sys::NppStatus;
 
 use crate::clock;
+use crate::feed::{self, InCall};
 use crate::flags;
-use crate::site::{Site, SiteKey};
-use crate::streams;
-use crate::thread::{self, with_thread};
-use crate::work;
+use crate::site::{self, Site};
 
 /// Calls `forward` (NPP's function, with the caller's arguments unchanged) and records the call
 /// at `site`. Returns what `forward` returned.
+///
+/// Only this shell is made once per interposed function: the recording before and after NPP's
+/// call is one copy of code shared by all of them, so that a program calling several functions
+/// finds it in cache more often (a cold call pays for every line of code it runs).
 #[inline]
 pub fn call(site: &Site<'_>, forward: impl FnOnce() -> NppStatus) -> NppStatus {
-    let entered = clock::now_ns();
-    if !streams::enter_call(site.symbol) {
+    let Some(started) = before(site) else {
         return forward();
-    }
-    flags::prefetch(site.ctx.h_stream as u64);
-    thread::prefetch_own();
-    let start = clock::now_ns();
+    };
     let status = forward();
-    let end = clock::now_ns().max(start);
-    streams::leave_call();
-    let errno = errno();
-    // Never unwind into the caller: a failure to record loses the record, not the call.
-    let _ = catch_unwind(AssertUnwindSafe(|| after(site, status, entered, start, end)));
-    set_errno(errno);
+    after(site, started, status);
     status
 }
 
-/// Counts a call that entered the interposer at `entered`, ran NPP from `start` to `end` and
-/// returned `status`.
-#[inline]
-fn after(site: &Site<'_>, status: NppStatus, entered: u64, start: u64, end: u64) {
-    let (real_flags, source) = flags::real_flags(site.ctx.h_stream as u64);
-    let key = SiteKey::new(site, real_flags);
-    work::on_call();
-    with_thread(|t| {
-        streams::take_created(|handle| t.created_in_calls.push((handle, key)));
-        thread::remember_site(t.add(key, start, end - start, status));
-        t.flags_asked += u64::from(source == flags::Source::Asked);
-        t.add_overhead(start.saturating_sub(entered) + clock::now_ns().saturating_sub(end));
-    });
+/// A call being recorded, from [`before`] to [`after`].
+struct Started {
+    in_call: InCall,
+    /// When the interposer was entered, and when NPP's call started (ns).
+    entered: u64,
+    start: u64,
+}
+
+/// Marks the thread as in a call, with its record's line and its stream's flags hinted; `None`
+/// for a call inside a call (NPP's own, not recorded).
+#[inline(never)]
+fn before(site: &Site<'_>) -> Option<Started> {
+    let entered = clock::now_ns();
+    let in_call = feed::enter(site.symbol)?;
+    flags::prefetch(site.ctx.h_stream as u64);
+    Some(Started {
+        in_call,
+        entered,
+        start: clock::now_ns(),
+    })
+}
+
+/// Appends the call that `started` and returned `status` to the thread's feed, with the time it
+/// took NPP and the recording's own.
+#[inline(never)]
+fn after(site: &Site<'_>, started: Started, status: NppStatus) {
+    let Started {
+        in_call,
+        entered,
+        start,
+    } = started;
+    let end = clock::now_ns().max(start);
+    in_call.leave();
+    let errno = errno();
+    // Never unwind into the caller: a failure to record loses the record, not the call.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let (real_flags, source) = flags::real_flags(site.ctx.h_stream as u64);
+        let event = site::event(
+            site,
+            real_flags,
+            source == flags::Source::Asked,
+            start,
+            end - start,
+            status,
+        );
+        in_call.append(event, || {
+            start.saturating_sub(entered) + clock::now_ns().saturating_sub(end)
+        });
+    }));
+    set_errno(errno);
 }
 
 fn errno() -> i32 {

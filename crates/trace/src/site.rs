@@ -7,6 +7,8 @@ use nppbench_model::{StatusCount, TraceStreamKind};
 use nppbench_npp::sys::{NppStatus, NppStreamContext, NppiSize};
 use smallvec::SmallVec;
 
+use crate::feed::CallEvent;
+
 /// What an interposed function knows of its call before calling NPP: which function, and the
 /// arguments a call site is told apart by.
 #[derive(Debug, Clone, Copy)]
@@ -46,18 +48,55 @@ pub(crate) struct SiteKey {
 }
 
 impl SiteKey {
-    pub(crate) fn new(site: &Site<'_>, real_flags: Option<u32>) -> SiteKey {
+    /// The key of a call as its thread appended it.
+    pub(crate) fn of(call: &CallEvent) -> SiteKey {
+        let has = |bit| call.bits & bit != 0;
         SiteKey {
-            symbol: site.symbol,
-            width: site.roi.width,
-            height: site.roi.height,
-            src_stride: site.src_step,
-            dst_stride: site.dst_step,
-            declared_flags: site.ctx.n_stream_flags,
-            stream: stream_kind(site.ctx.h_stream as u64),
-            real_flags,
-            device: site.ctx.n_cuda_device_id,
+            symbol: call.symbol,
+            width: call.width,
+            height: call.height,
+            src_stride: has(CallEvent::SRC_STEP).then_some(call.src_step),
+            dst_stride: has(CallEvent::DST_STEP).then_some(call.dst_step),
+            declared_flags: call.declared_flags,
+            stream: stream_kind(u64::from(call.stream)),
+            real_flags: has(CallEvent::REAL_FLAGS).then_some(call.real_flags),
+            device: call.device,
         }
+    }
+}
+
+/// The record of a call at `site` whose stream's real flags are `real_flags` (`asked`: of the
+/// driver, on this call), which started at `start_ns`, spent `in_npp_ns` in NPP and returned
+/// `status` (its recording time is filled in as it is appended).
+#[inline]
+pub(crate) fn event(
+    site: &Site<'_>,
+    real_flags: Option<u32>,
+    asked: bool,
+    start_ns: u64,
+    in_npp_ns: u64,
+    status: NppStatus,
+) -> CallEvent {
+    let bit = |on: bool, bit: u8| if on { bit } else { 0 };
+    CallEvent {
+        start_ns,
+        in_npp_ns,
+        width: site.roi.width,
+        height: site.roi.height,
+        src_step: site.src_step.unwrap_or(0),
+        dst_step: site.dst_step.unwrap_or(0),
+        declared_flags: site.ctx.n_stream_flags,
+        real_flags: real_flags.unwrap_or(0),
+        device: site.ctx.n_cuda_device_id,
+        status,
+        overhead_ns: 0,
+        symbol: site.symbol,
+        // Handles 0, 1 and 2 name default streams; any other, a created one (`stream_kind`).
+        stream: (site.ctx.h_stream as u64).min(3) as u8,
+        bits: bit(site.src_step.is_some(), CallEvent::SRC_STEP)
+            | bit(site.dst_step.is_some(), CallEvent::DST_STEP)
+            | bit(real_flags.is_some(), CallEvent::REAL_FLAGS)
+            | bit(asked, CallEvent::FLAGS_ASKED),
     }
 }
 
@@ -123,6 +162,39 @@ mod tests {
         assert_eq!(stream_kind(1), TraceStreamKind::LegacyHandle);
         assert_eq!(stream_kind(2), TraceStreamKind::PerThreadDefault);
         assert_eq!(stream_kind(0x7f00_1234_5000), TraceStreamKind::Created);
+    }
+
+    #[test]
+    fn a_call_packed_into_its_record_gives_back_its_key() {
+        let mut ctx = NppStreamContext::zeroed();
+        ctx.n_stream_flags = 1;
+        ctx.n_cuda_device_id = 3;
+        for (handle, src, dst, real) in [
+            (0, Some(64), None, None),
+            (2, None, Some(-4), Some(1)),
+            (0x7f00_1234_5000_u64, Some(4096), Some(8192), Some(0)),
+        ] {
+            ctx.h_stream = handle as _;
+            let site = Site {
+                symbol: 11,
+                roi: NppiSize { width: 31, height: 35 },
+                src_step: src,
+                dst_step: dst,
+                ctx: &ctx,
+            };
+            let call = event(&site, real, true, 5, 6, -7);
+            let key = SiteKey::of(&call);
+            assert_eq!(
+                (key.symbol, key.width, key.height, key.src_stride, key.dst_stride),
+                (11, 31, 35, src, dst)
+            );
+            assert_eq!(
+                (key.declared_flags, key.stream, key.real_flags, key.device),
+                (1, stream_kind(handle), real, 3)
+            );
+            assert_eq!((call.start_ns, call.in_npp_ns, call.status), (5, 6, -7));
+            assert_ne!(call.bits & CallEvent::FLAGS_ASKED, 0);
+        }
     }
 
     #[test]

@@ -46,7 +46,8 @@ struct FromThreads {
     flags_asked: u64,
     /// Streams the threads' calls created, taken from them for `streams::attach`.
     created: Vec<(u64, SiteKey)>,
-    skipped: usize,
+    /// Whether the threads' records were read (`thread::each_thread`).
+    read: bool,
 }
 
 fn from_threads(deadline: Instant) -> FromThreads {
@@ -57,9 +58,9 @@ fn from_threads(deadline: Instant) -> FromThreads {
         first_calls: Overhead::default(),
         flags_asked: 0,
         created: Vec::new(),
-        skipped: 0,
+        read: false,
     };
-    out.skipped = thread::each_thread(deadline, |t| {
+    out.read = thread::each_thread(deadline, |t| {
         out.created.append(&mut t.created_in_calls);
         if t.calls == 0 {
             return;
@@ -127,16 +128,13 @@ fn traced_stream(s: &StreamRec, index: &HashMap<SiteKey, usize>) -> TracedStream
 }
 
 /// Why calls may be missing, from what was recorded and what is loaded.
-pub(crate) fn calls_missing(calls: u64, npp_loaded: bool, skipped: usize) -> Option<String> {
-    if skipped > 0 {
-        return Some(format!(
-            "{} threads were busy at the last write: their calls since the write before are missing",
-            if skipped == usize::MAX {
-                "all".to_owned()
-            } else {
-                skipped.to_string()
-            }
-        ));
+pub(crate) fn calls_missing(calls: u64, npp_loaded: bool, threads_read: bool) -> Option<String> {
+    if !threads_read {
+        return Some(
+            "the threads' records could not be read at this write (another write held them past its deadline): \
+             the calls are missing from it"
+                .to_owned(),
+        );
     }
     if calls > 0 {
         return None;
@@ -209,7 +207,7 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
         wall_s: seconds(clock::now_ns()),
         end: ctx.end,
         capture: Capture {
-            calls_missing: calls_missing(t.overhead.calls, npp_loaded, t.skipped),
+            calls_missing: calls_missing(t.overhead.calls, npp_loaded, t.read),
             streams_missing: ctx.streams_missing,
             memory_missing: memory.missing,
             functions_interposed: crate::SYMBOLS.len() as u32,
@@ -244,9 +242,13 @@ mod tests {
 
     #[test]
     fn missing_calls_are_explained_by_what_is_loaded() {
-        assert_eq!(calls_missing(3, true, 0), None);
-        assert!(calls_missing(0, false, 0).unwrap().contains("statically"));
-        assert!(calls_missing(0, true, 0).unwrap().contains("dlopen+dlsym"));
-        assert!(calls_missing(5, true, 2).unwrap().starts_with("2 threads were busy"));
+        assert_eq!(calls_missing(3, true, true), None);
+        assert!(calls_missing(0, false, true).unwrap().contains("statically"));
+        assert!(calls_missing(0, true, true).unwrap().contains("dlopen+dlsym"));
+        assert!(
+            calls_missing(5, true, false)
+                .unwrap()
+                .starts_with("the threads' records could not be read")
+        );
     }
 }

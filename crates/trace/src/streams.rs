@@ -12,16 +12,16 @@
 //! the creating thread keeps only its stack's return addresses; the writer names them
 //! ([`name_stacks`]) before each write.
 
-use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{LazyLock, Mutex};
 
 use crate::clock;
+use crate::feed::{self, tid};
 use crate::flags;
 use crate::protocol::DESTROYED_STREAMS_LISTED;
 use crate::site::SiteKey;
 use crate::symbolise::{self, Names, NppStack};
-use crate::thread::{lock, tid};
+use crate::sync::lock;
 
 mod cupti;
 
@@ -73,51 +73,6 @@ pub(crate) struct Registry {
 
 static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
 
-thread_local! {
-    /// The catalogued call the thread is in: its symbol index + 1, 0 outside.
-    static IN_CALL: Cell<u32> = const { Cell::new(0) };
-    /// Streams created during the current call, and whether there are any: the list (which has
-    /// a destructor to register) is touched only where a call created streams.
-    static CREATED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
-    static ANY_CREATED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Marks the thread as inside `symbol`'s call. `false` where it already is: NPP calling one of
-/// its own exported functions, which is not the program's call.
-#[inline]
-pub(crate) fn enter_call(symbol: u16) -> bool {
-    IN_CALL
-        .try_with(|c| {
-            let outer = c.get() == 0;
-            if outer {
-                c.set(u32::from(symbol) + 1);
-            }
-            outer
-        })
-        .unwrap_or(true)
-}
-
-#[inline]
-pub(crate) fn leave_call() {
-    let _ = IN_CALL.try_with(|c| c.set(0));
-}
-
-/// Hands `keep` the streams created during the call that just returned (the calling thread's
-/// own list, no lock; the list keeps its room for the next call): the recorder keeps them in the
-/// thread's data with the call's site, and the writer attributes them ([`attach`]), so that the
-/// call path never takes the registry's lock.
-#[inline]
-pub(crate) fn take_created(mut keep: impl FnMut(u64)) {
-    if !ANY_CREATED.try_with(|a| a.replace(false)).unwrap_or(true) {
-        return;
-    }
-    let _ = CREATED.try_with(|c| {
-        if let Ok(mut c) = c.try_borrow_mut() {
-            c.drain(..).for_each(&mut keep);
-        }
-    });
-}
-
 /// Attributes streams created during catalogued calls to their sites (the writer's, before each
 /// snapshot). A stream already destroyed is found among the destroyed ones still listed.
 pub(crate) fn attach(created: Vec<(u64, SiteKey)>) {
@@ -145,16 +100,16 @@ pub(crate) fn attach(created: Vec<(u64, SiteKey)>) {
 fn on_created(handle: u64) {
     let now = clock::now_ns();
     crate::work::on_cuda_work();
-    let in_call = IN_CALL.try_with(Cell::get).unwrap_or(0);
-    let (in_call, stack) = if in_call > 0 {
-        let _ = CREATED.try_with(|c| c.try_borrow_mut().map(|mut c| c.push(handle)));
-        let _ = ANY_CREATED.try_with(|a| a.set(true));
-        (Some((in_call - 1) as u16), None)
+    // Inside a catalogued call: kept in the thread's feed, before the call's record, which
+    // names its site.
+    let in_call = feed::created_in_call(handle);
+    let stack = if in_call.is_some() {
+        None
     } else {
         // A thread usually creates its stream before its first NPP call: it registers here, in
         // a callback already costly, so that the call does not.
-        crate::thread::register_early();
-        (None, Some(symbolise::stack()))
+        feed::register_early();
+        Some(symbolise::stack())
     };
     let rec = StreamRec {
         handle,
@@ -263,16 +218,19 @@ mod tests {
 
     #[test]
     fn a_stream_created_in_a_call_counts_at_its_site_and_its_destruction_too() {
-        assert!(enter_call(1), "not inside a call");
-        assert!(!enter_call(2), "a nested call is not the program's");
+        feed::refill();
+        let call = feed::enter(1).expect("not inside a call");
         on_created(0xdead_0001);
         on_created(0xdead_0002);
         on_destroyed(0xdead_0002);
-        leave_call();
-        let mut created = Vec::new();
-        take_created(|h| created.push((h, key())));
-        assert_eq!(created.len(), 2);
-        attach(created);
+        call.leave();
+        with_registry(|r| {
+            let open = r.gone.iter().find(|s| s.handle == 0xdead_0002).unwrap();
+            assert_eq!((open.in_call, open.site, open.stack.is_none()), (Some(1), None, true));
+            assert_eq!(open.attributed(), (Some(crate::SYMBOLS[1].to_owned()), None));
+        });
+        // What the thread's feed hands the writer once the call's record names its site.
+        attach(vec![(0xdead_0001, key()), (0xdead_0002, key())]);
         on_destroyed(0xdead_0001);
         with_registry(|r| {
             assert_eq!(r.per_site[&key()], (2, 2));

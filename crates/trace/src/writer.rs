@@ -22,7 +22,7 @@ use crate::protocol::{self, FLUSH_INTERVAL_S, SAMPLE_INTERVAL_S};
 use crate::snapshot::{self, Context, live_streams};
 use crate::streams;
 use crate::symbolise;
-use crate::thread::lock_until;
+use crate::sync::lock_until;
 use crate::work;
 
 /// Where and for whom the trace is written, fixed at start.
@@ -162,7 +162,7 @@ fn writer_thread() {
     let mut sampled_at_first_call = false;
     loop {
         driver::prepare();
-        crate::thread::refill_spares();
+        crate::feed::refill();
         let s = take_sample(sampler);
         match lock_until(&STATE, Instant::now() + BUSY_WAIT) {
             Some(st) if st.finished => return,
@@ -276,7 +276,7 @@ fn start() {
         st.streams_missing = streams_missing;
     }
     work::install_exit_handler(at_exit);
-    crate::thread::refill_spares();
+    crate::feed::refill();
     let _ = std::thread::Builder::new().name("nppbench-trace".into()).spawn(|| {
         let _ = std::panic::catch_unwind(writer_thread);
     });

@@ -3,16 +3,15 @@
 //! flags they were given) and the one callback CUPTI calls, which times itself. See
 //! [the callback API](https://docs.nvidia.com/cupti/api/group__CUPTI__CALLBACK__API.html).
 
-use std::cell::Cell;
 use std::ffi::c_void;
 
 use cudarc::cupti::{result, sys};
 
-use super::{IN_CALL, REGISTRY, on_created, on_destroyed};
+use super::{REGISTRY, on_created, on_destroyed};
 use crate::clock;
 use crate::flags;
 use crate::symbolise;
-use crate::thread::lock;
+use crate::sync::lock;
 
 /// The arguments every stream-creating call this module subscribes to starts with (CUPTI's
 /// `cuStreamCreate_params`, `cudaStreamCreateWithFlags_v5000_params` and their priority
@@ -59,10 +58,7 @@ fn creating_calls() -> [(sys::CUpti_CallbackDomain, u32, bool); 5] {
 /// # Safety
 /// `data` is the `CUpti_CallbackData` CUPTI passed at the exit of one of [`creating_calls`].
 unsafe fn on_api_exit(data: &sys::CUpti_CallbackData, passes_flags: bool) {
-    if data.functionParams.is_null()
-        || data.functionReturnValue.is_null()
-        || IN_CALL.try_with(Cell::get).unwrap_or(1) != 0
-    {
+    if data.functionParams.is_null() || data.functionReturnValue.is_null() || crate::feed::in_call() {
         return;
     }
     // SAFETY: for these calls CUPTI points `functionReturnValue` at the call's CUresult or

@@ -1,0 +1,301 @@
+//! Where a thread's calls go: each thread appends fixed-size records, one cache line each, to a
+//! chain of chunks of its own (its [`Feed`]), and the writer reads them and does the rest
+//! (`thread.rs` groups them into sites). This is bytehound's shape: the caller appends, a
+//! background thread aggregates.
+//!
+//! A record is published by its tag, stored last with release ordering: the writer reads a record
+//! only once its tag is set, so it never sees half a record, and a thread never waits for the
+//! writer. A thread that fills a chunk links the next one (from a pool the writer keeps filled)
+//! after its last record; the writer takes a chunk back into the pool only once it has read past
+//! that link, or once the thread has ended. No record is ever dropped: a thread whose pool is
+//! empty allocates its next chunk.
+//!
+//! A thread's whole state is one thread-local block ([`Local`]), reached once per call, without
+//! a destructor (a thread-local with one would register it at the thread's first call, which
+//! allocates and takes the loader's lock). A thread takes a feed the writer registered ahead (a
+//! spare) at its first stream creation or else its first call, and hints the lines it will write
+//! ([`crate::prefetch`]). The only memory every thread touches is the spares' and the pool's
+//! lock-free queues (crossbeam's `Injector`), on a thread's start and once per chunk.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, Ordering};
+use std::sync::{LazyLock, Mutex};
+
+use crossbeam_deque::{Injector, Steal};
+
+use crate::sync::lock;
+
+mod local;
+
+pub(crate) use local::{InCall, created_in_call, enter, in_call, register_early, tid};
+
+/// Records in a chunk: with its link, a chunk is 64 lines (4 KiB).
+pub(crate) const RECORDS: usize = 63;
+
+/// Feeds the writer keeps registered for threads to come.
+pub(crate) const SPARE: usize = 256;
+
+/// Chunks the writer keeps in the pool; more than [`POOLED_AT_MOST`] given back are freed.
+const POOLED: usize = 256;
+const POOLED_AT_MOST: usize = 4 * POOLED;
+
+/// A record's tag: not yet published, a call, a stream created during one.
+const EMPTY: u32 = 0;
+const CALL: u32 = 1;
+const CREATED: u32 = 2;
+
+/// A catalogued call as its thread appended it: the site's facts packed into one line (the
+/// writer unpacks them into a `SiteKey`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(C)]
+pub(crate) struct CallEvent {
+    pub(crate) start_ns: u64,
+    pub(crate) in_npp_ns: u64,
+    pub(crate) width: i32,
+    pub(crate) height: i32,
+    /// Meaningful where `bits` has [`CallEvent::SRC_STEP`].
+    pub(crate) src_step: i32,
+    /// Meaningful where `bits` has [`CallEvent::DST_STEP`].
+    pub(crate) dst_step: i32,
+    pub(crate) declared_flags: u32,
+    /// Meaningful where `bits` has [`CallEvent::REAL_FLAGS`].
+    pub(crate) real_flags: u32,
+    pub(crate) device: i32,
+    pub(crate) status: i32,
+    /// The recording's time, ns (saturated).
+    pub(crate) overhead_ns: u32,
+    pub(crate) symbol: u16,
+    /// The context's stream handle where it is 0, 1 or 2, else 3 (`site::stream_kind`).
+    pub(crate) stream: u8,
+    pub(crate) bits: u8,
+}
+
+impl CallEvent {
+    pub(crate) const SRC_STEP: u8 = 1;
+    pub(crate) const DST_STEP: u8 = 2;
+    pub(crate) const REAL_FLAGS: u8 = 4;
+    /// The call asked the driver for its stream's flags.
+    pub(crate) const FLAGS_ASKED: u8 = 8;
+}
+
+/// A stream created during a catalogued call, appended before the call's own record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+struct Created {
+    handle: u64,
+    symbol: u16,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C)]
+union Body {
+    call: CallEvent,
+    created: Created,
+}
+
+#[repr(C, align(64))]
+struct Record {
+    tag: AtomicU32,
+    body: UnsafeCell<Body>,
+}
+
+#[repr(C, align(64))]
+struct Chunk {
+    /// The chunk its thread went on to, stored after this one's last record.
+    next: AtomicPtr<Chunk>,
+    records: [Record; RECORDS],
+}
+
+const _: () = assert!(size_of::<Record>() == 64 && size_of::<Chunk>() == 4096);
+
+/// A chunk, zeroed and written once (so that its pages are the writer's faults, not a thread's).
+fn new_chunk() -> NonNull<Chunk> {
+    let layout = Layout::new::<Chunk>();
+    // SAFETY: the layout's size is not zero.
+    let p = unsafe { alloc_zeroed(layout) }.cast::<Chunk>();
+    let Some(p) = NonNull::new(p) else {
+        handle_alloc_error(layout)
+    };
+    // SAFETY: `p` is a zeroed chunk (all-zero atomics and records are valid), owned here.
+    let chunk = unsafe { p.as_ref() };
+    for r in &chunk.records {
+        r.tag.store(EMPTY, Ordering::Relaxed);
+    }
+    p
+}
+
+/// A chunk's pointer, owned by whoever holds it: the pool, one thread, or the writer.
+struct Owned(NonNull<Chunk>);
+
+// SAFETY: a chunk is plain memory with atomics; only its one owner writes its records.
+unsafe impl Send for Owned {}
+
+static POOL: LazyLock<Injector<Owned>> = LazyLock::new(Injector::new);
+
+fn take_chunk() -> NonNull<Chunk> {
+    loop {
+        match POOL.steal() {
+            Steal::Success(c) => return c.0,
+            Steal::Retry => continue,
+            Steal::Empty => return new_chunk(),
+        }
+    }
+}
+
+/// Gives a chunk no thread will write again back to the pool, emptied (or frees it).
+///
+/// # Safety
+///
+/// `chunk` came from [`new_chunk`], and nothing else holds or will use it.
+unsafe fn give_back(chunk: NonNull<Chunk>) {
+    if POOL.len() >= POOLED_AT_MOST {
+        // SAFETY: allocated by `new_chunk` with this layout; unused from here (# Safety).
+        unsafe { dealloc(chunk.as_ptr().cast(), Layout::new::<Chunk>()) };
+        return;
+    }
+    // SAFETY: as above, the chunk is allocated and this caller's alone.
+    let c = unsafe { chunk.as_ref() };
+    c.next.store(std::ptr::null_mut(), Ordering::Relaxed);
+    for r in &c.records {
+        r.tag.store(EMPTY, Ordering::Relaxed);
+    }
+    POOL.push(Owned(chunk));
+}
+
+/// One thread's records: registered with the writer before any thread takes it.
+pub(crate) struct Feed {
+    /// The kernel's id of the thread that took it; 0 while it is a spare.
+    tid: AtomicI64,
+    first: NonNull<Chunk>,
+}
+
+// SAFETY: `first` is only read; the chunks are handed over through the records' tags and links.
+unsafe impl Send for Feed {}
+// SAFETY: as above.
+unsafe impl Sync for Feed {}
+
+impl Feed {
+    fn new() -> &'static Feed {
+        Box::leak(Box::new(Feed {
+            tid: AtomicI64::new(0),
+            first: new_chunk(),
+        }))
+    }
+
+    /// The thread that took it; 0 while it is a spare.
+    pub(crate) fn tid(&self) -> i64 {
+        self.tid.load(Ordering::Acquire)
+    }
+
+    /// Where the writer starts reading it.
+    pub(crate) fn cursor(&self) -> Cursor {
+        Cursor {
+            chunk: self.first.as_ptr(),
+            index: 0,
+        }
+    }
+}
+
+/// Every feed, spares included, in the order they were made; never shrinks (a feed is a few
+/// bytes; its chunks go back to the pool once its thread has ended).
+static FEEDS: Mutex<Vec<&'static Feed>> = Mutex::new(Vec::new());
+
+static SPARES: LazyLock<Injector<&'static Feed>> = LazyLock::new(Injector::new);
+
+/// Tops the spares up to [`SPARE`] and the pool to [`POOLED`]: the writer calls it at start and
+/// at every tick.
+pub(crate) fn refill() {
+    let missing = SPARE.saturating_sub(SPARES.len());
+    if missing > 0 {
+        let fresh: Vec<&'static Feed> = (0..missing).map(|_| Feed::new()).collect();
+        lock(&FEEDS).extend(&fresh);
+        fresh.into_iter().for_each(|f| SPARES.push(f));
+    }
+    for _ in POOL.len()..POOLED {
+        POOL.push(Owned(new_chunk()));
+    }
+}
+
+/// The feeds made after the first `known`.
+pub(crate) fn feeds_after(known: usize) -> Vec<&'static Feed> {
+    lock(&FEEDS).get(known..).map(<[_]>::to_vec).unwrap_or_default()
+}
+
+/// An event as the writer reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Event {
+    Call(CallEvent),
+    /// A stream created during a call of `symbol`, which had not returned yet.
+    Created {
+        handle: u64,
+        symbol: u16,
+    },
+}
+
+/// How far the writer has read a feed.
+#[derive(Debug)]
+pub(crate) struct Cursor {
+    /// Null once the feed's thread has ended and its chunk went back.
+    chunk: *mut Chunk,
+    index: usize,
+}
+
+// SAFETY: the writer's alone; the chunk it points at is read through its tags (see `read`).
+unsafe impl Send for Cursor {}
+
+impl Cursor {
+    /// Hands `f` every event published since the last read, in the order they were appended, and
+    /// gives back the chunks the thread has left.
+    pub(crate) fn read(&mut self, mut f: impl FnMut(Event)) {
+        while let Some(chunk) = NonNull::new(self.chunk) {
+            // SAFETY: the feed's current chunk or a later one: a chunk goes back only once its
+            // thread linked the next (below) or ended (`retire`).
+            let c = unsafe { chunk.as_ref() };
+            if self.index == RECORDS {
+                let next = c.next.load(Ordering::Acquire);
+                if next.is_null() {
+                    return;
+                }
+                // SAFETY: its thread linked the next chunk after its last record here and never
+                // touches it again; this cursor was its last reader.
+                unsafe { give_back(chunk) };
+                (self.chunk, self.index) = (next, 0);
+                continue;
+            }
+            let r = &c.records[self.index];
+            let body = r.body.get();
+            let event = match r.tag.load(Ordering::Acquire) {
+                CALL => {
+                    // SAFETY: the tag was stored (release) after the body, which its thread no
+                    // longer writes; the union's field is the one the tag names.
+                    Event::Call(unsafe { (*body).call })
+                }
+                CREATED => {
+                    // SAFETY: as above.
+                    let c = unsafe { (*body).created };
+                    Event::Created {
+                        handle: c.handle,
+                        symbol: c.symbol,
+                    }
+                }
+                _ => return,
+            };
+            f(event);
+            self.index += 1;
+        }
+    }
+
+    /// Gives back the chunk of a feed whose thread has ended; read it to the end first.
+    pub(crate) fn retire(&mut self) {
+        if let Some(chunk) = NonNull::new(std::mem::replace(&mut self.chunk, std::ptr::null_mut())) {
+            // SAFETY: the thread has ended: nothing writes the chunk again; this cursor was its
+            // last reader and forgets it.
+            unsafe { give_back(chunk) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

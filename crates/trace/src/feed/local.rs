@@ -1,0 +1,219 @@
+//! The producer's side of the feeds: one thread-local block per thread ([`Local`]), reached once
+//! per call, which registers the thread, makes room and appends its records.
+
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+
+use crossbeam_deque::Steal;
+
+use super::{Body, CALL, CREATED, CallEvent, Chunk, Created, FEEDS, Feed, RECORDS, Record, SPARES, take_chunk};
+use crate::prefetch;
+use crate::sync::lock;
+
+/// One thread's state.
+struct Local {
+    /// The catalogued call the thread is in: its symbol index + 1; 0 outside one.
+    in_call: Cell<u32>,
+    /// The next record to write in `chunk`; [`RECORDS`] when full, as it starts (no chunk).
+    index: Cell<u32>,
+    chunk: Cell<*mut Chunk>,
+    feed: Cell<Option<&'static Feed>>,
+    /// The kernel's id of the thread; 0 until asked.
+    tid: Cell<i64>,
+    /// Whether the thread has made a catalogued call.
+    called: Cell<bool>,
+}
+
+thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            in_call: Cell::new(0),
+            index: Cell::new(RECORDS as u32),
+            chunk: Cell::new(std::ptr::null_mut()),
+            feed: Cell::new(None),
+            tid: Cell::new(0),
+            called: Cell::new(false),
+        }
+    };
+}
+
+fn gettid() -> i64 {
+    // SAFETY: gettid has no preconditions.
+    i64::from(unsafe { libc::gettid() })
+}
+
+/// The kernel's id of the calling thread (asked once per thread).
+pub(crate) fn tid() -> i64 {
+    LOCAL.try_with(Local::tid).unwrap_or_else(|_| gettid())
+}
+
+/// Registers the calling thread ahead of its first catalogued call (a stream it creates outside a
+/// call does, from CUPTI's callback): that call then finds its feed. Nothing for a thread already
+/// registered.
+pub(crate) fn register_early() {
+    let _ = LOCAL.try_with(|l| {
+        if l.feed.get().is_none() {
+            l.register();
+        }
+    });
+}
+
+impl Local {
+    fn tid(&self) -> i64 {
+        if self.tid.get() == 0 {
+            self.tid.set(gettid());
+        }
+        self.tid.get()
+    }
+
+    /// Takes a spare feed (or, where none is left, makes and registers one), with the thread's
+    /// id; hints the lines the first record will write.
+    #[cold]
+    #[inline(never)]
+    fn register(&self) {
+        let feed = loop {
+            match SPARES.steal() {
+                Steal::Success(f) => break f,
+                Steal::Retry => continue,
+                Steal::Empty => {
+                    let f = Feed::new();
+                    lock(&FEEDS).push(f);
+                    break f;
+                }
+            }
+        };
+        prefetch::lines_to_write((&raw const feed.tid).cast(), 8);
+        prefetch::lines_to_write(feed.first.as_ptr().cast::<u8>().wrapping_add(64), 64);
+        feed.tid.store(self.tid(), Ordering::Release);
+        self.feed.set(Some(feed));
+        self.chunk.set(feed.first.as_ptr());
+        self.index.set(0);
+    }
+
+    /// Makes room for a record: registers the thread, or links a fresh chunk after a full one.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&self) {
+        let full = self.chunk.get();
+        if full.is_null() {
+            self.register();
+            return;
+        }
+        let fresh = take_chunk();
+        // SAFETY: the thread's own current chunk, full: this link is its last write there.
+        unsafe { (*full).next.store(fresh.as_ptr(), Ordering::Release) };
+        self.chunk.set(fresh.as_ptr());
+        self.index.set(0);
+    }
+
+    /// The record the next append writes.
+    #[inline]
+    fn slot(&self) -> *mut Record {
+        // SAFETY: after `make_room`, the chunk is the thread's own and `index < RECORDS`.
+        unsafe {
+            (&raw mut (*self.chunk.get()).records)
+                .cast::<Record>()
+                .add(self.index.get() as usize)
+        }
+    }
+
+    /// Writes the next record (`write` fills its body), then publishes it with `tag`.
+    #[inline]
+    fn append(&self, tag: u32, write: impl FnOnce(*mut Body)) {
+        if self.index.get() as usize >= RECORDS {
+            self.make_room();
+        }
+        let slot = self.slot();
+        // SAFETY: the record is the thread's own and unpublished (its tag is EMPTY), so the
+        // writer does not read it until the store below.
+        unsafe {
+            write((*slot).body.get());
+            (*slot).tag.store(tag, Ordering::Release);
+        }
+        self.index.set(self.index.get() + 1);
+    }
+}
+
+/// The calling thread inside one catalogued call, from [`enter`].
+pub(crate) struct InCall {
+    local: *const Local,
+}
+
+/// Marks the calling thread as inside `symbol`'s call, with room for its record (whose line it
+/// hints). `None` where it already is in one (NPP calling one of its own exported functions:
+/// not the program's call).
+#[inline]
+pub(crate) fn enter(symbol: u16) -> Option<InCall> {
+    let local = LOCAL.try_with(|l| l as *const Local).ok()?;
+    let call = InCall { local };
+    let l = call.local();
+    if l.in_call.get() != 0 {
+        return None;
+    }
+    l.in_call.set(u32::from(symbol) + 1);
+    if l.index.get() as usize >= RECORDS {
+        l.make_room();
+    }
+    prefetch::lines_to_write(l.slot().cast(), 64);
+    if !l.called.get() {
+        l.called.set(true);
+        crate::work::on_call();
+    }
+    Some(call)
+}
+
+impl InCall {
+    #[inline]
+    fn local(&self) -> &Local {
+        // SAFETY: the calling thread's own block (an `InCall` is not `Send`), which has no
+        // destructor and so lives as long as the thread.
+        unsafe { &*self.local }
+    }
+
+    /// The call returned.
+    #[inline]
+    pub(crate) fn leave(&self) {
+        self.local().in_call.set(0);
+    }
+
+    /// Appends the call's record; `overhead` is asked last, just before it is published.
+    #[inline]
+    pub(crate) fn append(self, event: CallEvent, overhead: impl FnOnce() -> u64) {
+        self.local().append(CALL, |body| {
+            // SAFETY: the unpublished record's body (`Local::append`).
+            unsafe {
+                (*body).call = event;
+                (*body).call.overhead_ns = u32::try_from(overhead()).unwrap_or(u32::MAX);
+            }
+        });
+    }
+}
+
+/// Whether the calling thread is inside a catalogued call (a thread whose state is gone counts as
+/// inside one: nothing is told from it).
+pub(crate) fn in_call() -> bool {
+    LOCAL.try_with(|l| l.in_call.get() != 0).unwrap_or(true)
+}
+
+/// A stream `handle` was created on the calling thread: inside a catalogued call, it is appended
+/// to the thread's feed (before the call's record) and the call's symbol is returned; `None`
+/// outside one.
+pub(crate) fn created_in_call(handle: u64) -> Option<u16> {
+    LOCAL
+        .try_with(|l| {
+            let symbol = u16::try_from(l.in_call.get().checked_sub(1)?).ok()?;
+            l.append(CREATED, |body| {
+                // SAFETY: the unpublished record's body (`Local::append`).
+                unsafe { (*body).created = Created { handle, symbol } }
+            });
+            Some(symbol)
+        })
+        .ok()
+        .flatten()
+}
+
+/// The calling thread's feed, where it has one.
+#[cfg(test)]
+pub(crate) fn own_feed() -> Option<&'static Feed> {
+    LOCAL.with(|l| l.feed.get())
+}

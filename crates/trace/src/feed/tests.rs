@@ -1,0 +1,161 @@
+//! The feeds, read as the writer reads them: order across chunks, publication, and no call lost
+//! while many threads append and a reader reads beside them.
+
+use super::*;
+
+/// A call event told apart by `n`.
+fn event(n: u64) -> CallEvent {
+    CallEvent {
+        start_ns: n,
+        in_npp_ns: 2 * n,
+        width: n as i32,
+        symbol: (n % 7) as u16,
+        bits: CallEvent::SRC_STEP,
+        ..CallEvent::default()
+    }
+}
+
+/// Runs `f` on a new thread, which returns its feed after `f`.
+fn on_a_new_thread(f: impl FnOnce() + Send + 'static) -> &'static Feed {
+    std::thread::spawn(move || {
+        f();
+        local::own_feed().expect("the thread registered")
+    })
+    .join()
+    .unwrap()
+}
+
+fn read_all(cursor: &mut Cursor) -> Vec<Event> {
+    let mut events = Vec::new();
+    cursor.read(|e| events.push(e));
+    events
+}
+
+#[test]
+fn calls_and_the_streams_they_created_are_read_in_order_across_chunks() {
+    refill();
+    let n = 3 * RECORDS as u64 + 5;
+    let feed = on_a_new_thread(move || {
+        for i in 0..n {
+            let call = enter((i % 7) as u16).expect("not inside a call");
+            assert!(enter(1).is_none(), "a call inside a call is NPP's, not the program's");
+            if i % 10 == 0 {
+                assert_eq!(created_in_call(0x5000 + i), Some((i % 7) as u16));
+            }
+            call.leave();
+            call.append(event(i), || 40);
+        }
+        assert_eq!(created_in_call(0x6000), None, "outside a call");
+    });
+    assert_ne!(feed.tid(), 0);
+    let mut cursor = feed.cursor();
+    let events = read_all(&mut cursor);
+    let mut expected = Vec::new();
+    for i in 0..n {
+        if i % 10 == 0 {
+            expected.push(Event::Created {
+                handle: 0x5000 + i,
+                symbol: (i % 7) as u16,
+            });
+        }
+        expected.push(Event::Call(CallEvent {
+            overhead_ns: 40,
+            ..event(i)
+        }));
+    }
+    assert_eq!(events, expected);
+    assert_eq!(read_all(&mut cursor), [], "each event is read once");
+    cursor.retire();
+    assert!(cursor.chunk.is_null());
+    assert_eq!(read_all(&mut cursor), []);
+}
+
+#[test]
+fn a_record_is_read_only_once_published_and_overhead_saturates() {
+    refill();
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let (told, hear) = std::sync::mpsc::channel::<&'static Feed>();
+    let t = std::thread::spawn(move || {
+        let call = enter(3).unwrap();
+        assert_eq!(created_in_call(0xabc), Some(3));
+        told.send(local::own_feed().unwrap()).unwrap();
+        wait.recv().unwrap();
+        call.leave();
+        call.append(event(9), || u64::MAX);
+    });
+    let feed = hear.recv().unwrap();
+    let mut cursor = feed.cursor();
+    assert_eq!(
+        read_all(&mut cursor),
+        [Event::Created {
+            handle: 0xabc,
+            symbol: 3
+        }]
+    );
+    go.send(()).unwrap();
+    t.join().unwrap();
+    assert_eq!(
+        read_all(&mut cursor),
+        [Event::Call(CallEvent {
+            overhead_ns: u32::MAX,
+            ..event(9)
+        })]
+    );
+}
+
+#[test]
+fn many_threads_lose_no_call_while_the_reader_reads_and_recycles() {
+    const THREADS: u64 = 8;
+    const CALLS: u64 = 20 * RECORDS as u64 + 3;
+    refill();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let feeds = Mutex::new(Vec::new());
+    let mut seen: Vec<Vec<u64>> = Vec::new();
+    std::thread::scope(|s| {
+        let producers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let feeds = &feeds;
+                s.spawn(move || {
+                    register_early();
+                    lock(feeds).push(local::own_feed().unwrap());
+                    for i in 0..CALLS {
+                        let call = enter(0).unwrap();
+                        call.leave();
+                        call.append(event(t * CALLS + i), || 1);
+                    }
+                })
+            })
+            .collect();
+        let reader = s.spawn(|| {
+            let mut cursors: Vec<(&'static Feed, Cursor)> = Vec::new();
+            let mut starts: Vec<Vec<u64>> = Vec::new();
+            loop {
+                let finished = done.load(Ordering::Acquire);
+                for f in lock(&feeds).iter().skip(cursors.len()) {
+                    cursors.push((f, f.cursor()));
+                    starts.push(Vec::new());
+                }
+                for ((_, c), seen) in cursors.iter_mut().zip(&mut starts) {
+                    c.read(|e| match e {
+                        Event::Call(c) => seen.push(c.start_ns),
+                        Event::Created { .. } => panic!("no stream was created"),
+                    });
+                }
+                if finished {
+                    return starts;
+                }
+                std::thread::yield_now();
+            }
+        });
+        producers.into_iter().for_each(|p| p.join().unwrap());
+        done.store(true, Ordering::Release);
+        seen = reader.join().unwrap();
+    });
+    assert_eq!(seen.len(), THREADS as usize);
+    for starts in &seen {
+        let first = starts[0];
+        assert_eq!(first % CALLS, 0);
+        let expected: Vec<u64> = (first..first + CALLS).collect();
+        assert_eq!(starts, &expected, "every call of one thread, once, in order");
+    }
+}
