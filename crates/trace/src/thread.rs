@@ -155,6 +155,13 @@ fn ended(tid: i64) -> bool {
     !std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
 }
 
+/// Whether `/proc` tells this process's threads apart: it lists the calling thread, alive by
+/// definition. Where it does not (no `/proc`, or another PID namespace's), no thread is taken
+/// for ended: its chunk would go back to the pool while the thread may still write it.
+fn proc_lists_threads() -> bool {
+    !ended(feed::tid())
+}
+
 /// Reads every thread's feed to its last published record, then calls `f` on each thread's data
 /// (the writer's one pass: it takes the streams a thread's calls created), with a thread that has
 /// ended marked exited (its chunk given back). `false` where another pass held the threads past
@@ -169,6 +176,7 @@ pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&mut ThreadData))
         cursor: feed.cursor(),
         data: ThreadData::new(0),
     }));
+    let proc_lists_threads = proc_lists_threads();
     for t in tracked.iter_mut() {
         if t.data.tid == 0 {
             // A spare no thread has taken yet.
@@ -178,7 +186,7 @@ pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&mut ThreadData))
             }
         }
         // Ended before the read: then the read sees its every record.
-        let ended_now = !t.data.exited && ended(t.data.tid);
+        let ended_now = !t.data.exited && proc_lists_threads && ended(t.data.tid);
         let Tracked { cursor, data, .. } = t;
         cursor.read(|e| data.take(e));
         if ended_now {
