@@ -38,6 +38,7 @@ mod streams;
 mod symbolise;
 mod sync;
 mod thread;
+mod tid;
 mod work;
 mod writer;
 
@@ -53,6 +54,7 @@ pub(crate) static DRIVER_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(())
 /// each tick in the preloaded library (the overhead bench calls it, so that a new thread's first
 /// call is timed as it runs there).
 pub fn refill_spares() {
+    tid::prepare();
     feed::refill();
 }
 

@@ -151,6 +151,8 @@ fn take_sample(sampler: &Sampler) -> crate::memory::RawSample {
 /// baseline of the memory's growth) and a write every [`FLUSH_INTERVAL_S`], until the exit path
 /// has written.
 fn writer_thread() {
+    // Here, not in the library's initialiser: it starts and joins a thread.
+    crate::tid::prepare();
     write(TraceEnd::Running);
     let sampler = SAMPLER.get_or_init(Sampler::new);
     if let Some(mut st) = lock_until(&STATE, Instant::now() + BUSY_WAIT) {

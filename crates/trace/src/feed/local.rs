@@ -37,14 +37,9 @@ thread_local! {
     };
 }
 
-fn gettid() -> i64 {
-    // SAFETY: gettid has no preconditions.
-    i64::from(unsafe { libc::gettid() })
-}
-
 /// The kernel's id of the calling thread (asked once per thread).
 pub(crate) fn tid() -> i64 {
-    LOCAL.try_with(Local::tid).unwrap_or_else(|_| gettid())
+    LOCAL.try_with(Local::tid).unwrap_or_else(|_| crate::tid::current())
 }
 
 /// Registers the calling thread ahead of its first catalogued call (a stream it creates outside a
@@ -61,7 +56,7 @@ pub(crate) fn register_early() {
 impl Local {
     fn tid(&self) -> i64 {
         if self.tid.get() == 0 {
-            self.tid.set(gettid());
+            self.tid.set(crate::tid::current());
         }
         self.tid.get()
     }
