@@ -354,6 +354,10 @@ fn recording_on_a_threads_first_call_is_given_apart() {
         &r.index_html[position(&r.index_html, "id=\"overhead\"")..]
     );
     assert!(r.summary_md.contains(overhead));
+    assert!(
+        !r.summary_md.contains("CUPTI's own cost"),
+        "a trace whose streams CUPTI did not count says nothing of CUPTI's cost"
+    );
 }
 
 #[test]
@@ -433,4 +437,5 @@ fn the_real_overhead_check_says_what_recording_cost_and_where_flags_came_from() 
         md.contains(&format!("the interposer's {} CUPTI callbacks", callbacks.calls)),
         "{md}"
     );
+    assert!(md.contains("CUPTI's own cost is in none of these figures"), "{md}");
 }

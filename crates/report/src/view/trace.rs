@@ -435,5 +435,14 @@ fn overhead(f: &TraceFindings) -> String {
         ),
         _ => String::new(),
     };
-    format!("{calls}{flags}{callbacks}")
+    // Measured apart (crates/trace/gpu-evidence: first_calls beside a subscriber that does
+    // nothing), since no figure in a trace can hold it.
+    let cupti = if o.callbacks.is_some() {
+        " CUPTI's own cost is in none of these figures: a process subscribed to CUPTI, as counting streams \
+         requires, takes longer over each thread's first CUDA call whatever the subscriber does (README: \
+         what tracing costs)."
+    } else {
+        ""
+    };
+    format!("{calls}{flags}{callbacks}{cupti}")
 }
