@@ -10,22 +10,22 @@
 //! that link, or once the thread has ended. No record is ever dropped: a thread whose pool is
 //! empty allocates its next chunk.
 //!
-//! A thread's whole state is one thread-local block ([`Local`]), reached once per call, without
-//! a destructor (a thread-local with one would register it at the thread's first call, which
-//! allocates and takes the loader's lock). A thread takes a feed the writer registered ahead (a
-//! spare) at its first stream creation or else its first call, and hints the lines it will write
-//! ([`crate::prefetch`]). The only memory every thread touches is the spares' and the pool's
-//! lock-free queues (crossbeam's `Injector`), on a thread's start and once per chunk.
+//! A thread's whole state is one thread-local block (`Local`, in `local.rs`), reached once per
+//! call, without a destructor (a thread-local with one would register it at the thread's first
+//! call, which allocates and takes the loader's lock). A thread takes a feed the writer
+//! registered ahead (a spare) at its first stream creation or else its first call, and hints the
+//! lines it will write ([`crate::prefetch`]). The only memory every thread touches is the
+//! spares', the pool's and the new feeds' lock-free queues (crossbeam's `Injector`), on a
+//! thread's start and once per chunk; no lock is taken on a call. Where the spares run out (more
+//! new threads in one writer tick than it keeps), a thread makes its feed itself, on its call.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, Ordering};
-use std::sync::{LazyLock, Mutex};
 
 use crossbeam_deque::{Injector, Steal};
-
-use crate::sync::lock;
 
 mod local;
 
@@ -198,9 +198,11 @@ impl Feed {
     }
 }
 
-/// Every feed, spares included, in the order they were made; never shrinks (a feed is a few
-/// bytes; its chunks go back to the pool once its thread has ended).
-static FEEDS: Mutex<Vec<&'static Feed>> = Mutex::new(Vec::new());
+/// Feeds made (spares included) that the writer has not taken yet (`new_feeds`): a lock-free
+/// queue, since a thread that finds no spare left makes its own and adds it here, on its call.
+/// The writer keeps every feed it took (a feed is a few bytes; its chunks go back to the pool
+/// once its thread has ended).
+static FEEDS: LazyLock<Injector<&'static Feed>> = LazyLock::new(Injector::new);
 
 static SPARES: LazyLock<Injector<&'static Feed>> = LazyLock::new(Injector::new);
 
@@ -210,17 +212,27 @@ pub(crate) fn refill() {
     let missing = SPARE.saturating_sub(SPARES.len());
     if missing > 0 {
         let fresh: Vec<&'static Feed> = (0..missing).map(|_| Feed::new()).collect();
-        lock(&FEEDS).extend(&fresh);
-        fresh.into_iter().for_each(|f| SPARES.push(f));
+        for f in fresh {
+            FEEDS.push(f);
+            SPARES.push(f);
+        }
     }
     for _ in POOL.len()..POOLED {
         POOL.push(Owned(new_chunk()));
     }
 }
 
-/// The feeds made after the first `known`.
-pub(crate) fn feeds_after(known: usize) -> Vec<&'static Feed> {
-    lock(&FEEDS).get(known..).map(<[_]>::to_vec).unwrap_or_default()
+/// The feeds made since the last time this was asked, in the order they were added (the
+/// writer's, under its own lock: one taker at a time).
+pub(crate) fn new_feeds() -> Vec<&'static Feed> {
+    let mut fresh = Vec::new();
+    loop {
+        match FEEDS.steal() {
+            Steal::Success(f) => fresh.push(f),
+            Steal::Retry => continue,
+            Steal::Empty => return fresh,
+        }
+    }
 }
 
 /// An event as the writer reads it.

@@ -170,8 +170,7 @@ pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&mut ThreadData))
     let Some(mut tracked) = lock_until(&TRACKED, deadline) else {
         return false;
     };
-    let known = tracked.len();
-    tracked.extend(feed::feeds_after(known).into_iter().map(|feed| Tracked {
+    tracked.extend(feed::new_feeds().into_iter().map(|feed| Tracked {
         feed,
         cursor: feed.cursor(),
         data: ThreadData::new(0),

@@ -284,6 +284,20 @@ fn many_threads_lose_no_call() {
     assert_eq!(t.overhead.calls, 32_000);
 }
 
+/// More new threads than the writer keeps feeds ready for: the threads that find none make their
+/// own, and still lose no call. 1,500 threads start within the writer's first ticks, which ready
+/// 256 feeds each (with the fallback broken, 59 of them went missing on a 2-core machine).
+#[test]
+fn more_new_threads_than_spares_lose_no_call() {
+    let threads = 1500;
+    let run = run_child(&format!("threads={threads};calls=50;symbols=nppiConvert_8u32f_C1R_Ctx"));
+    assert!(run.status.success(), "{:?}", run.status);
+    assert_eq!(run.log.len(), threads * 50);
+    let t = &run.trace;
+    assert_eq!(t.threads.iter().filter(|t| t.calls == 50).count(), threads);
+    assert_eq!(t.overhead.calls, threads as u64 * 50);
+}
+
 #[test]
 fn a_program_that_exits_early_leaves_a_valid_trace() {
     let run = run_child("threads=2;calls=10;then=exit");

@@ -8,7 +8,6 @@ use crossbeam_deque::Steal;
 
 use super::{Body, CALL, CREATED, CallEvent, Chunk, Created, FEEDS, Feed, RECORDS, Record, SPARES, take_chunk};
 use crate::prefetch;
-use crate::sync::lock;
 
 /// One thread's state.
 struct Local {
@@ -72,7 +71,7 @@ impl Local {
                 Steal::Retry => continue,
                 Steal::Empty => {
                     let f = Feed::new();
-                    lock(&FEEDS).push(f);
+                    FEEDS.push(f);
                     break f;
                 }
             }

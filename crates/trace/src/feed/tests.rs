@@ -2,6 +2,8 @@
 //! while many threads append and a reader reads beside them.
 
 use super::*;
+use crate::sync::lock;
+use std::sync::Mutex;
 
 /// A call event told apart by `n`.
 fn event(n: u64) -> CallEvent {
