@@ -165,6 +165,9 @@ fn writer_thread() {
     loop {
         driver::prepare();
         crate::feed::refill();
+        // The threads' records are read at every tick, not only at each write, so that the
+        // chunks go back to the pool sooner (a busy thread then rarely allocates one).
+        crate::thread::each_thread(Instant::now() + BUSY_WAIT, |_| {});
         let s = take_sample(sampler);
         match lock_until(&STATE, Instant::now() + BUSY_WAIT) {
             Some(st) if st.finished => return,
