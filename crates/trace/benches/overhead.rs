@@ -1,6 +1,6 @@
 //! What the interposer adds to each NPP call: `record::call` around a function that returns at
 //! once (so the time is all recording), on one thread, on eight threads calling at once (each
-//! counting in its own data: no lock shared on the call path), and as the first call of a new
+//! appending to its own feed: no lock shared on the call path), and as the first call of a new
 //! thread (which registers the thread: programs that start a thread per frame make only such
 //! calls). The target is under 1 µs a call. Without the preloaded library the process has no
 //! CUDA driver: the first call's question for a stream's flags ends at the loader's list. A
@@ -86,8 +86,8 @@ fn eight_threads(c: &mut Criterion) {
 
 /// `iters` new threads, one after another, each timing its first call only. Each has allocated
 /// and used its stack before, as a program's thread has by its first NPP call, so that the time
-/// is the interposer's; spare thread data is kept registered, as the preloaded library's writer
-/// keeps it (outside the timing).
+/// is the interposer's; spare feeds are kept registered, as the preloaded library's writer
+/// keeps them (outside the timing).
 fn first_calls(iters: u64) -> Duration {
     (0..iters)
         .map(|_| {
