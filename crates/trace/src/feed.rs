@@ -134,14 +134,20 @@ unsafe impl Send for Owned {}
 
 static POOL: LazyLock<Injector<Owned>> = LazyLock::new(Injector::new);
 
-fn take_chunk() -> NonNull<Chunk> {
+/// Takes one item from `queue`, retrying a steal another thread interrupted; `None` where it is
+/// empty.
+fn steal<T>(queue: &Injector<T>) -> Option<T> {
     loop {
-        match POOL.steal() {
-            Steal::Success(c) => return c.0,
+        match queue.steal() {
+            Steal::Success(item) => return Some(item),
             Steal::Retry => continue,
-            Steal::Empty => return new_chunk(),
+            Steal::Empty => return None,
         }
     }
+}
+
+fn take_chunk() -> NonNull<Chunk> {
+    steal(&POOL).map_or_else(new_chunk, |c| c.0)
 }
 
 /// Gives a chunk no thread will write again back to the pool, emptied (or frees it).
@@ -209,13 +215,10 @@ static SPARES: LazyLock<Injector<&'static Feed>> = LazyLock::new(Injector::new);
 /// Tops the spares up to [`SPARE`] and the pool to [`POOLED`]: the writer calls it at start and
 /// at every tick.
 pub(crate) fn refill() {
-    let missing = SPARE.saturating_sub(SPARES.len());
-    if missing > 0 {
-        let fresh: Vec<&'static Feed> = (0..missing).map(|_| Feed::new()).collect();
-        for f in fresh {
-            FEEDS.push(f);
-            SPARES.push(f);
-        }
+    for _ in SPARES.len()..SPARE {
+        let f = Feed::new();
+        FEEDS.push(f);
+        SPARES.push(f);
     }
     for _ in POOL.len()..POOLED {
         POOL.push(Owned(new_chunk()));
@@ -225,14 +228,7 @@ pub(crate) fn refill() {
 /// The feeds made since the last time this was asked, in the order they were added (the
 /// writer's, under its own lock: one taker at a time).
 pub(crate) fn new_feeds() -> Vec<&'static Feed> {
-    let mut fresh = Vec::new();
-    loop {
-        match FEEDS.steal() {
-            Steal::Success(f) => fresh.push(f),
-            Steal::Retry => continue,
-            Steal::Empty => return fresh,
-        }
-    }
+    std::iter::from_fn(|| steal(&FEEDS)).collect()
 }
 
 /// An event as the writer reads it.

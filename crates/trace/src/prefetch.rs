@@ -11,17 +11,11 @@
 #[inline]
 pub(crate) fn lines_to_write(p: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
-    {
-        let mut offset = 0;
-        while offset < bytes {
-            // SAFETY: PREFETCHW is a hint: it reads nothing the program sees, writes nothing and
-            // never faults; it touches no register but its address operand.
-            unsafe {
-                std::arch::asm!("prefetchw [{}]", in(reg) p.wrapping_add(offset), options(nostack, preserves_flags, readonly))
-            };
-            offset += 64;
-        }
-    }
+    each_line(p, bytes, |line| {
+        // SAFETY: PREFETCHW is a hint: it reads nothing the program sees, writes nothing and
+        // never faults; it touches no register but its address operand.
+        unsafe { std::arch::asm!("prefetchw [{}]", in(reg) line, options(nostack, preserves_flags, readonly)) };
+    });
     #[cfg(not(target_arch = "x86_64"))]
     lines(p, bytes);
 }
@@ -30,15 +24,18 @@ pub(crate) fn lines_to_write(p: *const u8, bytes: usize) {
 #[inline]
 pub(crate) fn lines(p: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
-    {
+    each_line(p, bytes, |line| {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let mut offset = 0;
-        while offset < bytes {
-            // SAFETY: PREFETCHT0 is a hint; it reads nothing the program sees and never faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(offset).cast()) };
-            offset += 64;
-        }
-    }
+        // SAFETY: PREFETCHT0 is a hint; it reads nothing the program sees and never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.cast()) };
+    });
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, bytes);
+}
+
+/// Calls `hint` with an address in each 64-byte line of the `bytes` bytes from `p`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn each_line(p: *const u8, bytes: usize, hint: impl Fn(*const u8)) {
+    (0..bytes).step_by(64).for_each(|offset| hint(p.wrapping_add(offset)));
 }

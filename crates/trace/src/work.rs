@@ -29,8 +29,9 @@ fn hook_exit() {
     }
 }
 
-/// A call was recorded: the first one flags it for the writer, and hooks the exit path where no
-/// stream's creation did ([`on_cuda_work`]). Later ones read one flag.
+/// A thread makes its first catalogued call (`feed::enter` asks once per thread): the process's
+/// first flags it for the writer, and hooks the exit path where no stream's creation did
+/// ([`on_cuda_work`]); later threads read one flag.
 #[inline]
 pub(crate) fn on_call() {
     if !CALLS_BEGAN.load(Ordering::Relaxed) {

@@ -4,9 +4,7 @@
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
-use crossbeam_deque::Steal;
-
-use super::{Body, CALL, CREATED, CallEvent, Chunk, Created, FEEDS, Feed, RECORDS, Record, SPARES, take_chunk};
+use super::{Body, CALL, CREATED, CallEvent, Chunk, Created, FEEDS, Feed, RECORDS, Record, SPARES, steal, take_chunk};
 use crate::prefetch;
 
 /// One thread's state.
@@ -65,17 +63,11 @@ impl Local {
     #[cold]
     #[inline(never)]
     fn register(&self) {
-        let feed = loop {
-            match SPARES.steal() {
-                Steal::Success(f) => break f,
-                Steal::Retry => continue,
-                Steal::Empty => {
-                    let f = Feed::new();
-                    FEEDS.push(f);
-                    break f;
-                }
-            }
-        };
+        let feed = steal(&SPARES).unwrap_or_else(|| {
+            let f = Feed::new();
+            FEEDS.push(f);
+            f
+        });
         prefetch::lines_to_write((&raw const feed.tid).cast(), 8);
         prefetch::lines_to_write(feed.first.as_ptr().cast::<u8>().wrapping_add(64), 64);
         feed.tid.store(self.tid(), Ordering::Release);
