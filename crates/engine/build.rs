@@ -34,4 +34,13 @@ fn main() {
     for path in watched {
         println!("cargo:rerun-if-changed={}", path.display());
     }
+    // An edit that is not staged changes neither: watch the workspace's sources too, so that a
+    // binary built from edited files says `-dirty` (cargo scans a watched folder's files).
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for folder in ["crates", "xtask", "templates", "Cargo.toml"] {
+        let path = workspace.join(folder);
+        if path.exists() {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    }
 }

@@ -106,9 +106,18 @@ pub(crate) struct RunArgs {
     /// The GPUs to measure on: `all`, or ordinals (`0,2`).
     #[arg(long, value_name = "all|N,N...", default_value = "0", value_parser = parse_devices)]
     pub(crate) devices: Devices,
-    /// Memory scenarios at once (each in its own process); default: chosen from the machine.
+    /// Memory probe processes at once; default: chosen from the machine.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) jobs: Option<u32>,
+    /// The most memory scenarios one probe process measures, each on host threads made for it
+    /// (default 128). A fault costs only its scenario, measured again alone; `--batch 1` gives
+    /// every scenario a fresh process, as nppbench did before (about 40 times slower).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) batch: Option<u32>,
+    /// The seed that shuffles the memory scenarios into processes; default: drawn, and
+    /// recorded in run.json (jobs.batching.seed) to repeat a run's order.
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
     /// CUDA_DEVICE_MAX_CONNECTIONS for the memory probes: 1 to 32, or `inherit` (this
     /// environment's). One connection halves the CUDA start-up each probe spends, which the
     /// driver serialises host-wide; classes and slopes do not change (docs/performance.md).

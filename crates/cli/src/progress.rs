@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::sync::OnceLock;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use nppbench_engine::Progress;
+use nppbench_engine::{Expected, Progress};
 use nppbench_model::Outcome;
 
 /// A progress bar on a terminal, one plain line per scenario otherwise.
@@ -19,13 +19,14 @@ impl Reporter {
 }
 
 impl Progress for Reporter {
-    fn begin(&self, total: usize) {
+    fn begin(&self, memory: usize, throughput: usize, expected: Expected) {
+        let total = memory + throughput;
+        eprintln!("{}", plan(memory, throughput, expected));
         if !std::io::stderr().is_terminal() {
-            eprintln!("running {total} scenarios");
             return;
         }
         let bar = ProgressBar::new(total as u64).with_style(
-            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len}, about {eta} left {msg}")
                 .expect("a valid template")
                 .progress_chars("=> "),
         );
@@ -65,5 +66,46 @@ impl Progress for Reporter {
         if let Some(bar) = self.bar.get() {
             bar.inc_length(more as u64);
         }
+    }
+}
+
+/// What a run is about to do and how long it is expected to take, in one line.
+fn plan(memory: usize, throughput: usize, expected: Expected) -> String {
+    format!(
+        "running {} scenarios ({memory} memory, {throughput} throughput scenario-passes): expected about {} ({} memory, {} throughput; from H100 figures, docs/performance.md)",
+        memory + throughput,
+        seconds(expected.total()),
+        seconds(expected.memory),
+        seconds(expected.throughput)
+    )
+}
+
+/// A duration as a person reads it: `45 s`, `6 min 12 s`.
+fn seconds(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    if s < 60 {
+        format!("{s} s")
+    } else {
+        format!("{} min {} s", s / 60, s % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn the_plan_says_how_many_scenarios_and_how_long() {
+        let e = Expected {
+            memory: Duration::from_secs_f64(40.4),
+            throughput: Duration::from_secs(12),
+        };
+        assert_eq!(
+            plan(4331, 122, e),
+            "running 4453 scenarios (4331 memory, 122 throughput scenario-passes): expected about 52 s (40 s memory, 12 s throughput; from H100 figures, docs/performance.md)"
+        );
+        assert_eq!(seconds(Duration::from_secs(372)), "6 min 12 s");
     }
 }

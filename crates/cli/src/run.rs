@@ -48,6 +48,8 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         npp_dirs,
         devices: args.devices,
         jobs: args.jobs,
+        batch: args.batch,
+        seed: args.seed,
         probe_connections: args.probe_connections,
         probe_exe: std::env::current_exe().context("locating the nppbench binary for its child probes")?,
         out_dir: out.clone(),

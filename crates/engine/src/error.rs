@@ -44,6 +44,16 @@ impl ProbeError {
         }
     }
 
+    /// Whether the process that met this error can go on to another scenario: the scenario asked
+    /// for nothing this NPP has, or for a geometry it cannot take, before any work reached the
+    /// GPU; or NPP's output differed from the reference, which every call and check completed
+    /// to find (the next scenario uploads its own sources and clears its destination). Any other
+    /// fault (a CUDA or NPP error, a thread that died) may have left the CUDA context or NPP's
+    /// state unsound.
+    pub(crate) fn leaves_process_sound(&self) -> bool {
+        self.unavailable || matches!(self.kind, FailureKind::Input | FailureKind::Mismatch)
+    }
+
     /// The same error with `context` before its message.
     pub(crate) fn context(self, context: &str) -> ProbeError {
         ProbeError {
@@ -131,6 +141,22 @@ mod tests {
             details: "src_stride 16 is smaller".into(),
         };
         assert_eq!(ProbeError::from(e).kind, FailureKind::Input);
+    }
+
+    #[test]
+    fn only_faults_that_may_leave_the_context_unsound_end_a_batch() {
+        let sound = |kind| ProbeError::new(kind, "x").leaves_process_sound();
+        assert!(sound(FailureKind::Input) && sound(FailureKind::Mismatch));
+        for kind in [
+            FailureKind::Gpu,
+            FailureKind::Npp,
+            FailureKind::OutOfMemory,
+            FailureKind::Thread,
+            FailureKind::Other,
+        ] {
+            assert!(!sound(kind), "{kind:?}");
+        }
+        assert!(ProbeError::unavailable("no such function").leaves_process_sound());
     }
 
     #[test]

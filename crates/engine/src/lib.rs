@@ -2,9 +2,10 @@
 //!
 //! The parent process ([`run`]) never touches the GPU. It starts child probes of its own binary
 //! (`nppbench probe …`): one for the environment of each NPP version; for each throughput pass,
-//! one per GPU (restarted past any scenario that kills it); and one fresh process per memory
-//! scenario, several at once, because the streams NPP hides live until their process exits and
-//! would pollute the next baseline.
+//! one per GPU (restarted past any scenario that kills it); and, for the memory scenarios, fresh
+//! processes that measure a batch each, several at once, every scenario on host threads made for
+//! it: the streams NPP hides are kept per thread until the process exits, so a scenario whose
+//! threads have never met NPP finds it as a fresh process would.
 //!
 //! [`RunFile`]: nppbench_model::RunFile
 
@@ -23,7 +24,7 @@ pub use measurement::{CudaEventTime, DeviceReadings, TimingErrors};
 pub use probe::{Resources, end_probe, run_probe};
 pub use protocol::{Devices, PROBE_SUBCOMMAND};
 pub use provenance::{host_info, tool_info};
-pub use runner::{Progress, RunError, RunOptions, run, write_run_json};
+pub use runner::{Expected, Progress, RunError, RunOptions, batch_order, expected, run, write_run_json};
 
 /// Loads NPP as a run would (`--npp DIR`, else the default search); needs no GPU.
 pub fn load_npp(dir: Option<&std::path::Path>) -> Result<nppbench_npp::Npp, nppbench_npp::LoadError> {

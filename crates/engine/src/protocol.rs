@@ -56,11 +56,12 @@ pub enum Devices {
 pub(crate) enum Request {
     /// Describe the GPUs, driver, NPP and host; measure each GPU's copy ceiling.
     Environment { npp_dir: Option<PathBuf>, devices: Devices },
-    /// Run one memory scenario on GPU `device`.
+    /// Run memory scenarios in order on GPU `device`, each on host threads made for it, one
+    /// [`MemoryLine`] each, appended as it finishes.
     Memory {
         npp_dir: Option<PathBuf>,
         device: u32,
-        scenario: MemoryScenario,
+        scenarios: Vec<MemoryScenario>,
         memory_budget_mib: u64,
         min_calls: u32,
         /// nppbench's own pid: probes it started are siblings, not other processes.
@@ -90,9 +91,27 @@ pub(crate) enum EnvironmentReply {
     BadDevices(String),
 }
 
-/// A memory probe's answer.
+/// A memory probe's answer for one scenario.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct MemoryReply {
     pub(crate) outcome: Outcome,
     pub(crate) result: Option<MemoryResult>,
+}
+
+/// One line of a memory probe's answer: a scenario measured, or why the probe stopped before
+/// the end of its scenarios although nothing went wrong (the parent gives the rest to a fresh
+/// process). A probe that stops for a fault writes no line for the scenario at fault: the parent
+/// measures that one again in a process of its own.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum MemoryLine {
+    Scenario {
+        id: String,
+        reply: Box<MemoryReply>,
+        /// The scenario's wall time in the probe, its process's start included for the first.
+        wall_ms: f64,
+    },
+    Stopped {
+        reason: String,
+    },
 }

@@ -27,13 +27,24 @@ fn probe(dir: &Path, request: Value) -> String {
     std::fs::read_to_string(answer).unwrap()
 }
 
-fn memory_of(dir: &Path, scenario: &MemoryScenario, min_calls: u32) -> Value {
+/// The replies of a memory probe given `scenarios`, one per answer line.
+fn memory_batch(dir: &Path, scenarios: &[MemoryScenario], min_calls: u32) -> Vec<Value> {
     let answer = probe(
         dir,
-        json!({"probe": "memory", "npp_dir": null, "device": 0, "scenario": scenario, "memory_budget_mib": 1024,
+        json!({"probe": "memory", "npp_dir": null, "device": 0, "scenarios": scenarios, "memory_budget_mib": 1024,
                "min_calls": min_calls, "parent_pid": 0}),
     );
-    serde_json::from_str(&answer).unwrap()
+    answer
+        .lines()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            line["scenario"]["reply"].clone()
+        })
+        .collect()
+}
+
+fn memory_of(dir: &Path, scenario: &MemoryScenario, min_calls: u32) -> Value {
+    memory_batch(dir, std::slice::from_ref(scenario), min_calls).remove(0)
 }
 
 fn memory(dir: &Path, g: Geometry, stream: StreamKind, threading: Threading, calls: u32) -> Value {

@@ -32,6 +32,9 @@ pub struct StreamTracker {
 // SAFETY: the subscriber handle is only used to unsubscribe, which CUPTI allows from any thread;
 // the events are behind a mutex.
 unsafe impl Send for StreamTracker {}
+// SAFETY: shared references only read the events, behind their mutex; the subscriber handle is
+// touched by `Drop` alone, which needs the tracker by value.
+unsafe impl Sync for StreamTracker {}
 
 fn cupti(call: &'static str) -> impl FnOnce(result::CuptiError) -> GpuError {
     move |e| GpuError::Cupti(format!("{call}: {e:?}"))
@@ -101,7 +104,19 @@ impl StreamTracker {
 
     /// The events so far, in order.
     pub fn events(&self) -> Vec<StreamEvent> {
-        self.events.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.events_since(0)
+    }
+
+    /// The events from the `from`th on, in order: what happened since [`StreamTracker::count`]
+    /// said `from` (a probe that measures several scenarios marks where each begins).
+    pub fn events_since(&self, from: usize) -> Vec<StreamEvent> {
+        let events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        events.get(from..).unwrap_or_default().to_vec()
+    }
+
+    /// How many events there have been so far.
+    pub fn count(&self) -> usize {
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
 

@@ -47,9 +47,18 @@ impl DeviceReading {
 /// NVML, loaded for one device (matched by UUID).
 pub struct ProcessMemoryProbe {
     nvml: Nvml,
-    uuid: String,
+    /// The device's NVML handle, looked up once by UUID (a memory probe reads after every call,
+    /// and the lookup by UUID is a query of its own): an `nvmlDevice_t`, which nvml-wrapper does
+    /// not name.
+    handle: *mut std::ffi::c_void,
     pid: u32,
 }
+
+// SAFETY: the handle is an opaque NVML device handle, valid while `nvml` is loaded; NVML is
+// thread-safe, and nvml-wrapper's own `Device` is Send and Sync.
+unsafe impl Send for ProcessMemoryProbe {}
+// SAFETY: as for Send: every use of the handle is an NVML call, which NVML makes thread-safe.
+unsafe impl Sync for ProcessMemoryProbe {}
 
 fn nvml(call: &'static str) -> impl FnOnce(nvml_wrapper::error::NvmlError) -> GpuError {
     move |e| GpuError::Nvml(format!("{call}: {e}"))
@@ -63,19 +72,22 @@ impl ProcessMemoryProbe {
             .init()
             .or_else(|_| Nvml::init())
             .map_err(|e| GpuError::Nvml(format!("cannot initialise NVML: {e}")))?;
-        nvml.device_by_uuid(uuid)
+        let device = nvml
+            .device_by_uuid(uuid)
             .map_err(|e| GpuError::Nvml(format!("no NVML device with UUID {uuid}: {e}")))?;
+        // SAFETY: reads the handle out of a device NVML just returned; it stays valid while
+        // `nvml` is loaded, which this struct keeps.
+        let handle = unsafe { device.handle() }.cast();
         Ok(ProcessMemoryProbe {
             nvml,
-            uuid: uuid.to_owned(),
+            handle,
             pid: std::process::id(),
         })
     }
 
     fn device(&self) -> Result<nvml_wrapper::Device<'_>, GpuError> {
-        self.nvml
-            .device_by_uuid(self.uuid.as_str())
-            .map_err(|e| GpuError::Nvml(e.to_string()))
+        // SAFETY: the handle came from `device_by_uuid` on this same `nvml`, which is still loaded.
+        Ok(unsafe { nvml_wrapper::Device::new(self.handle.cast(), &self.nvml) })
     }
 
     /// The kernel driver's version, e.g. `580.159.04`.
@@ -106,13 +118,20 @@ impl ProcessMemoryProbe {
     }
 
     /// This process's used memory in bytes, or `None` when NVML lists no figure for it (a
-    /// process that has not touched the device yet, or a platform that hides it).
+    /// process that has not touched the device yet, or a platform that hides it). Asks for the
+    /// compute processes alone: a process with a CUDA context is one.
     pub fn used_bytes(&self) -> Result<Option<u64>, GpuError> {
-        Ok(self
-            .processes()?
+        let device = self.device()?;
+        let list = device
+            .running_compute_processes()
+            .map_err(nvml("nvmlDeviceGetComputeRunningProcesses"))?;
+        Ok(list
             .into_iter()
             .find(|p| p.pid == self.pid)
-            .and_then(|p| p.used_bytes))
+            .and_then(|p| match p.used_gpu_memory {
+                UsedGpuMemory::Used(b) => Some(b),
+                UsedGpuMemory::Unavailable => None,
+            }))
     }
 
     /// The device's clocks, power, temperature and throttle reasons now.

@@ -23,11 +23,11 @@ pub use nppbench_catalog::{self as catalog, Primitive};
 pub use outcome::{FailureKind, Outcome, Status};
 pub use preset::Preset;
 pub use run::{
-    CallLayout, CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample, DeviceState, Environment, Estimate,
-    GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat, KernelTiming,
-    MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, PhaseTime, ProbeConnections,
-    READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts, ThroughputRecord,
-    ThroughputResult, ToolInfo,
+    BatchPlace, Batching, CallLayout, CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample, DeviceState,
+    Environment, Estimate, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat,
+    KernelTiming, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, PhaseTime,
+    ProbeConnections, READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
+    ThroughputRecord, ThroughputResult, ToolInfo,
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::{RepeatAuto, Settings};

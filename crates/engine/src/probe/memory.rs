@@ -1,5 +1,5 @@
-//! The memory probe: one scenario's calls, with this process's and the device's memory, the
-//! streams created and destroyed (CUPTI) and the host latency sampled after each call.
+//! A memory scenario in a probe process: its calls, with this process's and the device's memory,
+//! the streams created and destroyed (CUPTI) and the host latency sampled after each call.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -11,7 +11,7 @@ use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, 
 use nppbench_npp::StreamContext;
 use nppbench_stats::settle;
 
-use super::setup::Setup;
+use super::setup::{ScenarioCache, Setup};
 use super::{Resources, Steps, faults, processes, threads};
 use crate::error::ProbeError;
 
@@ -19,21 +19,21 @@ use crate::error::ProbeError;
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// Reads both memory probes.
-struct Probes<'a> {
+pub(crate) struct Probes<'a> {
     gpu: &'a Gpu,
-    nvml: Option<ProcessMemoryProbe>,
+    nvml: Option<&'a ProcessMemoryProbe>,
 }
 
 impl Probes<'_> {
     /// The figure a leak is judged on: this process's (NVML), else the device's.
-    fn judged(reading: &MemoryReading) -> u64 {
+    pub(crate) fn judged(reading: &MemoryReading) -> u64 {
         reading.process_used_bytes.unwrap_or(reading.device_used_bytes)
     }
 
-    fn read(&self) -> Result<MemoryReading, ProbeError> {
+    pub(crate) fn read(&self) -> Result<MemoryReading, ProbeError> {
         Ok(MemoryReading {
             device_used_bytes: self.gpu.used_bytes()?,
-            process_used_bytes: self.nvml.as_ref().and_then(|n| n.used_bytes().ok().flatten()),
+            process_used_bytes: self.nvml.and_then(|n| n.used_bytes().ok().flatten()),
         })
     }
 }
@@ -45,8 +45,9 @@ struct Recorder<'a> {
     budget_bytes: u64,
     started: Instant,
     series: MemorySeries,
-    /// The CUPTI stream tracker, or why there is none.
-    tracker: Result<StreamTracker, String>,
+    /// The process's CUPTI stream tracker and the count of its events when this scenario's
+    /// calls began, or why there is none.
+    tracker: Result<(&'a StreamTracker, usize), String>,
     streams: StreamCounts,
     /// Streams nppbench's own-stream threads have made so far.
     own_streams: &'a AtomicU32,
@@ -58,14 +59,9 @@ struct Recorder<'a> {
 
 impl<'a> Recorder<'a> {
     /// A recorder reading `gpu` and `nvml`, with no baseline and no stream tracker yet.
-    fn new(
-        gpu: &'a Gpu,
-        nvml: Option<ProcessMemoryProbe>,
-        budget_mib: u64,
-        own_streams: &'a AtomicU32,
-    ) -> Recorder<'a> {
+    fn new(probes: Probes<'a>, budget_mib: u64, own_streams: &'a AtomicU32) -> Recorder<'a> {
         Recorder {
-            probes: Probes { gpu, nvml },
+            probes,
             baseline: MemoryReading {
                 device_used_bytes: 0,
                 process_used_bytes: None,
@@ -94,8 +90,8 @@ impl<'a> Recorder<'a> {
         let mib = Probes::judged(&reading) as f64 / MIB;
         let first = *self.first_mib.get_or_insert(mib);
         self.growth_mib.push(mib - first);
-        if let Ok(tracker) = &self.tracker {
-            let events = tracker.events();
+        if let Ok((tracker, mark)) = &self.tracker {
+            let events = tracker.events_since(*mark);
             let created = events.iter().filter(|e| e.created).count() as u32;
             self.streams.created.push(created);
             self.streams.destroyed.push(events.len() as u32 - created);
@@ -126,11 +122,11 @@ impl<'a> Recorder<'a> {
 
     /// The stream counts at the end, or why there are none.
     fn finish_streams(&mut self) -> (Option<StreamCounts>, Option<String>) {
-        let tracker = match &self.tracker {
-            Ok(tracker) => tracker,
+        let (tracker, mark) = match &self.tracker {
+            Ok(tracker) => *tracker,
             Err(why) => return (None, Some(why.clone())),
         };
-        let events = tracker.events();
+        let events = tracker.events_since(mark);
         let mut alive = BTreeSet::new();
         let mut threads = BTreeSet::new();
         for e in &events {
@@ -148,10 +144,9 @@ impl<'a> Recorder<'a> {
     }
 }
 
-/// What a memory probe is asked: the scenario, on which GPU, and its guards.
+/// What a memory probe is asked of one scenario: the scenario and its guards.
 pub(crate) struct Ask<'a> {
     pub(crate) npp_dir: Option<&'a Path>,
-    pub(crate) device: u32,
     pub(crate) scenario: &'a MemoryScenario,
     pub(crate) budget_mib: u64,
     pub(crate) min_calls: u32,
@@ -204,81 +199,137 @@ fn drive(
     })
 }
 
-/// Runs a memory scenario; returns its result, whether it stopped at the budget, and the GPU
-/// resources it used, still alive: dropping them tears the CUDA context down, which the caller
-/// does after writing the answer (or never, when the process ends there).
-pub(crate) fn run(ask: &Ask<'_>) -> Result<(MemoryResult, bool, Resources), ProbeError> {
-    let s = ask.scenario;
-    let entered = Instant::now();
-    let mut steps = Steps::new();
-    let gpu = Gpu::open(ask.device as usize)?;
-    steps.done("gpu");
-    faults::inject(&s.id, &gpu)?;
-    let own_streams = AtomicU32::new(0);
-    let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok();
-    let before = processes::census(nvml.as_ref(), &gpu.props().uuid, ask.parent_pid);
-    steps.done("nvml");
-    let mut rec = Recorder::new(&gpu, nvml, ask.budget_mib, &own_streams);
-    // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
-    let kind = if s.threading.owns_stream() {
-        StreamKind::NonBlocking
-    } else {
-        s.stream
-    };
-    let shared = Stream::new(&gpu, kind)?;
-    let setup = Setup::new(gpu.clone(), ask.npp_dir, s.primitive, &s.geometry, s.context, &shared)?;
-    steps.done("npp");
-    // Streams are counted from here: what NPP creates from the warm-up call on.
-    rec.tracker = StreamTracker::start().map_err(|e| e.to_string());
-    steps.done("cupti");
-    rec.baseline = rec.probes.read()?;
-    steps.done("baseline");
-    let startup_ms = entered.elapsed().as_secs_f64() * 1e3;
-    rec.started = Instant::now();
+/// What a memory probe process keeps for all its scenarios: the device, NVML, the CUPTI stream
+/// tracker, and the patterns, expected outputs and spare buffers of the scenarios it has run.
+pub(crate) struct Process {
+    gpu: Gpu,
+    nvml: Option<ProcessMemoryProbe>,
+    tracker: Result<StreamTracker, String>,
+    cache: ScenarioCache,
+    /// The process's own start-up steps, told to its first scenario.
+    startup: Option<Steps>,
+}
 
-    let Driven {
-        ctx,
-        stopped,
-        settled_after,
-    } = drive(&mut rec, &setup, &shared, ask, &own_streams)?;
-    let correctness = setup.check()?;
-    let buffer_addresses = setup.addresses();
-    let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
-    let after = processes::census(rec.probes.nvml.as_ref(), &gpu.props().uuid, ask.parent_pid);
-    let mut other_processes = before.others;
-    processes::merge(&mut other_processes, after.others);
-    let (streams, streams_not_measured) = rec.finish_streams();
-    let Recorder {
-        probes: Probes { nvml, .. },
-        baseline,
-        series,
-        tracker,
-        ..
-    } = rec;
-    let resources = Resources::new(vec![
-        Box::new(setup),
-        Box::new(shared),
-        Box::new(tracker),
-        Box::new(nvml),
-        Box::new(gpu),
-    ]);
-    Ok((
-        MemoryResult {
-            baseline,
-            samples: series,
-            wall_ms,
-            startup_ms,
-            startup: steps.0,
-            correctness,
-            streams,
-            streams_not_measured,
+impl Process {
+    /// Opens GPU `device` with NVML and CUPTI.
+    pub(crate) fn open(device: u32) -> Result<Process, ProbeError> {
+        let mut steps = Steps::new();
+        let gpu = Gpu::open(device as usize)?;
+        steps.done("gpu");
+        let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok();
+        steps.done("nvml");
+        // Streams are counted from each scenario's warm-up call on (see `Recorder::tracker`).
+        let tracker = StreamTracker::start().map_err(|e| e.to_string());
+        steps.done("cupti");
+        Ok(Process {
+            gpu,
+            nvml,
+            tracker,
+            cache: ScenarioCache::default(),
+            startup: Some(steps),
+        })
+    }
+
+    /// The memory figure a leak is judged on, for the whole process now.
+    pub(crate) fn judged_bytes(&self) -> Result<u64, ProbeError> {
+        let probes = Probes {
+            gpu: &self.gpu,
+            nvml: self.nvml.as_ref(),
+        };
+        Ok(Probes::judged(&probes.read()?))
+    }
+
+    /// Runs a memory scenario; returns its result and whether it stopped at the budget. Its calls
+    /// are made from host threads made for it (the warm-up and a single thread's calls on one
+    /// of their own), so that none has met NPP before: the class is the one a fresh process
+    /// gives. Its buffers are kept for the next scenario and its stream destroyed before this
+    /// returns.
+    pub(crate) fn measure(&mut self, ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
+        let s = ask.scenario;
+        let mut steps = self.startup.take().unwrap_or_else(Steps::new);
+        faults::inject(&s.id, &self.gpu)?;
+        let own_streams = AtomicU32::new(0);
+        let uuid = self.gpu.props().uuid.clone();
+        let before = processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid);
+        // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
+        let kind = if s.threading.owns_stream() {
+            StreamKind::NonBlocking
+        } else {
+            s.stream
+        };
+        let shared = Stream::new(&self.gpu, kind)?;
+        let setup = Setup::with_cache(
+            self.gpu.clone(),
+            ask.npp_dir,
+            s.primitive,
+            &s.geometry,
+            s.context,
+            &shared,
+            &mut self.cache,
+        )?;
+        steps.done("npp");
+        let probes = Probes {
+            gpu: &self.gpu,
+            nvml: self.nvml.as_ref(),
+        };
+        let mut rec = Recorder::new(probes, ask.budget_mib, &own_streams);
+        // Streams are counted from here: what NPP creates from the warm-up call on.
+        rec.tracker = match &self.tracker {
+            Ok(tracker) => Ok((tracker, tracker.count())),
+            Err(why) => Err(why.clone()),
+        };
+        rec.baseline = rec.probes.read()?;
+        steps.done("baseline");
+        let startup_ms = steps.0.iter().map(|p| p.wall_s).sum::<f64>() * 1e3;
+        rec.started = Instant::now();
+
+        let Driven {
+            ctx,
+            stopped,
             settled_after,
-            context: Some(ctx.record()),
-            concurrent_probes: before.siblings.max(after.siblings),
-            other_processes,
-            buffer_addresses,
-        },
-        stopped,
-        resources,
-    ))
+        } = std::thread::scope(|scope| {
+            let calls = std::thread::Builder::new()
+                .spawn_scoped(scope, || drive(&mut rec, &setup, &shared, ask, &own_streams))
+                .map_err(threads::spawn_error)?;
+            threads::joined(calls.join())
+        })?;
+        let correctness = setup.check()?;
+        let buffer_addresses = setup.addresses();
+        let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
+        let after = processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid);
+        let mut other_processes = before.others;
+        processes::merge(&mut other_processes, after.others);
+        let (streams, streams_not_measured) = rec.finish_streams();
+        let Recorder { baseline, series, .. } = rec;
+        self.cache.recycle(setup);
+        drop(shared);
+        Ok((
+            MemoryResult {
+                baseline,
+                samples: series,
+                wall_ms,
+                startup_ms,
+                startup: steps.0,
+                correctness,
+                streams,
+                streams_not_measured,
+                settled_after,
+                context: Some(ctx.record()),
+                concurrent_probes: before.siblings.max(after.siblings),
+                other_processes,
+                buffer_addresses,
+            },
+            stopped,
+        ))
+    }
+
+    /// What the process holds, kept alive past its answers (see [`Resources`]).
+    pub(crate) fn into_resources(self) -> Resources {
+        Resources::new(vec![
+            Box::new(self.cache),
+            Box::new(self.tracker),
+            Box::new(self.nvml),
+            Box::new(self.gpu),
+        ])
+    }
 }

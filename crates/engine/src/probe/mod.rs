@@ -4,6 +4,7 @@
 //! failed outcome with its kind; only a crash or a hang leaves the parent to explain what
 //! happened.
 
+mod batch;
 mod environment;
 mod faults;
 mod memory;
@@ -15,9 +16,8 @@ mod throughput;
 use std::path::Path;
 
 use anyhow::Context;
-use nppbench_model::Outcome;
 
-use crate::protocol::{CLEAN_EXIT_ENV, MemoryReply, Request};
+use crate::protocol::{CLEAN_EXIT_ENV, Request};
 
 /// Wall times of a probe's steps, each recorded as it finishes.
 pub(crate) struct Steps(Vec<nppbench_model::PhaseTime>, std::time::Instant);
@@ -41,11 +41,17 @@ impl Steps {
 /// without dropping them ([`end_probe`]).
 pub struct Resources {
     _held: Vec<Box<dyn std::any::Any>>,
+    /// The probe's exit status: 0, or [`FAULT_EXIT`].
+    code: i32,
 }
+
+/// The exit status of a memory probe that stopped at a fault without answering its scenario
+/// (the parent measures it again alone).
+pub(crate) const FAULT_EXIT: i32 = 3;
 
 impl Resources {
     pub(crate) fn new(held: Vec<Box<dyn std::any::Any>>) -> Resources {
-        Resources { _held: held }
+        Resources { _held: held, code: 0 }
     }
 }
 
@@ -54,12 +60,13 @@ impl Resources {
 /// With `NPPBENCH_CLEAN_EXIT=1` (for a profiler that reports at exit, such as Nsight Compute) it
 /// tears everything down and exits normally instead.
 pub fn end_probe(resources: Resources) -> ! {
+    let code = resources.code;
     if std::env::var_os(CLEAN_EXIT_ENV).is_some_and(|v| v == "1") {
         drop(resources);
-        std::process::exit(0);
+        std::process::exit(code);
     }
     std::mem::forget(resources);
-    nppbench_gpu::exit_now(0)
+    nppbench_gpu::exit_now(code)
 }
 
 /// Runs the probe described by the JSON file `request` and writes its answer to `response`.
@@ -85,43 +92,31 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<Resources> {
         Request::Memory {
             npp_dir,
             device,
-            scenario,
+            scenarios,
             memory_budget_mib,
             min_calls,
             parent_pid,
         } => {
-            let ask = memory::Ask {
+            let ask = batch::Batch {
                 npp_dir: npp_dir.as_deref(),
                 device,
-                scenario: &scenario,
+                scenarios: &scenarios,
                 budget_mib: memory_budget_mib,
                 min_calls,
                 parent_pid,
             };
-            let (reply, resources) = match memory::run(&ask) {
-                Ok((result, stopped, resources)) => (
-                    MemoryReply {
-                        outcome: if stopped {
-                            Outcome::StoppedAtBudget {
-                                budget_mib: memory_budget_mib,
-                            }
-                        } else {
-                            Outcome::Ok
-                        },
-                        result: Some(result),
-                    },
-                    resources,
-                ),
-                Err(e) => (
-                    MemoryReply {
-                        outcome: e.outcome(),
-                        result: None,
-                    },
-                    Resources::new(Vec::new()),
-                ),
-            };
-            write(serde_json::to_string(&reply)?)?;
-            Ok(resources)
+            match batch::run(&ask, response)? {
+                batch::Ended::Done(resources) => Ok(resources),
+                batch::Ended::Fault(e, mut resources) => {
+                    eprintln!(
+                        "{} ({}); the scenario is measured again in a process of its own",
+                        e.message,
+                        e.kind.as_str()
+                    );
+                    resources.code = FAULT_EXIT;
+                    Ok(resources)
+                }
+            }
         }
         Request::Throughput {
             npp_dir,

@@ -74,30 +74,10 @@ pub(crate) struct Setup {
 
 impl Setup {
     /// Loads NPP, checks that it has `primitive` (else 'not measured'), and makes the buffers
-    /// and the expected output. `stream` sizes a reduction's scratch buffer.
-    pub(crate) fn new(
-        gpu: Gpu,
-        npp_dir: Option<&Path>,
-        primitive: Primitive,
-        g: &Geometry,
-        context: ContextFill,
-        stream: &Stream,
-    ) -> Result<Setup, ProbeError> {
-        Setup::with_cache(
-            gpu,
-            npp_dir,
-            primitive,
-            g,
-            context,
-            stream,
-            &mut ScenarioCache::default(),
-        )
-    }
-
-    /// As [`Setup::new`], taking the source patterns and expected output from `cache` when an
-    /// earlier scenario of the same primitive and geometry computed them (the CPU reference of a
-    /// 1080p filter takes tens of milliseconds, and a throughput probe meets each geometry once
-    /// per stream kind).
+    /// and the expected output, taking the source patterns and expected output from `cache` when
+    /// an earlier scenario of the same primitive and geometry computed them (the CPU reference of
+    /// a 1080p filter takes tens of milliseconds, and a probe meets each geometry once per stream
+    /// kind, context filling and threading model). `stream` sizes a reduction's scratch buffer.
     pub(crate) fn with_cache(
         gpu: Gpu,
         npp_dir: Option<&Path>,

@@ -10,11 +10,11 @@ use nppbench_model::{FailureKind, StreamKind, Threading};
 use super::setup::Setup;
 use crate::error::ProbeError;
 
-fn spawn_error(e: std::io::Error) -> ProbeError {
+pub(crate) fn spawn_error(e: std::io::Error) -> ProbeError {
     ProbeError::new(FailureKind::Thread, format!("cannot spawn a host thread: {e}"))
 }
 
-fn joined<T>(r: std::thread::Result<Result<T, ProbeError>>) -> Result<T, ProbeError> {
+pub(crate) fn joined<T>(r: std::thread::Result<Result<T, ProbeError>>) -> Result<T, ProbeError> {
     r.map_err(|_| ProbeError::new(FailureKind::Thread, "a calling thread panicked"))?
 }
 

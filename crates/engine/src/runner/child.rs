@@ -59,20 +59,10 @@ impl Child<'_> {
         self.run_until(request, timeout, None).map(|(exit, _)| exit)
     }
 
-    /// As [`Child::run`], but returns as soon as a whole answer is in place (probes that answer
-    /// once write it whole, then rename it), with the process still exiting: tearing down its
-    /// CUDA context is the driver's work and need not hold the next probe back. The caller reaps
-    /// the process.
-    pub(super) fn run_until_answered(
-        &self,
-        request: &Request,
-        timeout: Duration,
-    ) -> Result<(Exit, Option<std::process::Child>), RunError> {
-        self.run_until(request, timeout, Some(0))
-    }
-
-    /// As [`Child::run_until_answered`] for a probe that streams one answer line per scenario:
-    /// returns once `lines` whole lines are in place.
+    /// As [`Child::run`] for a probe that streams one answer line per scenario: returns once
+    /// `lines` whole lines are in place, with the process still exiting (tearing down its CUDA
+    /// context is the driver's work and need not hold the next probe back). The caller reaps the
+    /// process.
     pub(super) fn run_until_lines(
         &self,
         request: &Request,

@@ -1,101 +1,29 @@
-//! The memory phase: one fresh probe per memory scenario, `jobs` of them at once, spread over
-//! the GPUs. Each keeps a process of its own (the streams NPP hides live until their process
-//! exits); a crash in one loses only its scenario.
+//! The memory phase: memory scenarios in batches, one fresh probe process a batch, `jobs` of
+//! them at once, spread over the GPUs. Each scenario runs on host threads made for it, which
+//! have never met NPP, so that it finds NPP as a fresh process would (NPP keeps its hidden streams
+//! per thread, until the process exits); a fault in a process costs only the scenario at fault,
+//! measured again alone, and the rest of the batch goes to a fresh process.
 
 use std::collections::BTreeSet;
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use nppbench_model::{Environment, Jobs, Matrix, MemoryRecord, MemoryScenario, ProbeConnections, Settings};
+use nppbench_model::{BatchPlace, Jobs, Matrix, MemoryRecord, MemoryScenario, ProbeConnections, Settings};
 
 use super::child::{Child, Exit};
+
+mod plan;
+#[cfg(test)]
+mod tests;
+
 use super::{Progress, RunError, RunOptions, Version};
-use crate::protocol::{MemoryReply, Request};
-
-/// Device memory one memory probe may take besides its buffers: a CUDA context, NPP's static
-/// runtime, CUPTI's and NVML's own.
-const PROBE_OVERHEAD_MIB: u64 = 768;
-/// The most probes a GPU takes at once by default: past this, their CUDA contexts time-slice the
-/// GPU and start-up contends in the driver for no gain.
-const DEFAULT_PER_GPU: u32 = 8;
-
-/// How many memory probes run at once: `given` (checked against device memory), or chosen from
-/// the machine, with the reason.
-pub(super) fn jobs(given: Option<u32>, matrix: &Matrix, env: &Environment) -> Result<Jobs, RunError> {
-    let gpus = env.all_gpus();
-    let largest = matrix
-        .memory
-        .iter()
-        .map(|s| s.geometry.buffer_bytes(s.primitive))
-        .max()
-        .unwrap_or(0);
-    let per_probe = (PROBE_OVERHEAD_MIB << 20) + largest + (matrix.settings.memory_budget_mib << 20);
-    let fit: u64 = gpus
-        .iter()
-        .map(|g| g.gpu.memory_free_bytes_at_start / per_probe.max(1))
-        .sum();
-    let fit = u32::try_from(fit).unwrap_or(u32::MAX).max(1);
-    let per_probe_mib = per_probe >> 20;
-    if let Some(n) = given {
-        if n > fit {
-            return Err(RunError::Input(format!(
-                "--jobs {n}: each memory probe may take up to {per_probe_mib} MiB of device memory (a CUDA context, its buffers and the {} MiB memory budget), so the free memory of {} GPU(s) holds at most {fit}; use --jobs {fit} or fewer, or lower memory_budget_mib",
-                matrix.settings.memory_budget_mib,
-                gpus.len()
-            )));
-        }
-        return Ok(Jobs {
-            jobs: n,
-            reason: "given with --jobs".into(),
-            connections: None,
-        });
-    }
-    if !env.process_memory_probe {
-        return Ok(Jobs {
-            jobs: 1,
-            reason: "NVML gives no per-process memory here, and the device-wide figure a leak would be judged on is shared by concurrent probes".into(),
-            connections: None,
-        });
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let by_cores = (cores / 2).max(1);
-    let by_gpus = DEFAULT_PER_GPU * gpus.len() as u32;
-    let jobs = by_cores.min(by_gpus).min(fit).max(1);
-    let limit = if jobs == fit {
-        format!("device memory holds {fit} probes of up to {per_probe_mib} MiB")
-    } else if jobs == by_gpus {
-        format!("{DEFAULT_PER_GPU} per GPU on {} GPU(s)", gpus.len())
-    } else {
-        format!("half of the {cores} logical cores")
-    };
-    Ok(Jobs {
-        jobs,
-        reason: format!("chosen from the machine: {limit}"),
-        connections: None,
-    })
-}
-
-/// The variable that caps a CUDA context's hardware connections (work queues).
-pub(super) const MAX_CONNECTIONS_ENV: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
-
-/// What the memory probes will have for `CUDA_DEVICE_MAX_CONNECTIONS`: `given` (set by
-/// nppbench), else this process's own value, inherited.
-pub(super) fn connections(given: Option<u32>) -> ProbeConnections {
-    match given {
-        Some(n) => ProbeConnections {
-            value: Some(n),
-            set_by_nppbench: true,
-        },
-        None => ProbeConnections {
-            value: std::env::var(MAX_CONNECTIONS_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse().ok()),
-            set_by_nppbench: false,
-        },
-    }
-}
+use crate::protocol::{MemoryLine, Request};
+use plan::batch_size;
+pub use plan::shuffled;
+pub(super) use plan::{MAX_CONNECTIONS_ENV, batching, connections, jobs};
 
 /// What one worker hands back.
 enum Done {
@@ -104,12 +32,34 @@ enum Done {
     Error(RunError),
 }
 
+/// A scenario waiting for a process: its index in the matrix and the scenario.
+type Queued<'a> = (usize, &'a MemoryScenario);
+
+/// How one probe process ended.
+enum Ending<'a> {
+    /// Every scenario answered.
+    Answered,
+    /// The process stopped cleanly before these (the memory its scenarios kept).
+    Stopped(Vec<Queued<'a>>),
+    /// A fault: the first of these is the scenario at fault, with why the process gave no answer
+    /// for it.
+    Fault(Vec<Queued<'a>>, crate::error::ProbeError),
+    Interrupted,
+}
+
 /// What every worker of the memory phase shares: the queue of scenarios and how to start a
-/// probe for one.
+/// probe for some.
 struct Workers<'a> {
     opts: &'a RunOptions,
     settings: &'a Settings,
-    queue: Mutex<std::vec::IntoIter<(usize, &'a MemoryScenario)>>,
+    queue: Mutex<VecDeque<Queued<'a>>>,
+    jobs: u32,
+    max_per_process: u32,
+    /// Shuffles each batch's scenarios (with this seed plus the matrix index of the batch's
+    /// first); `None` keeps them in matrix order.
+    seed: Option<u64>,
+    /// Probe processes started so far, which numbers the next.
+    started: AtomicU32,
     work_dir: PathBuf,
     npp_dir: Option<PathBuf>,
     /// Variables set for each probe beyond nppbench's own environment.
@@ -117,27 +67,101 @@ struct Workers<'a> {
     stop: &'a AtomicBool,
 }
 
-impl Workers<'_> {
-    /// One worker: takes scenarios from the queue and runs each in a fresh probe on GPU
+impl<'a> Workers<'a> {
+    /// The next process's scenarios, taken from the front of the queue (matrix order, so that a
+    /// process meets the same functions and geometries again and reuses their reference
+    /// outputs), then shuffled.
+    fn take(&self) -> Vec<Queued<'a>> {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let n = batch_size(queue.len(), self.jobs, self.max_per_process).min(queue.len());
+        let batch: Vec<Queued<'a>> = queue.drain(..n).collect();
+        match (self.seed, batch.first()) {
+            (Some(seed), Some(&(first, _))) => shuffled(batch, seed.wrapping_add(first as u64)),
+            _ => batch,
+        }
+    }
+
+    /// Puts `rest` back at the front of the queue, in order.
+    fn give_back(&self, rest: Vec<Queued<'a>>) {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        for q in rest.into_iter().rev() {
+            queue.push_front(q);
+        }
+    }
+
+    /// One worker: takes scenarios from the queue and runs them in fresh probes on GPU
     /// `device`, sending each record to `tx`, until the queue is empty, the run is interrupted
-    /// or the parent fails.
+    /// or the parent fails. A probe that ends at a fault has its scenario at fault measured
+    /// again alone, and the rest of its scenarios go back to the queue.
     fn work(&self, (device, uuid): (u32, String), tx: &mpsc::Sender<Done>) {
         let stop = self.stop;
         // Probes that answered and are still exiting; reaped as they finish, and at most two
         // left behind before this worker waits for the oldest.
         let mut exiting: Vec<std::process::Child> = Vec::new();
-        loop {
+        let send = |done: Done| {
+            let go_on = matches!(done, Done::Record(_));
+            tx.send(done).is_ok() && go_on
+        };
+        'work: loop {
             reap(&mut exiting, 2);
-            let next = self.queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-            let Some((i, scenario)) = next else { break };
+            let batch = self.take();
+            if batch.is_empty() {
+                break;
+            }
             if stop.load(Ordering::SeqCst) {
                 let _ = tx.send(Done::Interrupted);
                 break;
             }
-            let done = self.run_one(i, scenario, device, &uuid, &mut exiting);
-            let go_on = matches!(done, Done::Record(_));
-            if tx.send(done).is_err() || !go_on {
-                break;
+            let (records, ending) = match self.run_process(&batch, device, &uuid, &mut exiting) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Done::Error(e));
+                    break;
+                }
+            };
+            for record in records {
+                if !send(Done::Record(Box::new(record))) {
+                    break 'work;
+                }
+            }
+            match ending {
+                Ending::Answered => {}
+                Ending::Stopped(rest) => self.give_back(rest),
+                Ending::Interrupted => {
+                    let _ = tx.send(Done::Interrupted);
+                    break;
+                }
+                Ending::Fault(mut rest, why) => {
+                    let at_fault = rest.remove(0);
+                    self.give_back(rest);
+                    let record = if batch.len() == 1 {
+                        Ok((vec![self.failed(at_fault, &uuid, why)], Ending::Answered))
+                    } else {
+                        self.run_process(&[at_fault], device, &uuid, &mut exiting)
+                    };
+                    match record {
+                        Ok((records, Ending::Fault(_, why))) if records.is_empty() => {
+                            if !send(Done::Record(Box::new(self.failed(at_fault, &uuid, why)))) {
+                                break;
+                            }
+                        }
+                        Ok((records, ending)) => {
+                            for record in records {
+                                if !send(Done::Record(Box::new(record))) {
+                                    break 'work;
+                                }
+                            }
+                            if matches!(ending, Ending::Interrupted) {
+                                let _ = tx.send(Done::Interrupted);
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Done::Error(e));
+                            break;
+                        }
+                    }
+                }
             }
         }
         if stop.load(Ordering::SeqCst) {
@@ -148,58 +172,90 @@ impl Workers<'_> {
         reap(&mut exiting, 0);
     }
 
-    /// Runs scenario `i` in a fresh probe on GPU `device` (UUID `uuid`); a probe still exiting
-    /// after its answer joins `exiting`.
-    fn run_one(
+    /// The record of a scenario whose process gave no answer for it.
+    fn failed(&self, (_, scenario): Queued<'_>, uuid: &str, why: crate::error::ProbeError) -> MemoryRecord {
+        MemoryRecord {
+            scenario: scenario.clone(),
+            outcome: why.outcome(),
+            result: None,
+            gpu: Some(uuid.to_owned()),
+            wall_ms: None,
+            batch: None,
+        }
+    }
+
+    /// Runs `batch` in one fresh probe on GPU `device` (UUID `uuid`); returns the records of
+    /// the scenarios it answered and how it ended. A probe still exiting after its answers joins
+    /// `exiting`.
+    fn run_process(
         &self,
-        i: usize,
-        scenario: &MemoryScenario,
+        batch: &[Queued<'a>],
         device: u32,
         uuid: &str,
         exiting: &mut Vec<std::process::Child>,
-    ) -> Done {
+    ) -> Result<(Vec<MemoryRecord>, Ending<'a>), RunError> {
         let stop = self.stop;
+        let process = self.started.fetch_add(1, Ordering::SeqCst);
         let child = Child {
             work_dir: self.work_dir.clone(),
             probe_exe: &self.opts.probe_exe,
             stop,
-            name: format!("memory-{i}"),
+            name: format!("memory-{process}"),
             pids_file: self.opts.probe_pids_path(),
             env: &self.env,
         };
         let request = Request::Memory {
             npp_dir: self.npp_dir.clone(),
             device,
-            scenario: scenario.clone(),
+            scenarios: batch.iter().map(|(_, s)| (*s).clone()).collect(),
             memory_budget_mib: self.settings.memory_budget_mib,
             min_calls: self.settings.min_calls,
             parent_pid: std::process::id(),
         };
         let started = Instant::now();
-        let exit = match child.run_until_answered(&request, Duration::from_secs(self.settings.scenario_timeout_s)) {
-            Ok((exit, still_exiting)) => {
-                exiting.extend(still_exiting);
-                exit
+        let timeout = Duration::from_secs(self.settings.scenario_timeout_s);
+        let (exit, still_exiting) = child.run_until_lines(&request, timeout, batch.len())?;
+        exiting.extend(still_exiting);
+        let mut records = Vec::new();
+        let mut stopped = false;
+        for line in child.answer().unwrap_or_default().lines() {
+            match serde_json::from_str::<MemoryLine>(line) {
+                Ok(MemoryLine::Scenario { id, reply, wall_ms }) => {
+                    let Some(&(_, scenario)) = batch.get(records.len()).filter(|(_, s)| s.id == id) else {
+                        break;
+                    };
+                    records.push(MemoryRecord {
+                        scenario: scenario.clone(),
+                        outcome: reply.outcome,
+                        result: reply.result,
+                        gpu: Some(uuid.to_owned()),
+                        wall_ms: Some(if batch.len() == 1 {
+                            started.elapsed().as_secs_f64() * 1e3
+                        } else {
+                            wall_ms
+                        }),
+                        batch: Some(BatchPlace {
+                            process,
+                            position: records.len() as u32,
+                            size: batch.len() as u32,
+                        }),
+                    });
+                }
+                Ok(MemoryLine::Stopped { .. }) => stopped = true,
+                Err(_) => break,
             }
-            Err(e) => return Done::Error(e),
-        };
-        if matches!(exit, Exit::Interrupted) || stop.load(Ordering::SeqCst) {
-            return Done::Interrupted;
         }
-        let reply = child
-            .answer()
-            .and_then(|a| serde_json::from_str::<MemoryReply>(&a).ok())
-            .unwrap_or_else(|| MemoryReply {
-                outcome: child.failure(&exit).outcome(),
-                result: None,
-            });
-        Done::Record(Box::new(MemoryRecord {
-            scenario: scenario.clone(),
-            outcome: reply.outcome,
-            result: reply.result,
-            gpu: Some(uuid.to_owned()),
-            wall_ms: Some(started.elapsed().as_secs_f64() * 1e3),
-        }))
+        let rest = batch[records.len()..].to_vec();
+        let ending = if matches!(exit, Exit::Interrupted) || stop.load(Ordering::SeqCst) {
+            Ending::Interrupted
+        } else if rest.is_empty() {
+            Ending::Answered
+        } else if stopped {
+            Ending::Stopped(rest)
+        } else {
+            Ending::Fault(rest, child.failure(&exit))
+        };
+        Ok((records, ending))
     }
 }
 
@@ -234,10 +290,15 @@ pub(super) fn run(
         return Ok(false);
     }
     let gpus = v.gpus();
+    let batching = jobs.batching.as_ref();
     let workers = Workers {
         opts,
         settings: &matrix.settings,
-        queue: Mutex::new(todo.into_iter()),
+        queue: Mutex::new(todo.into()),
+        jobs: jobs.jobs,
+        max_per_process: batching.map_or(1, |b| b.max_per_process),
+        seed: batching.map(|b| b.seed),
+        started: AtomicU32::new(0),
         work_dir: opts.work_dir(v.index),
         npp_dir: v.npp_dir.clone(),
         // Set only where nppbench sets it; an inherited value is already in the environment.

@@ -3,11 +3,12 @@
 //!
 //! Phases, in order: the environment (one probe per version: GPUs, driver, NPP, copy ceilings);
 //! throughput (`settings.repeat` passes, each a fresh probe per GPU, the versions interleaved
-//! pass by pass so that drift hits all alike); memory (one fresh probe per scenario, `jobs` at
+//! pass by pass so that drift hits all alike); memory (batches of scenarios, a fresh probe each, `jobs` at
 //! once, spread over the GPUs).
 
 mod child;
 mod environment_phase;
+mod expected;
 mod journal;
 mod memory_phase;
 mod throughput_phase;
@@ -18,10 +19,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use nppbench_model::{
-    Environment, Jobs, Matrix, MemoryRecord, Outcome, PhaseTime, RunFile, SCHEMA_VERSION, ThroughputRecord,
+    Batching, Environment, Jobs, Matrix, MemoryRecord, Outcome, PhaseTime, RunFile, SCHEMA_VERSION, ThroughputRecord,
 };
 
+pub use self::expected::{Expected, expected};
 use self::journal::{Journal, JournalEntry};
+pub use self::memory_phase::shuffled as batch_order;
 use crate::protocol::{Devices, TEST_HOOKS};
 
 /// What `nppbench run` was asked to do.
@@ -38,6 +41,12 @@ pub struct RunOptions {
     /// `CUDA_DEVICE_MAX_CONNECTIONS` for the memory probes (`--probe-connections`, default 1);
     /// `None` leaves them the environment's. See [`nppbench_model::ProbeConnections`].
     pub probe_connections: Option<u32>,
+    /// The most memory scenarios one probe process measures (`--batch`; 1: a fresh process
+    /// each); `None`: the default, 128.
+    pub batch: Option<u32>,
+    /// The seed that shuffles the memory scenarios into processes (`--seed`); `None` draws one,
+    /// which run.json records.
+    pub seed: Option<u64>,
     /// The binary that runs child probes (`nppbench` itself).
     pub probe_exe: PathBuf,
     /// Where run.json and the journal are written (for several versions, `runs/N/` inside).
@@ -78,7 +87,9 @@ impl RunOptions {
 
 /// Told about each scenario as it finishes.
 pub trait Progress: Sync {
-    fn begin(&self, total: usize);
+    /// The run is about to measure `memory` memory scenarios and `throughput` throughput
+    /// scenario-passes, expected to take `expected`.
+    fn begin(&self, memory: usize, throughput: usize, expected: Expected);
     fn done(&self, id: &str, outcome: &Outcome);
     fn note(&self, message: &str);
     fn finish(&self);
@@ -135,19 +146,21 @@ impl Version {
         Ok(())
     }
 
-    /// The scenarios this version has yet to run: every throughput scenario on each GPU in each
-    /// of `passes` passes, less the records already in, and the memory scenarios not yet done.
-    fn remaining(&self, matrix: &Matrix, passes: u32) -> usize {
-        let gpus = self.gpus().len();
-        let tp = matrix.throughput.len() * gpus * passes as usize;
-        let done_tp = self.throughput.len();
+    /// The throughput scenario-passes this version has yet to run: every throughput scenario on
+    /// each GPU in each of `passes` passes, less the records already in.
+    fn throughput_remaining(&self, matrix: &Matrix, passes: u32) -> usize {
+        let tp = matrix.throughput.len() * self.gpus().len() * passes as usize;
+        tp.saturating_sub(self.throughput.len())
+    }
+
+    /// The memory scenarios this version has yet to run.
+    fn memory_remaining(&self, matrix: &Matrix) -> usize {
         let done_mem: BTreeSet<&str> = self.memory.iter().map(|r| r.scenario.id.as_str()).collect();
-        tp.saturating_sub(done_tp)
-            + matrix
-                .memory
-                .iter()
-                .filter(|s| !done_mem.contains(s.id.as_str()))
-                .count()
+        matrix
+            .memory
+            .iter()
+            .filter(|s| !done_mem.contains(s.id.as_str()))
+            .count()
     }
 
     /// The GPUs of this version's environment, as ordinals and UUIDs.
@@ -188,18 +201,28 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
         phase: "environment".into(),
         wall_s: t.elapsed().as_secs_f64(),
     });
-    let mut jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment)?;
+    let batching = memory_phase::batching(opts.batch, opts.seed.unwrap_or_else(|| fastrand::u64(..)));
+    let mut jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment, batching)?;
     let connections = memory_phase::connections(opts.probe_connections);
     progress.note(&format!(
-        "memory scenarios: {} at once ({}); {}",
+        "memory scenarios: {} processes at once ({}), {}; {}",
         jobs.jobs,
         jobs.reason,
+        jobs.batching.as_ref().map_or_else(String::new, Batching::describe),
         connections.describe()
     ));
     jobs.connections = Some(connections);
 
     let passes = matrix.settings.repeat.max(1);
-    progress.begin(versions.iter().map(|v| v.remaining(&matrix, passes)).sum());
+    let memory_left: usize = versions.iter().map(|v| v.memory_remaining(&matrix)).sum();
+    let throughput_left: usize = versions.iter().map(|v| v.throughput_remaining(&matrix, passes)).sum();
+    let per_process = jobs.batching.as_ref().map_or(1, |b| b.max_per_process);
+    let gpus = versions[0].gpus().len();
+    progress.begin(
+        memory_left,
+        throughput_left,
+        expected(&matrix, memory_left, throughput_left, gpus, jobs.jobs, per_process),
+    );
 
     let t = Instant::now();
     let mut interrupted = false;
@@ -340,12 +363,17 @@ mod tests {
     fn more_jobs_than_memory_allows_is_bad_input() {
         let quick = Preset::Quick.matrix().unwrap();
         let env = environment_with_free(8 << 30);
-        let err = memory_phase::jobs(Some(64), &quick, &env).unwrap_err();
+        let err = memory_phase::jobs(Some(64), &quick, &env, memory_phase::batching(None, 1)).unwrap_err();
         assert!(matches!(err, RunError::Input(_)));
         let msg = err.to_string();
         assert!(msg.contains("--jobs 64") && msg.contains("at most"), "{msg}");
-        let chosen = memory_phase::jobs(None, &quick, &env).unwrap();
+        let chosen = memory_phase::jobs(None, &quick, &env, memory_phase::batching(None, 1)).unwrap();
         assert!(chosen.jobs >= 1 && !chosen.reason.is_empty(), "{chosen:?}");
-        assert_eq!(memory_phase::jobs(Some(1), &quick, &env).unwrap().jobs, 1);
+        assert_eq!(
+            memory_phase::jobs(Some(1), &quick, &env, memory_phase::batching(None, 1))
+                .unwrap()
+                .jobs,
+            1
+        );
     }
 }

@@ -43,6 +43,19 @@ impl NppInfo {
     }
 }
 
+impl crate::Batching {
+    /// The batching as a sentence fragment: `at most 64 scenarios a process (the default), seed 7`.
+    pub fn describe(&self) -> String {
+        match self.max_per_process {
+            1 => format!("a fresh process per scenario ({})", self.reason),
+            n => format!(
+                "at most {n} scenarios a process ({}), shuffled with --seed {}",
+                self.reason, self.seed
+            ),
+        }
+    }
+}
+
 impl ProbeConnections {
     /// The value as a sentence fragment: `CUDA_DEVICE_MAX_CONNECTIONS=1 (set by nppbench)`.
     pub fn describe(&self) -> String {

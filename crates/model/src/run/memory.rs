@@ -14,9 +14,25 @@ pub struct MemoryRecord {
     /// The UUID of the GPU it ran on; `None` in runs made before runs could use several.
     #[serde(default)]
     pub gpu: Option<String>,
-    /// The scenario's wall time, its process's start included, milliseconds.
+    /// The scenario's wall time, milliseconds: its process's start included where it ran first
+    /// (or alone) in its process.
     #[serde(default)]
     pub wall_ms: Option<f64>,
+    /// Where the scenario ran among the scenarios of its probe process; `None` in runs made
+    /// before a process could measure several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchPlace>,
+}
+
+/// A scenario's place in the probe process that measured it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchPlace {
+    /// The probe process, numbered in the order the run started them (per NPP version).
+    pub process: u32,
+    /// Scenarios that process measured before this one.
+    pub position: u32,
+    /// Scenarios that process was given.
+    pub size: u32,
 }
 
 /// Device memory before the first call.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub use environment::{
     CpuInfo, Environment, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, MissingLibrary, NppInfo, ToolInfo,
 };
-pub use memory::{MemoryReading, MemoryRecord, MemoryResult, MemorySeries, StreamCounts};
+pub use memory::{BatchPlace, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, StreamCounts};
 pub use throughput::{
     CallLayout, CallTiming, DeviceSample, DeviceState, Estimate, HostLatency, KernelRecords, KernelStat, KernelTiming,
     ReferenceResult, ThroughputRecord, ThroughputResult,
@@ -77,6 +77,24 @@ pub struct Jobs {
     /// was recorded, whose probes inherited nppbench's environment).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<ProbeConnections>,
+    /// How memory scenarios were spread over probe processes (absent in runs made before a
+    /// process could measure several: one fresh process each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batching: Option<Batching>,
+}
+
+/// How the memory phase puts scenarios into probe processes. Each scenario runs on host threads
+/// of its own, made for it, so that NPP's per-thread streams of one scenario never meet
+/// another's; a fault in a batch sends its unfinished scenarios to fresh processes, the one at
+/// fault alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Batching {
+    /// The most scenarios one probe process measures (1: a fresh process per scenario).
+    pub max_per_process: u32,
+    /// Why that many: given with `--batch`, or the default.
+    pub reason: String,
+    /// The seed that shuffled the scenarios before they were put into batches (`--seed`).
+    pub seed: u64,
 }
 
 /// `CUDA_DEVICE_MAX_CONNECTIONS` in the memory probes. Creating a CUDA context is serialised

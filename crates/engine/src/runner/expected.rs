@@ -1,0 +1,85 @@
+//! What a run is expected to take, said before it starts: the matrix's scenarios and settings,
+//! times the costs of a scenario measured on an H100 (docs/performance.md, the runs under
+//! `reports/batches/`). A plan, not a measurement: run.json records what each phase took.
+
+use std::time::Duration;
+
+use nppbench_model::Matrix;
+
+/// One call of a memory scenario: its new host thread, NPP's call and the memory reading after
+/// it, with eight probe processes at once on one GPU.
+const MEMORY_CALL_S: f64 = 0.002;
+/// A memory scenario's set-up in a process that is already running: buffers, patterns, the
+/// reference output, the baseline.
+const MEMORY_SETUP_S: f64 = 0.010;
+/// A probe process's start: CUDA context, NVML and CUPTI (the driver makes one context at a
+/// time host-wide).
+const PROCESS_START_S: f64 = 0.4;
+/// A throughput scenario's time beyond criterion's warm-up and measurement: set-up, CUPTI's
+/// kernel records, host latency and the output check.
+const THROUGHPUT_OVERHEAD_S: f64 = 0.055;
+
+/// A run's expected time, phase by phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Expected {
+    pub memory: Duration,
+    pub throughput: Duration,
+}
+
+impl Expected {
+    pub fn total(&self) -> Duration {
+        self.memory + self.throughput
+    }
+}
+
+/// The expected time of `memory_scenarios` memory scenarios and `throughput_scenarios`
+/// throughput scenario-passes of `matrix`, on `gpus` GPUs, `jobs` memory processes at once,
+/// `per_process` memory scenarios a process at most.
+pub fn expected(
+    matrix: &Matrix,
+    memory_scenarios: usize,
+    throughput_scenarios: usize,
+    gpus: usize,
+    jobs: u32,
+    per_process: u32,
+) -> Expected {
+    let s = &matrix.settings;
+    // A scenario whose class settles stops after `min_calls`; most do, a few go on.
+    let calls = f64::from(s.calls.min(s.min_calls.saturating_add(2)).max(1) + 1);
+    let memory_one = MEMORY_SETUP_S + calls * MEMORY_CALL_S;
+    let processes = memory_scenarios.div_ceil(per_process.max(1) as usize);
+    let memory_s = (memory_scenarios as f64 * memory_one + processes as f64 * PROCESS_START_S) / f64::from(jobs.max(1));
+    let timed_s = (s.warm_up_ms + s.measurement_ms) as f64 / 1e3 * if s.cold { 2.0 } else { 1.0 };
+    let passes = s.repeat.max(1) as usize;
+    let throughput_s = throughput_scenarios as f64 * (timed_s + THROUGHPUT_OVERHEAD_S) / gpus.max(1) as f64
+        + if throughput_scenarios > 0 {
+            passes as f64 * PROCESS_START_S
+        } else {
+            0.0
+        };
+    Expected {
+        memory: Duration::from_secs_f64(memory_s),
+        throughput: Duration::from_secs_f64(throughput_s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nppbench_model::Preset;
+
+    use super::*;
+
+    #[test]
+    fn more_processes_at_once_and_larger_batches_expect_less_time() {
+        let atlas = Preset::Atlas.matrix().unwrap();
+        let n = atlas.memory.len();
+        let base = expected(&atlas, n, 0, 1, 8, 64);
+        assert!(base.throughput.is_zero());
+        assert!(expected(&atlas, n, 0, 1, 16, 64).memory < base.memory);
+        assert!(expected(&atlas, n, 0, 1, 8, 1).memory > base.memory * 5);
+        let quick = Preset::Quick.matrix().unwrap();
+        let tp = expected(&quick, 0, quick.throughput.len() * 3, 1, 8, 64);
+        assert!(tp.throughput > Duration::from_secs(1), "{tp:?}");
+        assert!(expected(&quick, 0, quick.throughput.len() * 3, 2, 8, 64).throughput < tp.throughput);
+    }
+}

@@ -1,0 +1,210 @@
+//! The memory phase's supervision of batches, against a stand-in probe (a shell script, no GPU)
+//! that answers, crashes, hangs or stops where a scenario's id tells it to.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use nppbench_model::{
+    ContextFill, FailureKind, Geometry, MemoryScenario, Outcome, Preset, Primitive, StreamKind, Threading,
+};
+
+use super::*;
+
+/// A stand-in memory probe: answers each scenario of its request in order, as a probe's answer
+/// lines; aborts at an id holding `crash`, hangs at `hang`, and stops cleanly, saying so, after
+/// `full` (as a probe whose kept streams passed the budget does). Each process appends its
+/// scenarios' ids to `calls.log`, a line per process.
+const PROBE: &str = r#"#!/bin/sh
+# probe --request R --answer A
+dir=$(dirname "$0")
+ids=$(grep -o '"id":"[^"]*"' "$3" | cut -d'"' -f4)
+echo $ids >> "$dir/calls.log"
+for id in $ids; do
+  case "$id" in *crash*) kill -ABRT $$ ;; *hang*) sleep 60 ;; esac
+  printf '{"scenario":{"id":"%s","reply":{"outcome":{"status":"ok"},"result":null},"wall_ms":1.0}}\n' "$id" >> "$5"
+  case "$id" in *full*) printf '{"stopped":{"reason":"full"}}\n' >> "$5"; exit 0 ;; esac
+done
+"#;
+
+/// Scenarios named as the stand-in probe reads them.
+fn scenarios(names: &[&str]) -> Vec<MemoryScenario> {
+    let g = Geometry::new(Primitive::CONVERT_8U32F_C1R, 31, 31, 32);
+    names
+        .iter()
+        .map(|name| {
+            let mut s = MemoryScenario::new(
+                Primitive::CONVERT_8U32F_C1R,
+                g,
+                StreamKind::Blocking,
+                ContextFill::FromStream,
+                Threading::ThreadPerCall,
+                4,
+            );
+            s.id = (*name).to_owned();
+            s
+        })
+        .collect()
+}
+
+/// Runs `names` through one worker, `max` scenarios a process (shuffled by `seed`, if any), with
+/// the stand-in probe; returns
+/// the records in the order they came and the processes' scenarios, one line each.
+fn supervise(dir: &Path, names: &[&str], max: u32, seed: Option<u64>) -> (Vec<MemoryRecord>, Vec<String>) {
+    let exe = dir.join("probe.sh");
+    std::fs::write(&exe, PROBE).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut matrix = Preset::Quick.matrix().unwrap();
+    matrix.settings.scenario_timeout_s = 1;
+    let opts = RunOptions {
+        matrix: matrix.clone(),
+        npp_dirs: vec![None],
+        devices: crate::protocol::Devices::All,
+        jobs: Some(1),
+        batch: Some(max),
+        seed: Some(0),
+        probe_connections: None,
+        probe_exe: exe,
+        out_dir: dir.to_owned(),
+        command: Vec::new(),
+        resume: false,
+    };
+    let all = scenarios(names);
+    let stop = AtomicBool::new(false);
+    let workers = Workers {
+        opts: &opts,
+        settings: &matrix.settings,
+        queue: Mutex::new(all.iter().enumerate().collect()),
+        jobs: 1,
+        max_per_process: max,
+        seed,
+        started: AtomicU32::new(0),
+        work_dir: dir.to_owned(),
+        npp_dir: None,
+        env: Vec::new(),
+        stop: &stop,
+    };
+    let (tx, rx) = mpsc::channel();
+    workers.work((0, "GPU-test".to_owned()), &tx);
+    drop(tx);
+    let records = rx
+        .into_iter()
+        .map(|d| match d {
+            Done::Record(r) => *r,
+            Done::Interrupted => panic!("interrupted"),
+            Done::Error(e) => panic!("{e}"),
+        })
+        .collect();
+    let log = std::fs::read_to_string(dir.join("calls.log")).unwrap();
+    (records, log.lines().map(str::to_owned).collect())
+}
+
+fn ok(records: &[MemoryRecord], id: &str) -> bool {
+    records.iter().any(|r| r.scenario.id == id && r.outcome == Outcome::Ok)
+}
+
+#[test]
+fn a_crash_in_the_middle_of_a_batch_costs_only_its_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = ["a", "b", "crash", "c", "d"];
+    let (records, processes) = supervise(dir.path(), &names, 8, None);
+    assert_eq!(records.len(), 5, "{records:?}");
+    for id in ["a", "b", "c", "d"] {
+        assert!(ok(&records, id), "{id}: {records:?}");
+    }
+    let crashed = records.iter().find(|r| r.scenario.id == "crash").unwrap();
+    match &crashed.outcome {
+        Outcome::Failed { kind, reason } => {
+            assert_eq!(*kind, FailureKind::Crash);
+            assert!(reason.contains("SIGABRT"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The batch, the scenario at fault alone, then the rest of the batch in a fresh process.
+    assert_eq!(processes, ["a b crash c d", "crash", "c d"]);
+    let c = records.iter().find(|r| r.scenario.id == "c").unwrap();
+    assert_eq!(
+        c.batch,
+        Some(BatchPlace {
+            process: 2,
+            position: 0,
+            size: 2
+        })
+    );
+}
+
+#[test]
+fn a_hang_in_a_batch_times_out_alone_and_the_rest_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let (records, processes) = supervise(dir.path(), &["a", "hang", "b"], 8, None);
+    assert!(ok(&records, "a") && ok(&records, "b"), "{records:?}");
+    let hung = records.iter().find(|r| r.scenario.id == "hang").unwrap();
+    assert!(
+        matches!(
+            &hung.outcome,
+            Outcome::Failed {
+                kind: FailureKind::Timeout,
+                ..
+            }
+        ),
+        "{:?}",
+        hung.outcome
+    );
+    assert_eq!(processes, ["a hang b", "hang", "b"]);
+}
+
+#[test]
+fn a_batch_stopped_by_its_kept_memory_goes_on_in_a_fresh_process_without_blame() {
+    let dir = tempfile::tempdir().unwrap();
+    let (records, processes) = supervise(dir.path(), &["a", "full", "b", "c"], 8, None);
+    assert_eq!(records.len(), 4);
+    assert!(records.iter().all(|r| r.outcome == Outcome::Ok), "{records:?}");
+    assert_eq!(processes, ["a full b c", "b c"]);
+}
+
+#[test]
+fn batches_take_an_equal_share_of_what_is_left_up_to_the_most_a_process_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (records, processes) = supervise(dir.path(), &names, 4, None);
+    assert_eq!(records.len(), 10);
+    let sizes: Vec<usize> = processes.iter().map(|p| p.split(' ').count()).collect();
+    assert_eq!(sizes, [4, 4, 2]);
+    assert_eq!(batch_size(4331, 8, 64), 64);
+    assert_eq!(batch_size(100, 8, 64), 13);
+    assert_eq!(batch_size(3, 8, 64), 1);
+    assert_eq!(batch_size(0, 8, 64), 1);
+    assert_eq!(batch_size(10, 1, 1), 1);
+}
+
+#[test]
+fn a_seed_shuffles_each_batch_and_the_same_seed_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (_, once) = supervise(dir.path(), &names, 6, Some(3));
+    assert_eq!(once.len(), 2);
+    assert_ne!(once[0], "s0 s1 s2 s3 s4 s5", "shuffled");
+    let mut first: Vec<&str> = once[0].split(' ').collect();
+    first.sort_unstable();
+    assert_eq!(
+        first,
+        ["s0", "s1", "s2", "s3", "s4", "s5"],
+        "batches keep matrix order between them"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (_, again) = supervise(dir.path(), &names, 6, Some(3));
+    assert_eq!(once, again);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_order_and_another_seed_another() {
+    let items: Vec<u32> = (0..100).collect();
+    let a = shuffled(items.clone(), 7);
+    assert_eq!(a, shuffled(items.clone(), 7));
+    assert_ne!(a, items, "shuffled");
+    assert_ne!(a, shuffled(items.clone(), 8));
+    let mut sorted = a.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, items, "a permutation");
+}
