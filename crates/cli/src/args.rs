@@ -110,7 +110,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) jobs: Option<u32>,
     /// The most memory scenarios one probe process measures, each on host threads made for it
-    /// (default 128). A fault costs only its scenario, measured again alone; `--batch 1` gives
+    /// (default 64). A fault costs only its scenario, measured again alone; `--batch 1` gives
     /// every scenario a fresh process, as nppbench did before (about 40 times slower).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) batch: Option<u32>,

@@ -206,6 +206,11 @@ pub(crate) struct Process {
     nvml: Option<ProcessMemoryProbe>,
     tracker: Result<StreamTracker, String>,
     cache: ScenarioCache,
+    /// What finished scenarios made and this process keeps until it ends: their streams and
+    /// the buffers the cache does not keep. Freed memory would be handed to the next
+    /// scenario's allocations, NPP's new streams among them, and hide growth that a fresh
+    /// process shows.
+    kept: Vec<Box<dyn std::any::Any>>,
     /// The process's own start-up steps, told to its first scenario.
     startup: Option<Steps>,
 }
@@ -226,6 +231,7 @@ impl Process {
             nvml,
             tracker,
             cache: ScenarioCache::default(),
+            kept: Vec::new(),
             startup: Some(steps),
         })
     }
@@ -242,8 +248,8 @@ impl Process {
     /// Runs a memory scenario; returns its result and whether it stopped at the budget. Its calls
     /// are made from host threads made for it (the warm-up and a single thread's calls on one
     /// of their own), so that none has met NPP before: the class is the one a fresh process
-    /// gives. Its buffers are kept for the next scenario and its stream destroyed before this
-    /// returns.
+    /// gives. Its buffers serve the next scenario; nothing it made is freed before the process
+    /// ends (see [`Process::kept`]).
     pub(crate) fn measure(&mut self, ask: &Ask<'_>) -> Result<(MemoryResult, bool), ProbeError> {
         let s = ask.scenario;
         let mut steps = self.startup.take().unwrap_or_else(Steps::new);
@@ -301,8 +307,9 @@ impl Process {
         processes::merge(&mut other_processes, after.others);
         let (streams, streams_not_measured) = rec.finish_streams();
         let Recorder { baseline, series, .. } = rec;
-        self.cache.recycle(setup);
-        drop(shared);
+        let unused = self.cache.recycle(setup);
+        self.kept.push(Box::new(unused));
+        self.kept.push(Box::new(shared));
         Ok((
             MemoryResult {
                 baseline,
@@ -326,6 +333,7 @@ impl Process {
     /// What the process holds, kept alive past its answers (see [`Resources`]).
     pub(crate) fn into_resources(self) -> Resources {
         Resources::new(vec![
+            Box::new(self.kept),
             Box::new(self.cache),
             Box::new(self.tracker),
             Box::new(self.nvml),

@@ -35,18 +35,24 @@ impl ScenarioCache {
     }
 
     /// Keeps a finished scenario's buffers for the next (its sources are uploaded again and its
-    /// destination cleared before use), the newest first, within [`SPARE_BYTES`].
-    pub(crate) fn recycle(&mut self, setup: Setup) {
-        let Setup { sources, dst, .. } = setup;
+    /// destination cleared before use), the newest first, within [`SPARE_BYTES`]. Returns the
+    /// buffers it does not keep (a reduction's scratch buffer, spares past the limit): dropping
+    /// them frees their memory, which a memory probe does not do between scenarios (see
+    /// `memory::Process::measure`).
+    pub(crate) fn recycle(&mut self, setup: Setup) -> Vec<DeviceBuffer> {
+        let Setup {
+            sources, dst, scratch, ..
+        } = setup;
         let dst = dst.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut kept: Vec<DeviceBuffer> = sources.into_iter().chain(std::iter::once(dst)).collect();
         kept.append(&mut self.spare);
         let mut total = 0;
-        kept.retain(|b| {
+        let (kept, rest): (Vec<DeviceBuffer>, Vec<DeviceBuffer>) = kept.into_iter().partition(|b| {
             total += b.len();
             total <= SPARE_BYTES
         });
         self.spare = kept;
+        rest.into_iter().chain(scratch).collect()
     }
 }
 

@@ -42,7 +42,7 @@ pub struct RunOptions {
     /// `None` leaves them the environment's. See [`nppbench_model::ProbeConnections`].
     pub probe_connections: Option<u32>,
     /// The most memory scenarios one probe process measures (`--batch`; 1: a fresh process
-    /// each); `None`: the default, 128.
+    /// each); `None`: the default, 64.
     pub batch: Option<u32>,
     /// The seed that shuffles the memory scenarios into processes (`--seed`); `None` draws one,
     /// which run.json records.

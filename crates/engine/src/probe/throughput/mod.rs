@@ -323,7 +323,7 @@ fn one(bench: &mut Bench, ask: &Ask<'_>, s: &ThroughputScenario, index: usize) -
     // Once everything queued on them is done, the buffers can serve the next scenario.
     drop(timer);
     if bench.gpu.synchronize().is_ok() {
-        bench.cache.recycle(setup);
+        drop(bench.cache.recycle(setup));
     }
     Ok(ThroughputResult {
         bytes_per_call: s.primitive.row().bytes_moved(s.geometry.width, s.geometry.height),

@@ -15,7 +15,7 @@ const DEFAULT_PER_GPU: u32 = 8;
 /// The most memory scenarios one probe process measures by default: enough that the start of a
 /// process (its CUDA context, serialised host-wide by the driver) is a small part of its time,
 /// few enough that a fault sends little work to fresh processes.
-pub(crate) const DEFAULT_PER_PROCESS: u32 = 128;
+pub(crate) const DEFAULT_PER_PROCESS: u32 = 64;
 
 /// How scenarios go into processes: `given` scenarios at most per process (`--batch`), else
 /// [`DEFAULT_PER_PROCESS`]; shuffled by `seed`.
