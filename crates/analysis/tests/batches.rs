@@ -17,7 +17,11 @@ fn load(name: &str) -> RunFile {
 #[test]
 fn differences() {
     let alone = load("atlas-npp-13.0.1-process-per-scenario.json");
-    for name in ["atlas-npp-13.0.1-batched-128.json", "atlas-npp-13.0.1-batched-64.json"] {
+    for name in [
+        "atlas-npp-13.0.1-batched-128.json",
+        "atlas-npp-13.0.1-batched-64.json",
+        "zz-committed-run2.json",
+    ] {
         let batched = load(name);
         let (a, b) = (RunAnalysis::new(&alone), RunAnalysis::new(&batched));
         let mut n = 0;

@@ -32,6 +32,30 @@ enum Done {
     Error(RunError),
 }
 
+/// Why a scenario measured in a batch is measured again in a process of its own, if it is: a
+/// pool (two threads or more, calls enough to tell its class) whose memory grew by one allocator
+/// page or less while it kept streams or grew at all. Device memory grows in 2 MiB pages, and a
+/// batch's process holds pages that earlier scenarios' kept streams half filled: there a pool's
+/// first calls may fit without a new page, where a fresh process needs one per thread (bounded
+/// growth there, flat here). Measured on the atlas of NPP 13.0.1 (`reports/batches/`).
+fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
+    let result = record.result.as_ref()?;
+    let n = record.scenario.threading.thread_bound().filter(|n| *n >= 2)?;
+    let s = &result.samples;
+    if s.len() <= 2 * n as usize + 1 {
+        return None;
+    }
+    let judged: Vec<u64> = match s.process_used_bytes.iter().copied().collect::<Option<Vec<u64>>>() {
+        Some(p) => p,
+        None => s.device_used_bytes.clone(),
+    };
+    let grown = judged.iter().max()?.saturating_sub(*judged.iter().min()?) as f64 / (1u64 << 20) as f64;
+    let kept = result.streams.as_ref().is_some_and(|c| c.never_destroyed > 0);
+    (grown <= nppbench_stats::GRANULE_MIB && (kept || grown > 0.0)).then_some(
+        "a pool whose growth in its batch was within one 2 MiB page: measured again in a fresh process, where its first calls need pages of their own",
+    )
+}
+
 /// A scenario waiting for a process: its index in the matrix and the scenario.
 type Queued<'a> = (usize, &'a MemoryScenario);
 
@@ -98,11 +122,7 @@ impl<'a> Workers<'a> {
         // Probes that answered and are still exiting; reaped as they finish, and at most two
         // left behind before this worker waits for the oldest.
         let mut exiting: Vec<std::process::Child> = Vec::new();
-        let send = |done: Done| {
-            let go_on = matches!(done, Done::Record(_));
-            tx.send(done).is_ok() && go_on
-        };
-        'work: loop {
+        loop {
             reap(&mut exiting, 2);
             let batch = self.take();
             if batch.is_empty() {
@@ -112,56 +132,20 @@ impl<'a> Workers<'a> {
                 let _ = tx.send(Done::Interrupted);
                 break;
             }
-            let (records, ending) = match self.run_process(&batch, device, &uuid, &mut exiting) {
+            let finished = self.run_batch(&batch, device, &uuid, &mut exiting);
+            let (records, interrupted) = match finished {
                 Ok(r) => r,
                 Err(e) => {
                     let _ = tx.send(Done::Error(e));
                     break;
                 }
             };
-            for record in records {
-                if !send(Done::Record(Box::new(record))) {
-                    break 'work;
-                }
+            let sent = records.into_iter().all(|r| tx.send(Done::Record(Box::new(r))).is_ok());
+            if interrupted {
+                let _ = tx.send(Done::Interrupted);
             }
-            match ending {
-                Ending::Answered => {}
-                Ending::Stopped(rest) => self.give_back(rest),
-                Ending::Interrupted => {
-                    let _ = tx.send(Done::Interrupted);
-                    break;
-                }
-                Ending::Fault(mut rest, why) => {
-                    let at_fault = rest.remove(0);
-                    self.give_back(rest);
-                    let record = if batch.len() == 1 {
-                        Ok((vec![self.failed(at_fault, &uuid, why)], Ending::Answered))
-                    } else {
-                        self.run_process(&[at_fault], device, &uuid, &mut exiting)
-                    };
-                    match record {
-                        Ok((records, Ending::Fault(_, why))) if records.is_empty() => {
-                            if !send(Done::Record(Box::new(self.failed(at_fault, &uuid, why)))) {
-                                break;
-                            }
-                        }
-                        Ok((records, ending)) => {
-                            for record in records {
-                                if !send(Done::Record(Box::new(record))) {
-                                    break 'work;
-                                }
-                            }
-                            if matches!(ending, Ending::Interrupted) {
-                                let _ = tx.send(Done::Interrupted);
-                                break;
-                            }
-                        }
-                        Err(e) => {
-                            let _ = tx.send(Done::Error(e));
-                            break;
-                        }
-                    }
-                }
+            if !sent || interrupted {
+                break;
             }
         }
         if stop.load(Ordering::SeqCst) {
@@ -170,6 +154,76 @@ impl<'a> Workers<'a> {
             }
         }
         reap(&mut exiting, 0);
+    }
+
+    /// Runs `batch` in a fresh probe; returns the records of what it finished, and whether the
+    /// run was interrupted. A pool whose growth fell within one allocator page is measured again
+    /// alone ([`page_bound`]); at a fault, the scenario at fault is measured again alone and the
+    /// rest of the batch goes back to the queue; after a clean early stop the rest goes back.
+    fn run_batch(
+        &self,
+        batch: &[Queued<'a>],
+        device: u32,
+        uuid: &str,
+        exiting: &mut Vec<std::process::Child>,
+    ) -> Result<(Vec<MemoryRecord>, bool), RunError> {
+        let (answered, ending) = self.run_process(batch, device, uuid, exiting)?;
+        let mut records = Vec::new();
+        for (i, record) in answered.into_iter().enumerate() {
+            match page_bound(&record).filter(|_| batch.len() > 1) {
+                Some(why) => {
+                    let (again, interrupted) = self.alone(batch[i], Some(why), device, uuid, exiting)?;
+                    records.extend(again);
+                    if interrupted {
+                        return Ok((records, true));
+                    }
+                }
+                None => records.push(record),
+            }
+        }
+        match ending {
+            Ending::Answered => Ok((records, false)),
+            Ending::Interrupted => Ok((records, true)),
+            Ending::Stopped(rest) => {
+                self.give_back(rest);
+                Ok((records, false))
+            }
+            Ending::Fault(mut rest, why) => {
+                let at_fault = rest.remove(0);
+                self.give_back(rest);
+                if batch.len() == 1 {
+                    records.push(self.failed(at_fault, uuid, why));
+                    return Ok((records, false));
+                }
+                let (again, interrupted) = self.alone(at_fault, None, device, uuid, exiting)?;
+                records.extend(again);
+                Ok((records, interrupted))
+            }
+        }
+    }
+
+    /// Measures `one` in a process of its own, saying `why` in its record (a fault's scenario
+    /// says nothing: its record is its fault). Returns its record and whether the run was
+    /// interrupted.
+    fn alone(
+        &self,
+        one: Queued<'a>,
+        why: Option<&str>,
+        device: u32,
+        uuid: &str,
+        exiting: &mut Vec<std::process::Child>,
+    ) -> Result<(Vec<MemoryRecord>, bool), RunError> {
+        let (mut records, ending) = self.run_process(&[one], device, uuid, exiting)?;
+        for r in &mut records {
+            if let Some(place) = &mut r.batch {
+                place.alone_because = why.map(str::to_owned);
+            }
+        }
+        Ok(match ending {
+            Ending::Fault(_, fault) if records.is_empty() => (vec![self.failed(one, uuid, fault)], false),
+            Ending::Interrupted => (records, true),
+            _ => (records, false),
+        })
     }
 
     /// The record of a scenario whose process gave no answer for it.
@@ -238,6 +292,7 @@ impl<'a> Workers<'a> {
                             process,
                             position: records.len() as u32,
                             size: batch.len() as u32,
+                            alone_because: None,
                         }),
                     });
                 }

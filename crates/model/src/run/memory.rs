@@ -25,7 +25,7 @@ pub struct MemoryRecord {
 }
 
 /// A scenario's place in the probe process that measured it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchPlace {
     /// The probe process, numbered in the order the run started them (per NPP version).
     pub process: u32,
@@ -33,6 +33,10 @@ pub struct BatchPlace {
     pub position: u32,
     /// Scenarios that process was given.
     pub size: u32,
+    /// Why the scenario, first measured in a batch, was measured again in a process of its own
+    /// (this record is that measurement); `None` for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone_because: Option<String>,
 }
 
 /// Device memory before the first call.

@@ -127,7 +127,8 @@ fn a_crash_in_the_middle_of_a_batch_costs_only_its_scenario() {
         Some(BatchPlace {
             process: 2,
             position: 0,
-            size: 2
+            size: 2,
+            alone_because: None
         })
     );
 }
@@ -207,4 +208,75 @@ fn the_same_seed_gives_the_same_order_and_another_seed_another() {
     let mut sorted = a.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, items, "a permutation");
+}
+
+/// A record of `threading` whose process grew by `grown_mib` over `calls` calls after the
+/// warm-up, keeping `kept` streams (generated values, not a measurement).
+fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> MemoryRecord {
+    let mut record = MemoryRecord {
+        scenario: scenarios(&["s"]).remove(0),
+        outcome: Outcome::Ok,
+        result: None,
+        gpu: None,
+        wall_ms: None,
+        batch: None,
+    };
+    record.scenario.threading = threading;
+    let base = 1u64 << 30;
+    let used: Vec<Option<u64>> = (0..=calls)
+        .map(|i| Some(base + if i == 0 { 0 } else { grown_mib << 20 }))
+        .collect();
+    let result = nppbench_model::MemoryResult {
+        baseline: nppbench_model::MemoryReading {
+            device_used_bytes: base,
+            process_used_bytes: Some(base),
+        },
+        samples: nppbench_model::MemorySeries {
+            call: (1..=calls as u32 + 1).collect(),
+            threads_spawned: vec![1; calls + 1],
+            elapsed_ms: vec![0.0; calls + 1],
+            latency_us: vec![0.0; calls + 1],
+            device_used_bytes: vec![base; calls + 1],
+            process_used_bytes: used,
+        },
+        wall_ms: 0.0,
+        startup_ms: 0.0,
+        startup: Vec::new(),
+        correctness: nppbench_model::Correctness {
+            pixels_checked: 1,
+            padding_bytes_checked: 0,
+            max_abs_error: 0.0,
+        },
+        streams: Some(nppbench_model::StreamCounts {
+            never_destroyed: kept,
+            ..Default::default()
+        }),
+        streams_not_measured: None,
+        settled_after: None,
+        context: None,
+        concurrent_probes: 0,
+        other_processes: Vec::new(),
+        buffer_addresses: Vec::new(),
+    };
+    record.result = Some(result);
+    record
+}
+
+#[test]
+fn a_pool_grown_by_one_page_or_less_is_measured_again_alone_and_nothing_else_is() {
+    let pool = Threading::Pool(2);
+    assert!(page_bound(&grown(pool, 10, 2, 9)).is_some(), "one page, streams kept");
+    assert!(page_bound(&grown(pool, 10, 0, 9)).is_some(), "no page, streams kept");
+    assert!(page_bound(&grown(pool, 10, 2, 0)).is_some(), "one page, no stream");
+    assert!(page_bound(&grown(pool, 10, 0, 0)).is_none(), "flat, nothing kept");
+    assert!(
+        page_bound(&grown(pool, 10, 4, 9)).is_none(),
+        "two pages: bounded either way"
+    );
+    assert!(
+        page_bound(&grown(pool, 4, 2, 9)).is_none(),
+        "too few calls to tell its class"
+    );
+    assert!(page_bound(&grown(Threading::ThreadPerCall, 10, 2, 9)).is_none());
+    assert!(page_bound(&grown(Threading::Single, 10, 2, 9)).is_none());
 }
