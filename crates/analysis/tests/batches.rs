@@ -18,9 +18,8 @@ fn load(name: &str) -> RunFile {
 fn differences() {
     let alone = load("atlas-npp-13.0.1-process-per-scenario.json");
     for name in [
-        "atlas-npp-13.0.1-batched-128.json",
-        "atlas-npp-13.0.1-batched-64.json",
-        "zz-committed-run2.json",
+        "atlas-npp-13.0.1-batched-seed-1.json",
+        "atlas-npp-13.0.1-batched-seed-2.json",
     ] {
         let batched = load(name);
         let (a, b) = (RunAnalysis::new(&alone), RunAnalysis::new(&batched));
@@ -74,7 +73,7 @@ fn bounded_and_streams() {
     for (k, v) in t {
         eprintln!("{k:?} {v}");
     }
-    let batched = load("atlas-npp-13.0.1-batched-64.json");
+    let batched = load("atlas-npp-13.0.1-batched-seed-1.json");
     let b = RunAnalysis::new(&batched);
     let mut t = std::collections::BTreeMap::new();
     for m in &b.memory {

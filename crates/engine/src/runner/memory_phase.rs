@@ -33,11 +33,16 @@ enum Done {
 }
 
 /// Why a scenario measured in a batch is measured again in a process of its own, if it is: a
-/// pool (two threads or more, calls enough to tell its class) whose memory grew by one allocator
-/// page or less while it kept streams or grew at all. Device memory grows in 2 MiB pages, and a
-/// batch's process holds pages that earlier scenarios' kept streams half filled: there a pool's
-/// first calls may fit without a new page, where a fresh process needs one per thread (bounded
-/// growth there, flat here). Measured on the atlas of NPP 13.0.1 (`reports/batches/`).
+/// pool (two threads or more, with calls enough to tell its class) whose growth depends on what
+/// earlier scenarios left in the process. Device memory grows in 2 MiB pages:
+/// - a pool that kept NPP streams and grew by one page or less: pages that earlier scenarios'
+///   kept streams half filled may have held them, where a fresh process needs a page per thread
+///   (bounded there, flat here);
+/// - a pool that kept no stream but grew: memory each thread holds while it lives (a per-thread
+///   default stream's), which a fresh process may serve from what it has and a batch's process,
+///   after other scenarios' threads, may not (flat there, bounded here).
+///
+/// Measured on the atlas of NPP 13.0.1 (`reports/batches/`, docs/performance.md).
 fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
     let result = record.result.as_ref()?;
     let n = record.scenario.threading.thread_bound().filter(|n| *n >= 2)?;
@@ -51,9 +56,17 @@ fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
     };
     let grown = judged.iter().max()?.saturating_sub(*judged.iter().min()?) as f64 / (1u64 << 20) as f64;
     let kept = result.streams.as_ref().is_some_and(|c| c.never_destroyed > 0);
-    (grown <= nppbench_stats::GRANULE_MIB && (kept || grown > 0.0)).then_some(
-        "a pool whose growth in its batch was within one 2 MiB page: measured again in a fresh process, where its first calls need pages of their own",
-    )
+    if kept && grown <= nppbench_stats::GRANULE_MIB {
+        Some(
+            "a pool that kept streams and grew by one 2 MiB page or less in its batch, where pages earlier scenarios half filled may hold them: measured again in a fresh process",
+        )
+    } else if !kept && grown > 0.0 {
+        Some(
+            "a pool that grew without keeping a stream in its batch, where earlier scenarios' threads decide what a thread's memory costs: measured again in a fresh process",
+        )
+    } else {
+        None
+    }
 }
 
 /// A scenario waiting for a process: its index in the matrix and the scenario.

@@ -268,6 +268,7 @@ fn a_pool_grown_by_one_page_or_less_is_measured_again_alone_and_nothing_else_is(
     assert!(page_bound(&grown(pool, 10, 2, 9)).is_some(), "one page, streams kept");
     assert!(page_bound(&grown(pool, 10, 0, 9)).is_some(), "no page, streams kept");
     assert!(page_bound(&grown(pool, 10, 2, 0)).is_some(), "one page, no stream");
+    assert!(page_bound(&grown(pool, 10, 6, 0)).is_some(), "three pages, no stream");
     assert!(page_bound(&grown(pool, 10, 0, 0)).is_none(), "flat, nothing kept");
     assert!(
         page_bound(&grown(pool, 10, 4, 9)).is_none(),
