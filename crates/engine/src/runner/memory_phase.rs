@@ -32,37 +32,39 @@ enum Done {
     Error(RunError),
 }
 
-/// Why a scenario measured in a batch is measured again in a process of its own, if it is: a
-/// pool (two threads or more, with calls enough to tell its class) whose growth depends on what
-/// earlier scenarios left in the process. Device memory grows in 2 MiB pages:
-/// - a pool that kept NPP streams and grew by one page or less: pages that earlier scenarios'
-///   kept streams half filled may have held them, where a fresh process needs a page per thread
-///   (bounded there, flat here);
-/// - a pool that kept no stream but grew: memory each thread holds while it lives (a per-thread
-///   default stream's), which a fresh process may serve from what it has and a batch's process,
-///   after other scenarios' threads, may not (flat there, bounded here).
+/// Why a scenario measured in a batch is measured again in a process of its own, if it is: one
+/// whose growth depends on what earlier scenarios left in the process. Device memory grows in
+/// 2 MiB pages:
+/// - a pool (two threads or more) that kept NPP streams and grew by one page or less: pages that earlier scenarios' kept streams half filled may have
+///   held them, where a fresh process needs a page per thread (bounded there, flat here);
+/// - any scenario that grew without keeping a stream: memory a thread holds while it lives (a
+///   per-thread default stream's), which a fresh process may serve from what it has and a
+///   batch's process, after other scenarios' threads, may not (flat there, bounded here).
 ///
+/// A pool with too few calls to tell its class is left as it is.
 /// Measured on the atlas of NPP 13.0.1 (`reports/batches/`, docs/performance.md).
 fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
     let result = record.result.as_ref()?;
-    let n = record.scenario.threading.thread_bound().filter(|n| *n >= 2)?;
     let s = &result.samples;
-    if s.len() <= 2 * n as usize + 1 {
-        return None;
-    }
     let judged: Vec<u64> = match s.process_used_bytes.iter().copied().collect::<Option<Vec<u64>>>() {
         Some(p) => p,
         None => s.device_used_bytes.clone(),
     };
     let grown = judged.iter().max()?.saturating_sub(*judged.iter().min()?) as f64 / (1u64 << 20) as f64;
     let kept = result.streams.as_ref().is_some_and(|c| c.never_destroyed > 0);
-    if kept && grown <= nppbench_stats::GRANULE_MIB {
+    // A pool of n tells its class only past 2n calls (`nppbench_analysis::evidence::conclusive`):
+    // one that stopped sooner is left undecided wherever it runs.
+    let bound = record.scenario.threading.thread_bound().filter(|n| *n >= 2);
+    let decidable = bound.is_none_or(|n| s.len() > 2 * n as usize + 1);
+    if !decidable {
+        None
+    } else if bound.is_some() && kept && grown <= nppbench_stats::GRANULE_MIB {
         Some(
             "a pool that kept streams and grew by one 2 MiB page or less in its batch, where pages earlier scenarios half filled may hold them: measured again in a fresh process",
         )
-    } else if !kept && grown > 0.0 {
+    } else if !kept && grown > 0.0 && result.streams.is_some() {
         Some(
-            "a pool that grew without keeping a stream in its batch, where earlier scenarios' threads decide what a thread's memory costs: measured again in a fresh process",
+            "a scenario that grew without keeping a stream in its batch, where earlier scenarios' threads decide what a thread's memory costs: measured again in a fresh process",
         )
     } else {
         None

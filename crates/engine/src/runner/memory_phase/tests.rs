@@ -263,7 +263,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
 }
 
 #[test]
-fn a_pool_grown_by_one_page_or_less_is_measured_again_alone_and_nothing_else_is() {
+fn growth_that_depends_on_the_process_is_measured_again_alone_and_nothing_else_is() {
     let pool = Threading::Pool(2);
     assert!(page_bound(&grown(pool, 10, 2, 9)).is_some(), "one page, streams kept");
     assert!(page_bound(&grown(pool, 10, 0, 9)).is_some(), "no page, streams kept");
