@@ -172,9 +172,9 @@ impl<'a> Workers<'a> {
     }
 
     /// Runs `batch` in a fresh probe; returns the records of what it finished, and whether the
-    /// run was interrupted. A pool whose growth fell within one allocator page is measured again
-    /// alone ([`page_bound`]); at a fault, the scenario at fault is measured again alone and the
-    /// rest of the batch goes back to the queue; after a clean early stop the rest goes back.
+    /// run was interrupted. A scenario whose growth depends on what the process held is measured
+    /// again alone ([`page_bound`]); at a fault, the scenario at fault is measured again alone and
+    /// the rest of the batch goes back to the queue; after a clean early stop the rest goes back.
     fn run_batch(
         &self,
         batch: &[Queued<'a>],
