@@ -1,10 +1,11 @@
 //! A memory probe process: its scenarios in order, one answer line each, appended as each
 //! finishes, so that a crash loses only the scenario under way.
 //!
-//! A fault that may have left the process unsound (a CUDA or NPP error, a wrong output, a thread
-//! that died) ends the process without a line for its scenario: the parent measures that one
-//! again in a process of its own, and the rest in another. Only a process given one scenario
-//! answers with the fault itself. The process also stops, saying why, once the streams its
+//! A fault that may have left the process unsound (a CUDA or NPP error, a thread that died) ends
+//! the process without a line for its scenario: the parent measures that one again in a process
+//! of its own, and the rest in another. Only a process given one scenario answers with the fault
+//! itself; a fault that cannot have touched the context (a function this NPP lacks, a geometry it
+//! cannot take, a wrong output) is answered where it happens. The process also stops, saying why, once the streams its
 //! scenarios left behind have grown it by more than the memory budget.
 
 use std::io::Write;

@@ -272,7 +272,15 @@ impl Process {
             s.context,
             &shared,
             &mut self.cache,
-        )?;
+        );
+        let setup = match setup {
+            Ok(setup) => setup,
+            Err(e) => {
+                // Kept, like every stream a scenario made (see `Process::kept`).
+                self.kept.push(Box::new(shared));
+                return Err(e);
+            }
+        };
         steps.done("npp");
         let probes = Probes {
             gpu: &self.gpu,
