@@ -64,7 +64,11 @@ fn neighbours(c: &Case) -> Vec<(Geometry, StreamKind, ContextFill, Threading)> {
 /// Whether a function's rules leave something to learn: its leak rule is not earned, or its
 /// scenarios flip between processes.
 fn weak(f: &FunctionRules) -> bool {
-    !f.earned() || matches!(f.leak.kind, RuleKind::Approximately { .. })
+    !f.earned()
+        || matches!(
+            f.leak.kind,
+            RuleKind::Approximately { .. } | RuleKind::Inseparable { .. }
+        )
 }
 
 /// Up to `per_function` scenarios for each function whose rule is not earned, none already
@@ -84,6 +88,7 @@ pub fn next_round(
             RuleKind::Approximately { counter_examples, .. } => {
                 counter_examples.iter().map(|(id, _)| id.as_str()).collect()
             }
+            RuleKind::Inseparable { scenarios } => scenarios.iter().map(|(id, _)| id.as_str()).collect(),
             _ => BTreeSet::new(),
         }
         .into_iter()

@@ -98,6 +98,10 @@ pub enum RuleKind {
         literals: Vec<Literal>,
         counter_examples: Vec<(String, bool)>,
     },
+    /// No feature nppbench measures tells the fitted scenarios of the class from the others:
+    /// they are kept apart, each side listed (id, whether that scenario was of the class), and
+    /// nothing is predicted of the class.
+    Inseparable { scenarios: Vec<(String, bool)> },
 }
 
 /// How strongly a rule may be stated.
@@ -121,12 +125,13 @@ impl Rule {
             RuleKind::Always => true,
             RuleKind::Exactly { literals, .. } => literals.iter().all(|(l, _)| l.holds_on(c)),
             RuleKind::Approximately { literals, .. } => literals.iter().all(|l| l.holds_on(c)),
+            RuleKind::Inseparable { .. } => false,
         }
     }
 
     pub fn standing(&self) -> Standing {
         match (&self.kind, self.held_out.total, self.held_out.wrong.is_empty()) {
-            (RuleKind::Approximately { .. }, ..) => Standing::NoneFits,
+            (RuleKind::Approximately { .. } | RuleKind::Inseparable { .. }, ..) => Standing::NoneFits,
             (_, 0, _) => Standing::NotValidated,
             (_, _, true) => Standing::Earned,
             (_, _, false) => Standing::WrongOnHeldOut,
@@ -161,6 +166,9 @@ pub fn discover_with(primitive: Primitive, cases: &[Case], class: LeakClass, der
             Found::Approximately { literals, wrong } => RuleKind::Approximately {
                 literals,
                 counter_examples: wrong.iter().map(|&i| (fit[i].id.clone(), of_class(fit[i]))).collect(),
+            },
+            Found::Inseparable => RuleKind::Inseparable {
+                scenarios: fit.iter().map(|c| (c.id.clone(), of_class(c))).collect(),
             },
         }
     };

@@ -76,6 +76,9 @@ pub(super) enum Found {
     },
     /// No conjunction fits: the one with the fewest errors, and the cases it gets wrong.
     Approximately { literals: Vec<Literal>, wrong: Vec<usize> },
+    /// No feature takes one value on some cases and another on the rest: the target cases and
+    /// the others cannot be told apart at all.
+    Inseparable,
 }
 
 /// Searches the conjunctions of the cases' literals for one that separates `target` (which
@@ -83,6 +86,9 @@ pub(super) enum Found {
 pub(super) fn search(cases: &[&Case], target: impl Fn(&Case) -> bool + Copy, derived: &[Feature]) -> Found {
     let want = bits(cases, target);
     let lits = literals(cases, target, derived);
+    if lits.is_empty() {
+        return Found::Inseparable;
+    }
     // Exact: every literal holds on every target case; together they exclude every other.
     let usable: Vec<usize> = (0..lits.len()).filter(|&i| and(&lits[i].2, &want) == want).collect();
     for size in 1..=MAX_LITERALS {
@@ -110,7 +116,9 @@ pub(super) fn search(cases: &[&Case], target: impl Fn(&Case) -> bool + Copy, der
             }
         });
     }
-    let (_, combo) = best.expect("at least one literal tells target cases from the others");
+    let Some((_, combo)) = best else {
+        return Found::Inseparable;
+    };
     let acc = conjunction(&lits, &combo);
     let wrong = (0..cases.len())
         .filter(|&i| ((acc[i / 64] >> (i % 64)) & 1 == 1) != target(cases[i]))

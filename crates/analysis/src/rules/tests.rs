@@ -266,3 +266,26 @@ fn held_out_scenarios_are_never_fitted() {
     assert_eq!(rule.kind, RuleKind::Never);
     assert_eq!(rule.held_out.wrong.len(), 1);
 }
+
+/// Generated: scenarios that no feature tells apart, some leaking and some not (two threading
+/// models that every feature sees alike, as in a committed run): the search said "at least one
+/// literal tells target cases from the others" and panicked.
+#[test]
+fn the_rule_search_does_not_panic_when_no_feature_separates_the_scenarios() {
+    let mut cases = vec![
+        case(255, 256, StreamKind::Blocking, Threading::ThreadPerCall, true),
+        case(255, 256, StreamKind::Blocking, Threading::ThreadPerCall, false),
+    ];
+    cases[1].id.push_str("/again");
+    let rule = leak_rule(&cases);
+    let RuleKind::Inseparable { scenarios } = &rule.kind else {
+        panic!("{:?}", rule.kind)
+    };
+    assert_eq!(scenarios.len(), 2);
+    assert_eq!(scenarios.iter().filter(|(_, leaks)| *leaks).count(), 1);
+    assert_eq!(rule.standing(), Standing::NoneFits);
+    assert!(
+        !rule.predicts(&cases[0]) && !rule.predicts(&cases[1]),
+        "nothing is predicted"
+    );
+}
