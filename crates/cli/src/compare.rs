@@ -10,7 +10,7 @@ use nppbench_model::RunFile;
 use nppbench_report::compare_view::{self, Status};
 
 use crate::args::CompareArgs;
-use crate::exit::{DoesNotCompare, GateFailed, bad_input, gate_list};
+use crate::exit::{DoesNotCompare, GateFailed, bad_input};
 use crate::runs::{check_out_dir, read_runs};
 
 pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<()> {
@@ -52,7 +52,7 @@ pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<()> {
     println!("{}", page.display());
     match r.status {
         Status::Partial => Err(DoesNotCompare(page.display().to_string()).into()),
-        Status::Fail => Err(GateFailed(gate_list(&gates), page.display().to_string()).into()),
+        Status::Fail => Err(GateFailed(r.json.what_tripped().join("; "), page.display().to_string()).into()),
         Status::Pass | Status::Changed | Status::NoChange => Ok(()),
     }
 }

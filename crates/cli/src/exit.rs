@@ -36,10 +36,34 @@ pub(crate) fn bad_input(e: impl std::fmt::Display) -> anyhow::Error {
     BadInput(e.to_string()).into()
 }
 
-/// A comparison that trips a gate: the page is written, the exit status says so.
+/// A comparison that trips a gate: the page is written, the exit status says so. The first
+/// field says what tripped: each gate, how many scenarios, the worst or first one.
 #[derive(Debug, thiserror::Error)]
-#[error("the comparison fails on --fail-on {0}; see {1}")]
+#[error("the comparison fails: {0}; see {1}")]
 pub(crate) struct GateFailed(pub(crate) String, pub(crate) String);
+
+/// The history's tripped lines (`gate: scenario on runner at run`), one per gate: `regression:
+/// 2 scenarios, the first tp/… on … at …`.
+pub(crate) fn tripped_by_gate(lines: &[String]) -> String {
+    let mut gates: Vec<(&str, usize, &str)> = Vec::new();
+    for line in lines {
+        let (gate, what) = line.split_once(": ").unwrap_or((line.as_str(), ""));
+        match gates.iter_mut().find(|(g, ..)| *g == gate) {
+            Some((_, n, _)) => *n += 1,
+            None => gates.push((gate, 1, what)),
+        }
+    }
+    gates
+        .iter()
+        .map(|(gate, n, first)| {
+            format!(
+                "{gate}: {n} scenario{}, the first {first}",
+                if *n == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 /// `regression,leak`: gates as `--fail-on` takes them.
 pub(crate) fn gate_list(gates: &[nppbench_analysis::compare::Gate]) -> String {

@@ -139,7 +139,7 @@ fn report(db_path: &Path, out: &Path, gates: &[Gate], noise_pct: f64) -> anyhow:
         for t in &r.tripped {
             eprintln!("{t}");
         }
-        return Err(GateFailed(crate::exit::gate_list(gates), page.display().to_string()).into());
+        return Err(GateFailed(crate::exit::tripped_by_gate(&r.tripped), page.display().to_string()).into());
     }
     Ok(())
 }
@@ -273,6 +273,12 @@ mod tests {
         history(&["add", &altered.display().to_string(), "--db", &db]).unwrap();
         let err = history(&["report", "--db", &db, "--out", &out_s, "--fail-on", "regression"]).unwrap_err();
         assert!(err.downcast_ref::<GateFailed>().is_some(), "{err:#}");
+        // What tripped, by gate: how many scenarios and the first.
+        let message = format!("{err:#}");
+        assert!(
+            message.starts_with("the comparison fails: regression: 1 scenario, the first ") && message.contains(id),
+            "{message}"
+        );
         assert!(out.join("index.html").exists() && out.join("summary.md").exists());
         let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
         assert!(summary.contains(id), "{summary}");

@@ -5,6 +5,7 @@
 mod comparison;
 mod coverage_words;
 mod json;
+mod tripped;
 
 use nppbench_analysis::compare::{Change, Comparison, Gate, MIN_COVERAGE, MIN_PASSES, PassTest, Thresholds};
 use nppbench_model::RunFile;
