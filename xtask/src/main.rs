@@ -38,7 +38,7 @@ enum Cmd {
         /// The report folder.
         #[arg(long, value_name = "DIR", default_value = "reports/latest")]
         out: PathBuf,
-        /// quick (the default) or full.
+        /// The preset: quick (the default), full or atlas (`nppbench preset NAME` prints one).
         #[arg(long, default_value = "quick")]
         preset: String,
         /// A custom matrix file instead of the preset.

@@ -70,6 +70,7 @@ pub(crate) enum Cmd {
     Trace(crate::trace::TraceArgs),
     /// Print a preset's matrix file, a starting point for --matrix.
     Preset {
+        /// The preset: quick, full or atlas.
         #[arg(value_name = "NAME", value_parser = PresetParser)]
         name: Preset,
     },
@@ -98,8 +99,8 @@ pub(crate) struct RunArgs {
     /// A custom matrix in TOML; `nppbench preset NAME` prints a preset's, a starting point.
     #[arg(long, value_name = "FILE")]
     pub(crate) matrix: Option<PathBuf>,
-    /// The folder holding libnppc and the other NPP libraries; default: CUDA_HOME,
-    /// /usr/local/cuda/lib64, the loader. Repeat it to measure several versions, their
+    /// The folder holding libnppc and the other NPP libraries; default: NPPBENCH_NPP_DIR, then
+    /// CUDA_HOME and CUDA_PATH (their lib64), /usr/local/cuda/lib64, the loader. Repeat it to measure several versions, their
     /// throughput passes interleaved.
     #[arg(long, value_name = "DIR")]
     pub(crate) npp: Vec<PathBuf>,
@@ -166,13 +167,13 @@ pub(crate) struct CompareArgs {
     pub(crate) allow_partial: bool,
     /// Kernel-time changes smaller than this percentage are noise (calibrated on
     /// same-against-same runs: docs/calibration.md).
-    #[arg(long, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
     pub(crate) noise_pct: f64,
     /// Host-latency changes smaller than this percentage are noise (images under a megapixel).
-    #[arg(long, default_value_t = nppbench_analysis::thresholds::LATENCY_NOISE_PCT)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = nppbench_analysis::thresholds::LATENCY_NOISE_PCT)]
     pub(crate) latency_noise_pct: f64,
     /// Significance level of Welch's t-test on the per-pass medians.
-    #[arg(long, default_value_t = nppbench_analysis::thresholds::ALPHA)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = nppbench_analysis::thresholds::ALPHA)]
     pub(crate) alpha: f64,
     /// Only images of at least this many pixels can fail the regression gate (default 0:
     /// every size; the test on passes is calibrated at every size).
@@ -274,6 +275,55 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// Every option and argument a person can give says what it is for in `--help`.
+    #[test]
+    fn every_visible_argument_has_a_description() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !arg.is_hide_set() && !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} --{}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "nppbench", &mut missing);
+        assert!(missing.is_empty(), "{missing:#?}");
+    }
+
+    /// A negative number reaches the option's own check, which says what is wrong with it,
+    /// instead of being read as another option (`unexpected argument '-3'`).
+    #[test]
+    fn negative_numbers_are_values_not_options() {
+        let e = parse(&[
+            "predict",
+            "--atlas",
+            "a",
+            "--primitive",
+            "Convert_8u32f_C1R",
+            "--width",
+            "31",
+            "--height",
+            "31",
+            "--src-stride",
+            "-32",
+        ])
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("invalid value '-32' for '--src-stride"), "{e}");
+        let Cmd::Compare(c) = parse(&["compare", "a", "b", "--out", "o", "--noise-pct", "-1"])
+            .unwrap()
+            .command
+        else {
+            unreachable!("a comparison")
+        };
+        assert_eq!(c.noise_pct, -1.0, "parsed, for compare's own range check");
     }
 
     #[test]

@@ -24,6 +24,7 @@ enum HistoryCmd {
     /// and run-*.json. A run already there is left as it is; a file that is not an nppbench run
     /// is refused and nothing is added.
     Add {
+        /// run.json files, or folders holding runs (every run in them is added).
         #[arg(required = true, value_name = "RUN.json|DIR")]
         runs: Vec<PathBuf>,
         /// The history database (created when missing).
@@ -37,8 +38,10 @@ enum HistoryCmd {
     /// runner, its change points and the environment changes they line up with, leak classes
     /// that changed, and runners that disagree.
     Report {
+        /// The history database (`history add` makes it).
         #[arg(long, value_name = "FILE")]
         db: PathBuf,
+        /// The folder index.html and summary.md are written to.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
         /// Exit with status 3 when a change new in the latest run goes the wrong way
@@ -49,13 +52,15 @@ enum HistoryCmd {
         fail_on: Vec<Gate>,
         /// Change points and disagreements between runners smaller than this percentage are noise
         /// (verdicts between two runs use compare's thresholds).
-        #[arg(long, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
         noise_pct: f64,
     },
     /// Write every scenario result, joined with its run's environment, as CSV.
     Export {
+        /// The history database (`history add` makes it).
         #[arg(long, value_name = "FILE")]
         db: PathBuf,
+        /// The CSV file to write (its folder must exist).
         #[arg(long, value_name = "FILE.csv")]
         out: PathBuf,
     },
@@ -88,8 +93,23 @@ fn history_error(e: HistoryError) -> anyhow::Error {
 }
 
 fn add(runs: &[PathBuf], db_path: &Path, allow_test_hooks: bool) -> anyhow::Result<()> {
+    let existed = db_path.exists();
     let mut db = Db::open(db_path).map_err(history_error)?;
-    let added = nppbench_history::ingest::add_paths(&mut db, runs, allow_test_hooks).map_err(history_error)?;
+    let added = match nppbench_history::ingest::add_paths(&mut db, runs, allow_test_hooks) {
+        Ok(added) => added,
+        Err(e) => {
+            // A database this command made and could fill with nothing is not left behind.
+            if !existed {
+                drop(db);
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    let mut path = db_path.as_os_str().to_owned();
+                    path.push(suffix);
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+            return Err(history_error(e));
+        }
+    };
     for a in &added {
         let what = format!(
             "{} (NPP {}, {} @ {}, {})",
@@ -200,6 +220,10 @@ mod tests {
         let nowhere = dir.path().join("no/such/history.db").display().to_string();
         let err = history(&["add", &committed("h100-quick-npp-13.0.1"), "--db", &nowhere]).unwrap_err();
         assert!(err.downcast_ref::<BadInput>().is_some(), "{err:#}");
+        // A failed first add leaves no database behind.
+        let missing = dir.path().join("missing.json").display().to_string();
+        assert!(history(&["add", &missing, "--db", &db]).is_err());
+        assert!(!Path::new(&db).exists(), "a failed add created {db}");
         // A foreign file: refused, naming it, nothing added.
         history(&["add", &committed("h100-quick-npp-13.0.1"), "--db", &db]).unwrap();
         let foreign = dir.path().join("foreign.json");

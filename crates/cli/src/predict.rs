@@ -32,16 +32,16 @@ pub(crate) struct PredictArgs {
     #[arg(long, required_unless_present = "matrix", requires_all = ["width", "height", "src_stride"])]
     primitive: Option<String>,
     /// ROI width in pixels.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     width: Option<u32>,
     /// ROI height in rows.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     height: Option<u32>,
     /// Source row stride in bytes.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     src_stride: Option<u32>,
     /// Destination row stride in bytes; default: the source's padding, in pixels.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     dst_stride: Option<u32>,
     /// The stream kind: blocking, non_blocking, legacy_default, per_thread_default.
     #[arg(long, default_value = "blocking")]
@@ -53,6 +53,8 @@ pub(crate) struct PredictArgs {
     /// The threading model: thread_per_call, thread_per_call_own_stream, pool:N, single.
     #[arg(long, default_value = "thread_per_call")]
     threading: String,
+    /// How to write the answer: a table for a person, or CSV or JSON (the columns scenarios.csv
+    /// names alike) for a program.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
     /// Write the answer here instead of to standard output.
