@@ -254,7 +254,6 @@ impl Process {
         let s = ask.scenario;
         let mut steps = self.startup.take().unwrap_or_else(Steps::new);
         faults::inject(&s.id, &self.gpu)?;
-        let own_streams = AtomicU32::new(0);
         let uuid = self.gpu.props().uuid.clone();
         let before = processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid);
         // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
@@ -282,6 +281,25 @@ impl Process {
             }
         };
         steps.done("npp");
+        let measured = self.calls(ask, &setup, &shared, steps, before);
+        // Kept, whatever the calls gave: buffers for the next scenario, the rest until the end.
+        let unused = self.cache.recycle(setup);
+        self.kept.push(Box::new(unused));
+        self.kept.push(Box::new(shared));
+        measured
+    }
+
+    /// The scenario's calls on `setup` and `shared`, from a thread of their own, sampled, then
+    /// its output checked and its streams counted.
+    fn calls(
+        &self,
+        ask: &Ask<'_>,
+        setup: &Setup,
+        shared: &Stream,
+        mut steps: Steps,
+        before: processes::Census,
+    ) -> Result<(MemoryResult, bool), ProbeError> {
+        let own_streams = AtomicU32::new(0);
         let probes = Probes {
             gpu: &self.gpu,
             nvml: self.nvml.as_ref(),
@@ -303,21 +321,19 @@ impl Process {
             settled_after,
         } = std::thread::scope(|scope| {
             let calls = std::thread::Builder::new()
-                .spawn_scoped(scope, || drive(&mut rec, &setup, &shared, ask, &own_streams))
+                .spawn_scoped(scope, || drive(&mut rec, setup, shared, ask, &own_streams))
                 .map_err(threads::spawn_error)?;
             threads::joined(calls.join())
         })?;
         let correctness = setup.check()?;
         let buffer_addresses = setup.addresses();
         let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
-        let after = processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid);
+        let uuid = &self.gpu.props().uuid;
+        let after = processes::census(self.nvml.as_ref(), uuid, ask.parent_pid);
         let mut other_processes = before.others;
         processes::merge(&mut other_processes, after.others);
         let (streams, streams_not_measured) = rec.finish_streams();
         let Recorder { baseline, series, .. } = rec;
-        let unused = self.cache.recycle(setup);
-        self.kept.push(Box::new(unused));
-        self.kept.push(Box::new(shared));
         Ok((
             MemoryResult {
                 baseline,
