@@ -44,15 +44,15 @@ pub(crate) struct PredictArgs {
     #[arg(long, allow_negative_numbers = true)]
     dst_stride: Option<u32>,
     /// The stream kind: blocking, non_blocking, legacy_default, per_thread_default.
-    #[arg(long, default_value = "blocking")]
-    stream: String,
+    #[arg(long, default_value = "blocking", value_parser = typed::<StreamKind>)]
+    stream: StreamKind,
     /// How the stream context is filled: from_stream, zeroed, npp_get_stream_context,
     /// declared_blocking, declared_non_blocking.
-    #[arg(long, default_value = "from_stream")]
-    context: String,
+    #[arg(long, default_value = "from_stream", value_parser = typed::<ContextFill>)]
+    context: ContextFill,
     /// The threading model: thread_per_call, thread_per_call_own_stream, pool:N, single.
-    #[arg(long, default_value = "thread_per_call")]
-    threading: String,
+    #[arg(long, default_value = "thread_per_call", value_parser = typed::<Threading>)]
+    threading: Threading,
     /// How to write the answer: a table for a person, or CSV or JSON (the columns scenarios.csv
     /// names alike) for a program.
     #[arg(long, value_enum, default_value = "table")]
@@ -86,12 +86,13 @@ struct Row {
 }
 
 pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
+    // The question is checked before the atlas is read (which takes a while).
+    let queries = queries(&args)?;
     let loaded = read_runs(&args.atlas)?;
     let version = one_npp_version(&loaded, args.npp_version.as_deref())?;
     let analyses: Vec<RunAnalysis<'_>> = loaded.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
     let evidence = pool(&analyses.iter().collect::<Vec<_>>());
     let rules = evidence.rules();
-    let queries = queries(&args)?;
     let rows: Vec<Row> = queries
         .iter()
         .map(|q| row(q, &answer(&evidence, &rules, q), &rules))
@@ -108,12 +109,23 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn parsed<T: std::str::FromStr>(what: &str, text: &str) -> anyhow::Result<T>
+/// An axis value parsed as clap parses the options, so that a typo is a usage error before
+/// anything is read.
+fn typed<T: std::str::FromStr>(text: &str) -> Result<T, String>
 where
     T::Err: std::fmt::Display,
 {
-    text.parse::<T>()
-        .map_err(|e| bad_input(format!("--{what} {text}: {e}")))
+    text.parse::<T>().map_err(|e| e.to_string())
+}
+
+/// The catalogue's name nearest to `name` (by edit distance, case aside), where one is near.
+fn nearest_primitive(name: &str) -> Option<&'static str> {
+    let wanted = name.trim_start_matches("nppi").trim_end_matches("_Ctx").to_lowercase();
+    Primitive::all()
+        .map(|p| (strsim::levenshtein(&wanted, &p.name().to_lowercase()), p.name()))
+        .filter(|(d, _)| *d <= 3.max(wanted.len() / 5))
+        .min()
+        .map(|(_, n)| n)
 }
 
 /// The scenarios asked about: the matrix's memory scenarios, or the one the options give.
@@ -128,8 +140,9 @@ fn queries(args: &PredictArgs) -> anyhow::Result<Vec<Case>> {
     }
     let name = args.primitive.as_deref().unwrap_or_default();
     let primitive = Primitive::from_name(name).ok_or_else(|| {
+        let hint = nearest_primitive(name).map_or_else(String::new, |n| format!(" (did you mean {n}?)"));
         bad_input(format!(
-            "--primitive {name}: {}",
+            "--primitive {name}: {}{hint}",
             nppbench_model::catalog::unknown_primitive(name)
         ))
     })?;
@@ -144,10 +157,7 @@ fn queries(args: &PredictArgs) -> anyhow::Result<Vec<Case>> {
     }
     g.validate(primitive)
         .map_err(|e| bad_input(format!("{primitive} cannot take this geometry: {e}")))?;
-    let stream: StreamKind = parsed("stream", &args.stream)?;
-    let context: ContextFill = parsed("context", &args.context)?;
-    let threading: Threading = parsed("threading", &args.threading)?;
-    Ok(vec![query(primitive, g, stream, context, threading)])
+    Ok(vec![query(primitive, g, args.stream, args.context, args.threading)])
 }
 
 fn row(q: &Case, a: &Answer, rules: &[FunctionRules]) -> Row {

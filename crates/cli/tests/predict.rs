@@ -246,6 +246,42 @@ fn bad_input_exits_2_with_a_message() {
     }
 }
 
+/// The question is checked before the atlas is read, and a near miss gets a suggestion: a
+/// mistyped stream or context is clap's usage error even with an atlas that does not exist, and a
+/// mistyped function names the nearest one.
+#[test]
+fn a_mistyped_question_is_answered_before_the_atlas_is_read_with_a_suggestion() {
+    let missing = reports().join("no-such-atlas").display().to_string();
+    let one = ["--width", "31", "--height", "31", "--src-stride", "32"];
+    for (flag, typo, says) in [
+        ("--stream", "blockin", "stream kind \"blockin\""),
+        ("--context", "from-stream", "from-stream"),
+        ("--threading", "pool:x", "pool:x"),
+    ] {
+        let mut args = vec![
+            "predict",
+            "--atlas",
+            &missing,
+            "--primitive",
+            "Convert_8u32f_C1R",
+            flag,
+            typo,
+        ];
+        args.extend(one);
+        let o = nppbench(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says) && !err.contains("no-such-atlas"), "{args:?}: {err}");
+    }
+    let mut args = vec!["predict", "--atlas", &missing, "--primitive", "Convert_8u32f_C1"];
+    args.extend(one);
+    let o = nppbench(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean Convert_8u32f_C1R?"), "{err}");
+    assert!(!err.contains("no-such-atlas"), "the atlas is not read first: {err}");
+}
+
 #[test]
 fn the_next_round_proposes_unmeasured_scenarios_where_rules_are_weak() {
     let dir = tempfile::tempdir().unwrap();
