@@ -25,6 +25,10 @@ pub enum ModelError {
     RunJsonSyntax { path: PathBuf, message: String },
     #[error("{path} is not an nppbench run.json ({message})")]
     ForeignRunJson { path: PathBuf, message: String },
+    /// A file of another kind given where a run is read: it says what the file is and where it
+    /// goes instead.
+    #[error("{path} is not a run.json: it is {what}")]
+    NotARun { path: PathBuf, what: String },
     #[error(
         "{path} was written with run.json schema version {found} (by {writer}); this nppbench reads versions {expected}: render it with the nppbench that wrote it, or re-run the measurement"
     )]

@@ -24,19 +24,46 @@ impl RunFile {
     /// Reads a run.json, telling a truncated file, a foreign JSON file and another schema
     /// version apart.
     pub fn read(path: &Path) -> Result<RunFile, ModelError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
             path: path.to_owned(),
             source,
         })?;
+        let not_a_run = |what: &str| ModelError::NotARun {
+            path: path.to_owned(),
+            what: what.to_owned(),
+        };
+        if bytes.starts_with(b"SQLite format 3\0") {
+            return Err(not_a_run(
+                "a history database: render it with `nppbench history report --db`",
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| not_a_run("not a text file"))?;
         RunFile::parse(&text, path)
     }
 
     /// Parses the text of a run.json; `path` names it in messages.
     pub fn parse(text: &str, path: &Path) -> Result<RunFile, ModelError> {
+        let not_a_run = |what: &str| ModelError::NotARun {
+            path: path.to_owned(),
+            what: what.to_owned(),
+        };
+        if !text.trim_start().starts_with('{') {
+            let csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+            return Err(not_a_run(if csv {
+                "a CSV table (scenarios.csv, call_sites.csv): give the run.json or trace.json it was written from"
+            } else {
+                "not valid JSON (it does not begin with `{`): give a run.json, or a folder holding runs"
+            }));
+        }
         let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| ModelError::RunJsonSyntax {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
+        if value.get("tool").is_none() && value.get("program").is_some() && value.get("capture").is_some() {
+            return Err(not_a_run(
+                "a trace (`nppbench trace`): render it with `nppbench report --from`; predict and compare take runs",
+            ));
+        }
         let foreign = |message: &str| ModelError::ForeignRunJson {
             path: path.to_owned(),
             message: message.to_owned(),
@@ -95,5 +122,46 @@ impl RunFile {
         for r in &mut self.throughput {
             r.scenario.id = r.scenario.derived_id();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What reading `bytes` as a run says, from a file named `name`.
+    fn said(name: &str, bytes: &[u8]) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        RunFile::read(&path).unwrap_err().to_string()
+    }
+
+    /// Files of other kinds say what they are and where they go, not "may be truncated" or
+    /// "stream did not contain valid UTF-8" or "no tool.name field".
+    #[test]
+    fn a_file_of_another_kind_is_named_for_what_it_is() {
+        let sqlite = said("history.db", b"SQLite format 3\0\x10\x00\x01\x01\xff\xfe");
+        assert!(
+            sqlite.contains("a history database") && sqlite.contains("history report --db"),
+            "{sqlite}"
+        );
+        let csv = said(
+            "call_sites.csv",
+            b"function,width,height\nnppiConvert_8u32f_C1R_Ctx,31,31\n",
+        );
+        assert!(
+            csv.contains("a CSV table") && csv.contains("run.json or trace.json"),
+            "{csv}"
+        );
+        let trace = said(
+            "trace.json",
+            br#"{"schema_version": 1, "program": ["./a"], "capture": {}}"#,
+        );
+        assert!(trace.contains("a trace") && trace.contains("report --from"), "{trace}");
+        let binary = said("run.bin", &[0xff, 0xfe, 0x00, 0x81]);
+        assert!(binary.contains("not a text file"), "{binary}");
+        let truncated = said("run.json", br#"{"schema_version": 2, "tool": {"#);
+        assert!(truncated.contains("may be truncated"), "{truncated}");
     }
 }
