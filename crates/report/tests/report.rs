@@ -66,6 +66,20 @@ fn every_committed_run_renders_with_every_section() {
     }
 }
 
+/// No id is used twice on a page (a chart once took its section heading's id, so a link to the
+/// section could land on the chart).
+#[test]
+fn every_committed_run_page_uses_each_id_once() {
+    for path in committed_runs() {
+        let run = load(&path);
+        let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+        let mut seen = std::collections::BTreeSet::new();
+        for id in html.split(" id=\"").skip(1).filter_map(|rest| rest.split('"').next()) {
+            assert!(seen.insert(id.to_owned()), "{}: id {id:?} twice", path.display());
+        }
+    }
+}
+
 #[test]
 fn the_page_makes_no_request_outside_itself() {
     let runs = committed_runs();

@@ -154,7 +154,7 @@ fn throughput(a: &RunAnalysis<'_>, anchor: &str, charts: &mut Vec<ChartView>) ->
         .collect();
     if !groups.is_empty() {
         charts.push(ChartView {
-            id: format!("{anchor}-throughput"),
+            id: format!("{anchor}-throughput-chart"),
             title: "Throughput by geometry and stream kind".into(),
             caption: "Images of a megapixel and more (smaller ones are launch-bound: see the table). Bytes read plus written per second of kernel time per call (CUPTI records, the kernels of a call summed), back to back with the L2 cache warm; whiskers: the 95% interval of the median over passes (three or more), else over the first pass's calls. Black ticks: nppbench's reference kernel (CUDA events, warm). Grey line: the device-to-device copy ceiling, measured on buffers far larger than L2, so an image that fits in L2 can pass it warm; the tables give the cold figure (L2 flushed before each call) against it.".into(),
             svg: charts::throughput::render(
@@ -194,7 +194,7 @@ pub(super) fn charts_for_atlas(bars: &[charts::atlas_overview::Bar], anchor: &st
         return Ok(Vec::new());
     }
     Ok(vec![ChartView {
-        id: format!("{anchor}-atlas"),
+        id: format!("{anchor}-atlas-chart"),
         title: "Every function: throughput and leak".into(),
         caption: "Each function's fastest measured scenario: bytes read plus written per second of kernel time per call with the L2 cache flushed before each call (CUPTI kernel records), as a share of the device-to-device copy ceiling (measured on buffers far larger than L2). Red: some scenario of the function leaks per new thread; green: none does; no bar: throughput not measured.".into(),
         svg: charts::atlas_overview::render("Kernel throughput, % of the copy ceiling", bars)?,
