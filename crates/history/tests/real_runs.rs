@@ -162,6 +162,22 @@ fn the_page_renders_with_its_sections_and_needs_nothing_from_outside() {
         "{md}"
     );
     assert!(r.tripped.is_empty());
+    // The headline's parts add up to its total (it once left out the leaks gone).
+    let (head, rest) = html
+        .split_once(" new in the latest runs: ")
+        .expect("a headline that counts the latest changes");
+    let total: usize = head
+        .rsplit('>')
+        .next()
+        .and_then(|words| words.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the headline's total");
+    let line = rest.split(['<', ';']).next().unwrap_or_default();
+    let parts: usize = line
+        .split(", ")
+        .map(|part| part.split(' ').next().unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(parts, total, "{line}");
 }
 
 // ---- the one comparison rule: the history's verdicts are compare's ----

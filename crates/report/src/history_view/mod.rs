@@ -376,11 +376,14 @@ fn verdict(history: &History, findings: &Findings, tripped: &[String], fleet: &[
     } else if latest.total() == 0 {
         format!("Nothing slower or faster, no leak class change, in the latest runs{unjudged}")
     } else {
+        // Every change the total counts is named: the class changes that are not new leaks too.
+        let other = latest.class_changes.saturating_sub(leaks);
         format!(
-            "{} change{} new in the latest runs: {slower} slower, {faster} faster, {leaks} new leak{}{unjudged}",
+            "{} change{} new in the latest runs: {slower} slower, {faster} faster, {leaks} new leak{}, {other} other leak class change{}{unjudged}",
             latest.total(),
             plural(latest.total()),
-            plural(leaks)
+            plural(leaks),
+            plural(other)
         )
     });
     let shifts: usize = findings.series.iter().map(|f| f.shifts.len()).sum();
