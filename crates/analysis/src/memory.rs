@@ -49,7 +49,8 @@ impl MemoryAnalysis<'_> {
     }
 }
 
-pub(crate) fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
+/// One memory scenario judged (as every page, CSV and history row judges it).
+pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
     let empty = MemoryAnalysis {
         record,
         probe: Probe::Device,

@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use nppbench_analysis::evidence::conclusive;
+use nppbench_analysis::memory::analyse_memory;
 use nppbench_model::{BatchPlace, Jobs, Matrix, MemoryRecord, MemoryScenario, ProbeConnections, Settings};
 
 use super::child::{Child, Exit};
@@ -44,25 +46,23 @@ enum Done {
 /// A pool with too few calls to tell its class is left as it is.
 /// Measured on the atlas of NPP 13.0.1 (`reports/batches/`, docs/performance.md).
 fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
-    let result = record.result.as_ref()?;
-    let s = &result.samples;
-    let judged: Vec<u64> = match s.process_used_bytes.iter().copied().collect::<Option<Vec<u64>>>() {
-        Some(p) => p,
-        None => s.device_used_bytes.clone(),
-    };
-    let grown = judged.iter().max()?.saturating_sub(*judged.iter().min()?) as f64 / (1u64 << 20) as f64;
-    let kept = result.streams.as_ref().is_some_and(|c| c.never_destroyed > 0);
-    // A pool of n tells its class only past 2n calls (`nppbench_analysis::evidence::conclusive`):
-    // one that stopped sooner is left undecided wherever it runs.
-    let bound = record.scenario.threading.thread_bound().filter(|n| *n >= 2);
-    let decidable = bound.is_none_or(|n| s.len() > 2 * n as usize + 1);
-    if !decidable {
+    // Judged as the pages judge it: this process's memory (NVML), else the device's.
+    let m = analyse_memory(record);
+    let (lo, hi) = m.growth_mib.iter().fold(None, |range: Option<(f64, f64)>, &g| {
+        Some(range.map_or((g, g), |(lo, hi)| (lo.min(g), hi.max(g))))
+    })?;
+    let grown = hi - lo;
+    let kept = m.streams_never_destroyed.is_some_and(|k| k > 0);
+    // A pool of n tells its class only past 2n calls: one that stopped sooner is left undecided
+    // wherever it runs.
+    let pool = record.scenario.threading.thread_bound().is_some_and(|n| n >= 2);
+    if !conclusive(&m) {
         None
-    } else if bound.is_some() && kept && grown <= nppbench_stats::GRANULE_MIB {
+    } else if pool && kept && grown <= nppbench_stats::GRANULE_MIB {
         Some(
             "a pool that kept streams and grew by one 2 MiB page or less in its batch, where pages earlier scenarios half filled may hold them: measured again in a fresh process",
         )
-    } else if !kept && grown > 0.0 && result.streams.is_some() {
+    } else if !kept && grown > 0.0 && m.streams_never_destroyed.is_some() {
         Some(
             "a scenario that grew without keeping a stream in its batch, where earlier scenarios' threads decide what a thread's memory costs: measured again in a fresh process",
         )

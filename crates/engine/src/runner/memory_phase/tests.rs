@@ -274,10 +274,27 @@ fn growth_that_depends_on_the_process_is_measured_again_alone_and_nothing_else_i
         page_bound(&grown(pool, 10, 4, 9)).is_none(),
         "two pages: bounded either way"
     );
+    // A pool of 2 tells its class past 4 calls, the warm-up counted (`evidence::conclusive`).
     assert!(
-        page_bound(&grown(pool, 4, 2, 9)).is_none(),
+        page_bound(&grown(pool, 3, 2, 9)).is_none(),
         "too few calls to tell its class"
     );
-    assert!(page_bound(&grown(Threading::ThreadPerCall, 10, 2, 9)).is_none());
+    assert!(
+        page_bound(&grown(pool, 3, 2, 0)).is_none(),
+        "too few calls to tell its class"
+    );
+    assert!(
+        page_bound(&grown(pool, 4, 2, 9)).is_some(),
+        "5 calls tell a pool of 2's class"
+    );
+    assert!(
+        page_bound(&grown(Threading::ThreadPerCall, 10, 2, 9)).is_none(),
+        "a leak's first page"
+    );
+    assert!(
+        page_bound(&grown(Threading::ThreadPerCall, 10, 4, 0)).is_some(),
+        "grew, no stream"
+    );
+    assert!(page_bound(&grown(Threading::ThreadPerCall, 10, 0, 0)).is_none());
     assert!(page_bound(&grown(Threading::Single, 10, 2, 9)).is_none());
 }
