@@ -5,8 +5,8 @@
 //! the process without a line for its scenario: the parent measures that one again in a process
 //! of its own, and the rest in another. Only a process given one scenario answers with the fault
 //! itself; a fault that cannot have touched the context (a function this NPP lacks, a geometry it
-//! cannot take, a wrong output) is answered where it happens. The process also stops, saying why, once the streams its
-//! scenarios left behind have grown it by more than the memory budget.
+//! cannot take, a wrong output) is answered where it happens. The process also stops, saying
+//! why, once the streams its scenarios left behind have grown it by more than the memory budget.
 
 use std::io::Write;
 use std::path::Path;
@@ -51,6 +51,23 @@ impl Answers {
             .context("writing a memory answer line")?;
         Ok(())
     }
+
+    /// `scenario`'s answer, its wall time counted from `since`.
+    fn scenario(&mut self, scenario: &MemoryScenario, reply: MemoryReply, since: Instant) -> anyhow::Result<()> {
+        self.line(&MemoryLine::Scenario {
+            id: scenario.id.clone(),
+            reply: Box::new(reply),
+            wall_ms: since.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// The answer of a scenario that a fault kept from being measured.
+fn failed(e: ProbeError) -> MemoryReply {
+    MemoryReply {
+        outcome: e.outcome(),
+        result: None,
+    }
 }
 
 /// Runs `batch`, appending its lines to `answer`.
@@ -69,7 +86,7 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
     let mut process = match Process::open(batch.device) {
         Ok(p) => p,
         Err(e) if alone => {
-            answer_failed(&mut answers, &batch.scenarios[0], e, &clock)?;
+            answers.scenario(&batch.scenarios[0], failed(e), clock)?;
             return Ok(Ended::Done(Resources::new(Vec::new())));
         }
         Err(e) => return Ok(Ended::Fault(e, Resources::new(Vec::new()))),
@@ -98,20 +115,10 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
                 },
                 stopped,
             ),
-            Err(e) if alone || e.leaves_process_sound() => (
-                MemoryReply {
-                    outcome: e.outcome(),
-                    result: None,
-                },
-                false,
-            ),
+            Err(e) if alone || e.leaves_process_sound() => (failed(e), false),
             Err(e) => return Ok(Ended::Fault(e.context(&scenario.id), process.into_resources())),
         };
-        answers.line(&MemoryLine::Scenario {
-            id: scenario.id.clone(),
-            reply: Box::new(reply),
-            wall_ms: clock.elapsed().as_secs_f64() * 1e3,
-        })?;
+        answers.scenario(scenario, reply, clock)?;
         clock = Instant::now();
         let left = batch.scenarios.len() - i - 1;
         if left == 0 {
@@ -130,21 +137,4 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
         }
     }
     Ok(Ended::Done(process.into_resources()))
-}
-
-/// Answers a process's only scenario with the fault that kept it from being measured.
-fn answer_failed(
-    answers: &mut Answers,
-    scenario: &MemoryScenario,
-    e: ProbeError,
-    clock: &Instant,
-) -> anyhow::Result<()> {
-    answers.line(&MemoryLine::Scenario {
-        id: scenario.id.clone(),
-        reply: Box::new(MemoryReply {
-            outcome: e.outcome(),
-            result: None,
-        }),
-        wall_ms: clock.elapsed().as_secs_f64() * 1e3,
-    })
 }
