@@ -213,6 +213,9 @@ pub(crate) struct Process {
     kept: Vec<Box<dyn std::any::Any>>,
     /// The process's own start-up steps, told to its first scenario.
     startup: Option<Steps>,
+    /// Who else was on the device when the last scenario ended: the next scenario's census
+    /// before its calls, taken moments earlier, instead of asking NVML again (two list calls).
+    last_census: Option<processes::Census>,
 }
 
 impl Process {
@@ -233,6 +236,7 @@ impl Process {
             cache: ScenarioCache::default(),
             kept: Vec::new(),
             startup: Some(steps),
+            last_census: None,
         })
     }
 
@@ -255,7 +259,10 @@ impl Process {
         let mut steps = self.startup.take().unwrap_or_else(Steps::new);
         faults::inject(&s.id, &self.gpu)?;
         let uuid = self.gpu.props().uuid.clone();
-        let before = processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid);
+        let before = match self.last_census.take() {
+            Some(census) => census,
+            None => processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid),
+        };
         // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
         let kind = if s.threading.owns_stream() {
             StreamKind::NonBlocking
@@ -282,6 +289,10 @@ impl Process {
         };
         steps.done("npp");
         let measured = self.calls(ask, &setup, &shared, steps, before);
+        if let Ok((_, _, after)) = &measured {
+            self.last_census = Some(after.clone());
+        }
+        let measured = measured.map(|(result, stopped, _)| (result, stopped));
         // Kept, whatever the calls gave: buffers for the next scenario, the rest until the end.
         let unused = self.cache.recycle(setup);
         self.kept.push(Box::new(unused));
@@ -298,7 +309,7 @@ impl Process {
         shared: &Stream,
         mut steps: Steps,
         before: processes::Census,
-    ) -> Result<(MemoryResult, bool), ProbeError> {
+    ) -> Result<(MemoryResult, bool, processes::Census), ProbeError> {
         let own_streams = AtomicU32::new(0);
         let probes = Probes {
             gpu: &self.gpu,
@@ -331,7 +342,7 @@ impl Process {
         let uuid = &self.gpu.props().uuid;
         let after = processes::census(self.nvml.as_ref(), uuid, ask.parent_pid);
         let mut other_processes = before.others;
-        processes::merge(&mut other_processes, after.others);
+        processes::merge(&mut other_processes, after.others.clone());
         let (streams, streams_not_measured) = rec.finish_streams();
         let Recorder { baseline, series, .. } = rec;
         Ok((
@@ -351,6 +362,7 @@ impl Process {
                 buffer_addresses,
             },
             stopped,
+            after,
         ))
     }
 

@@ -21,6 +21,7 @@ fn name_of(pid: u32) -> String {
 }
 
 /// What NVML lists on the device, split into other processes and the number of sibling probes.
+#[derive(Clone)]
 pub(crate) struct Census {
     pub(crate) others: Vec<GpuProcess>,
     pub(crate) siblings: u32,
