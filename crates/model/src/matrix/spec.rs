@@ -99,6 +99,12 @@ pub(super) struct SampleSpec {
     pub(super) threading: Option<Vec<Spanned<String>>>,
     /// The share of draws on the first item of every list; default 0.5.
     pub(super) leak_prone_share: Option<Spanned<f64>>,
+    /// How the fitted scenarios' widths and heights are drawn: `uniform_and_aligned` (the
+    /// default, as files written before it draw) or `octaves` (see `sample/mod.rs`).
+    pub(super) fit_draw: Option<Spanned<String>>,
+    /// How the held-out scenarios are drawn: `like_fit` (the default) or `log_uniform`, a
+    /// distribution the fit never draws from (see `sample/mod.rs`).
+    pub(super) held_out_draw: Option<Spanned<String>>,
 }
 
 fn yes() -> bool {

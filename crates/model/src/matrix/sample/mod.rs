@@ -4,16 +4,35 @@
 //!
 //! The draw, for each primitive of the table, from a generator seeded with the table's `seed`
 //! and the primitive's name (so adding a primitive leaves the others' draws as they were):
-//! first the `fit` scenarios, then the `held_out` ones. In each group the first
-//! `round(leak_prone_share × count)` take the first item of `streams`, `context` and
-//! `threading` (the leak-prone configuration); the others pick each of the three uniformly and
-//! independently. Every scenario draws its height uniformly from its range and its width
-//! uniformly for half the draws, else as a multiple of 2^k (k uniform in 1..=9), then
-//! its source and destination strides independently: a row's bytes (width × that side's bytes per
-//! pixel) rounded up to an odd or an even multiple of 2^k (each half the time), k uniform in
-//! 0..=log2(max_stride_align), plus 0 or 2·2^k, so strides fall on both sides of every alignment. A draw that the
-//! primitive cannot take ([`Geometry::validate`], the check a `[[geometry]]` table's geometry
-//! passes) or whose id the matrix already holds is drawn again, at most [`ATTEMPTS`] times.
+//! first the `fit` scenarios, then the `held_out` ones.
+//!
+//! **Fitted scenarios.** The first `round(leak_prone_share × count)` take the first item of
+//! `streams`, `context` and `threading` (the leak-prone configuration); the others pick each of
+//! the three uniformly and independently. Widths and heights as `fit_draw` says:
+//! - `uniform_and_aligned` (the default, as every file written before `fit_draw` draws): the
+//!   height uniform in its range; the width uniform for half the draws, else a multiple of 2^k
+//!   (k uniform in 1..=9), uniform among the range's multiples.
+//! - `octaves`: the height's octave ([2^k, 2^(k+1))) uniform among those the range meets, then
+//!   the height uniform in it, so 1 and 2 come as often as any octave; the width one of three
+//!   ways, each a third of the time: likewise by octave; a multiple of 2^k as above; or a power of
+//!   two (2^k, k uniform over the range) plus -2 to 2, so that rows end on both sides of every
+//!   power-of-two chunk, narrow ones as often as wide.
+//!
+//! Then the source and destination strides independently: a row's bytes (width × that side's
+//! bytes per pixel) rounded up to an odd or an even multiple of 2^k (each half the time), k
+//! uniform in 0..=log2(max_stride_align), plus 0 or 2·2^k, so strides fall just above the row and
+//! on both sides of every alignment.
+//!
+//! **Held-out scenarios**, as `held_out_draw` says: `like_fit` (the default) draws them as the
+//! fitted ones; `log_uniform` from a distribution the fit never draws from, so that a rule's
+//! score shares no blind spot with its fit: every axis uniform from its list (no leak-prone
+//! share), the width log-uniform over its range, the height uniform, and each stride on its own
+//! either the row plus 0 to 512 bytes (uniform) or the row rounded up to 2^k (k uniform in
+//! 0..=log2(max_stride_align)), each half the time.
+//!
+//! A draw that the primitive cannot take ([`Geometry::validate`], the check a `[[geometry]]`
+//! table's geometry passes) or whose id the matrix already holds is drawn again, at most
+//! [`ATTEMPTS`] times.
 //!
 //! The same file draws the same scenarios on every machine: the generator is fastrand's wyrand
 //! (its version pinned by Cargo.lock; a test pins the first draws) and the name is hashed with
@@ -35,8 +54,45 @@ use crate::{ContextFill, Geometry, MemoryScenario, ModelError, Primitive, Stream
 /// Draws of one scenario before the sample gives up on it.
 const ATTEMPTS: u32 = 1000;
 
+/// How a group of scenarios is drawn (see the module's doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Draw {
+    UniformAndAligned,
+    Octaves,
+    LogUniform,
+}
+
+impl Draw {
+    fn parse(
+        loc: &Locator<'_>,
+        key: &str,
+        v: Option<&Spanned<String>>,
+        default: Draw,
+        allowed: &[(&str, Draw)],
+    ) -> Result<Draw, ModelError> {
+        let Some(v) = v else { return Ok(default) };
+        match allowed.iter().find(|(name, _)| *name == v.get_ref()) {
+            Some((_, d)) => Ok(*d),
+            None => Err(ModelError::invalid(
+                loc.at(v.span()),
+                format!(
+                    "{key} {:?} is not known; give one of {}",
+                    v.get_ref(),
+                    allowed
+                        .iter()
+                        .map(|(n, _)| format!("{n:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+}
+
 /// A `[[sample]]` table with its numbers checked and its lists resolved.
 struct Sample {
+    fit_draw: Draw,
+    held_out_draw: Draw,
     fit: u32,
     held_out: u32,
     seed: u64,
@@ -65,11 +121,20 @@ pub(super) fn draw(
     let mut out = Vec::new();
     for &primitive in &sample.primitives {
         let mut rng = Rng::with_seed(seed_for(sample.seed, primitive.name()));
-        for (count, held_out) in [(sample.fit, false), (sample.held_out, true)] {
-            // Exact counts, rounded: a held-out group has its share of leak-prone draws too.
-            let leak_prone = (f64::from(count) * sample.leak_prone_share).round() as u32;
+        for (count, held_out, draw) in [
+            (sample.fit, false, sample.fit_draw),
+            (sample.held_out, true, sample.held_out_draw),
+        ] {
+            // Exact counts, rounded: a held-out group drawn like the fit has its share of
+            // leak-prone draws too; one drawn log-uniform has none.
+            let share = if draw == Draw::LogUniform {
+                0.0
+            } else {
+                sample.leak_prone_share
+            };
+            let leak_prone = (f64::from(count) * share).round() as u32;
             for i in 0..count {
-                let s = sample.draw_one(&mut rng, primitive, i < leak_prone, calls, taken)?;
+                let s = sample.draw_one(&mut rng, draw, primitive, i < leak_prone, calls, taken)?;
                 taken.insert(s.id.clone());
                 out.push(MemoryScenario { held_out, ..s });
             }
@@ -124,7 +189,26 @@ impl Sample {
             Some(v) => *v.get_ref(),
             None => 0.5,
         };
+        let fit_draw = Draw::parse(
+            loc,
+            "fit_draw",
+            s.fit_draw.as_ref(),
+            Draw::UniformAndAligned,
+            &[
+                ("uniform_and_aligned", Draw::UniformAndAligned),
+                ("octaves", Draw::Octaves),
+            ],
+        )?;
+        let held_out_draw = Draw::parse(
+            loc,
+            "held_out_draw",
+            s.held_out_draw.as_ref(),
+            fit_draw,
+            &[("like_fit", fit_draw), ("log_uniform", Draw::LogUniform)],
+        )?;
         Ok(Sample {
+            fit_draw,
+            held_out_draw,
             fit,
             held_out,
             seed: loc.int("seed", &s.seed, 0, i64::MAX)?,
@@ -147,6 +231,7 @@ impl Sample {
     fn draw_one(
         &self,
         rng: &mut Rng,
+        draw: Draw,
         primitive: Primitive,
         leak_prone: bool,
         calls: u32,
@@ -154,7 +239,7 @@ impl Sample {
     ) -> Result<MemoryScenario, ModelError> {
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
-            let geometry = self.geometry(rng, primitive);
+            let geometry = self.geometry(rng, draw, primitive);
             let (stream, context, threading) = if leak_prone {
                 (self.streams[0], self.contexts[0], self.threading[0])
             } else {
@@ -189,16 +274,30 @@ impl Sample {
         ))
     }
 
-    /// A width and height from their ranges, and each side's stride drawn on its own.
-    fn geometry(&self, rng: &mut Rng, primitive: Primitive) -> Geometry {
-        let width = self.width(rng);
-        let height = rng.u32(self.height.0..=self.height.1);
+    /// A width and height from their ranges, and each side's stride drawn on its own, as `draw`
+    /// says.
+    fn geometry(&self, rng: &mut Rng, draw: Draw, primitive: Primitive) -> Geometry {
+        let (width, height) = match draw {
+            Draw::UniformAndAligned => (self.width(rng), rng.u32(self.height.0..=self.height.1)),
+            Draw::Octaves => {
+                let width = match rng.u32(0..3) {
+                    0 => by_octave(rng, self.width),
+                    1 => self.width(rng),
+                    _ => near_power_of_two(rng, self.width),
+                };
+                (width, by_octave(rng, self.height))
+            }
+            Draw::LogUniform => (log_uniform(rng, self.width), rng.u32(self.height.0..=self.height.1)),
+        };
+        let stride = |rng: &mut Rng, bytes: u64| match draw {
+            Draw::LogUniform => self.independent_stride(rng, bytes),
+            _ => self.stride(rng, bytes),
+        };
         let row = primitive.row();
-        let src_stride =
-            (row.sources > 0).then(|| self.stride(rng, u64::from(width) * primitive.src_bytes_per_pixel()));
+        let src_stride = (row.sources > 0).then(|| stride(rng, u64::from(width) * primitive.src_bytes_per_pixel()));
         let (dst_w, _) = row.dst_size(width, height);
         let dst_stride = if row.dst_is_image() {
-            self.stride(rng, u64::from(dst_w) * primitive.dst_bytes_per_pixel())
+            stride(rng, u64::from(dst_w) * primitive.dst_bytes_per_pixel())
         } else {
             // A reduction's values, 8 bytes apart, as every geometry has them.
             clamp_u32(8 * u64::from(dst_w))
@@ -242,6 +341,44 @@ impl Sample {
         }
         clamp_u32((units + 2 * rng.u64(0..=1)) * align)
     }
+}
+
+impl Sample {
+    /// The held-out stride: the row plus 0 to 512 bytes, or the row rounded up to 2^k (k uniform
+    /// in 0..=log2(max_stride_align)), each half the time.
+    fn independent_stride(&self, rng: &mut Rng, bytes: u64) -> u32 {
+        let bytes = bytes.max(1);
+        if rng.bool() {
+            clamp_u32(bytes + rng.u64(0..=512))
+        } else {
+            let align = 1u64 << rng.u32(0..=self.max_align_log2);
+            clamp_u32(bytes.next_multiple_of(align))
+        }
+    }
+}
+
+/// A value of `[lo, hi]` whose octave ([2^k, 2^(k+1))) is uniform among those the range meets,
+/// then uniform within the octave's part of the range.
+fn by_octave(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
+    let k = rng.u32(lo.ilog2()..=hi.ilog2());
+    let first = lo.max(1 << k);
+    let last = hi.min(((1u64 << (k + 1)) - 1) as u32);
+    rng.u32(first..=last)
+}
+
+/// A power of two of `[lo, hi]` (2^k, k uniform over the range's powers), plus -2 to 2, kept in
+/// the range.
+fn near_power_of_two(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
+    let k = rng.u32(lo.ilog2()..=hi.ilog2());
+    let v = i64::from(1u32 << k) + i64::from(rng.i32(-2..=2));
+    v.clamp(i64::from(lo), i64::from(hi)) as u32
+}
+
+/// A value of `[lo, hi]` whose logarithm is uniform: floor(e^u), u uniform in [ln lo, ln(hi + 1)).
+fn log_uniform(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
+    let (a, b) = (f64::from(lo).ln(), (f64::from(hi) + 1.0).ln());
+    let v = (a + rng.f64() * (b - a)).exp().floor();
+    (v as u32).clamp(lo, hi)
 }
 
 fn pick<T: Copy>(rng: &mut Rng, list: &[T]) -> T {

@@ -226,3 +226,73 @@ fn an_old_run_json_reads_and_a_run_without_samples_writes_no_held_out() {
     assert!(json.contains("\"held_out\":true"), "{json}");
     assert_eq!(&serde_json::from_str::<MemoryScenario>(&json).unwrap(), held);
 }
+
+#[test]
+fn the_octave_draw_sees_narrow_rows_short_images_and_rows_around_every_power_of_two() {
+    let m =
+        parse(&sample("fit_draw = \"octaves\"").replace("fit = 40\nheld_out = 12", "fit = 400\nheld_out = 0")).unwrap();
+    let g: Vec<_> = m.memory.iter().map(|s| s.geometry).collect();
+    // Twelve width octaves (1, 2–3, … 2048–4095) and nine height octaves: each about equally
+    // often among a third of the widths and all the heights.
+    for k in 0..12u32 {
+        let n = g.iter().filter(|g| g.width.ilog2() == k).count();
+        assert!(n >= 12, "width octave {k}: {n}");
+    }
+    for h in [1, 2] {
+        assert!(g.iter().filter(|g| g.height == h).count() >= 20, "height {h}");
+    }
+    for k in 2..12u32 {
+        let p = 1u32 << k;
+        assert!(g.iter().any(|g| g.width == p - 1 || g.width == p - 2), "just below {p}");
+        assert!(g.iter().any(|g| g.width == p + 1 || g.width == p + 2), "just above {p}");
+    }
+    let narrow = g.iter().filter(|g| g.width < 64).count();
+    assert!(narrow * 4 >= g.len(), "{narrow} of {} below 64 px", g.len());
+    // The old draw, kept for the files written before fit_draw, rarely goes there.
+    let old = parse(&sample("").replace("fit = 40\nheld_out = 12", "fit = 400\nheld_out = 0")).unwrap();
+    let old_narrow = old.memory.iter().filter(|s| s.geometry.width < 64).count();
+    assert!(old_narrow * 10 < narrow, "{old_narrow} against {narrow}");
+}
+
+#[test]
+fn a_log_uniform_held_out_set_is_drawn_apart_from_the_fit() {
+    let text = sample("held_out_draw = \"log_uniform\"").replace("fit = 40\nheld_out = 12", "fit = 0\nheld_out = 600");
+    let m = parse(&text).unwrap();
+    let g: Vec<_> = m.memory.iter().map(|s| s.geometry).collect();
+    // log-uniform over 1..=4096: each of the twelve octaves about 1/12 of the draws.
+    for k in 0..12u32 {
+        let n = g.iter().filter(|g| g.width.ilog2() == k).count();
+        assert!((20..=90).contains(&n), "width octave {k}: {n}");
+    }
+    // Heights uniform: about half are above 128.
+    let tall = g.iter().filter(|g| g.height > 128).count();
+    assert!((240..=360).contains(&tall), "{tall}");
+    // Strides: the row plus up to 512 bytes, or rounded up to a power of two; never below the
+    // row, and strides off every alignment as well as on it.
+    assert!(
+        g.iter()
+            .all(|g| g.src_stride >= g.width && g.src_stride <= (g.width + 512).max(g.width.next_multiple_of(512)))
+    );
+    assert!(g.iter().any(|g| g.src_stride % 2 == 1));
+    assert!(g.iter().any(|g| g.src_stride % 128 == 0 && g.width % 128 != 0));
+    assert!(g.iter().any(|g| g.src_stride != g.dst_stride));
+    // No leak-prone share: the configurations are spread over every list.
+    let prone = m
+        .memory
+        .iter()
+        .filter(|s| (s.stream, s.threading) == (StreamKind::Blocking, Threading::ThreadPerCall))
+        .count();
+    assert!((100..=200).contains(&prone), "{prone} of 600 leak-prone");
+    assert!(m.memory.iter().all(|s| s.held_out));
+}
+
+#[test]
+fn an_unknown_draw_is_named_with_the_ones_there_are() {
+    let err = parse(&sample("fit_draw = \"log_uniform\"")).unwrap_err().to_string();
+    assert!(
+        err.contains("m.toml:9:12") && err.contains("\"uniform_and_aligned\", \"octaves\""),
+        "{err}"
+    );
+    let err = parse(&sample("held_out_draw = \"octaves\"")).unwrap_err().to_string();
+    assert!(err.contains("\"like_fit\", \"log_uniform\""), "{err}");
+}
