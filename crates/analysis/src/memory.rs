@@ -81,8 +81,11 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
     let growth_mib: Vec<f64> = bytes.iter().map(|b| (*b as f64 - first) / MIB).collect();
     let threads: Vec<f64> = s.threads_spawned.iter().map(|&t| f64::from(t)).collect();
     let calls: Vec<f64> = s.call.iter().map(|&c| f64::from(c)).collect();
-    let class = match record.outcome {
-        Outcome::StoppedAtBudget { .. } => LeakClass::Leak,
+    let made = s.call.last().copied().unwrap_or(0);
+    let class = match (&record.outcome, record.scenario.threading.thread_bound()) {
+        (Outcome::StoppedAtBudget { .. }, _) => LeakClass::Leak,
+        // A pool still filling looks like a leak: told only once every thread has called twice.
+        (_, Some(n)) if n > 1 && made <= 2 * n => LeakClass::Undecided,
         _ => classify(&growth_mib),
     };
     let hidden_streams: Option<Vec<f64>> = result.streams.as_ref().map(|st| {

@@ -68,6 +68,10 @@ pub enum LeakClass {
     Bounded,
     /// No growth beyond one allocation granule.
     Flat,
+    /// Not told: a pool of n threads whose calls stopped before each thread had called twice
+    /// (2n calls), so that a pool still filling cannot be told from a leak. [`classify`] never
+    /// gives it; the analysis of a scenario does.
+    Undecided,
 }
 
 impl LeakClass {
@@ -76,6 +80,7 @@ impl LeakClass {
             LeakClass::Leak => "leak",
             LeakClass::Bounded => "bounded",
             LeakClass::Flat => "flat",
+            LeakClass::Undecided => "undecided",
         }
     }
 }

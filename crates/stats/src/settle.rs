@@ -48,6 +48,7 @@ pub fn settled(p: Progress<'_>) -> Option<LeakClass> {
     let ok = match class {
         LeakClass::Leak => true,
         LeakClass::Flat => p.streams_created.is_none_or(|s| s[n / 2..].first() == s.last()),
+        LeakClass::Undecided => false,
         LeakClass::Bounded => {
             let (lo, hi) = tail.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
                 (lo.min(*v), hi.max(*v))

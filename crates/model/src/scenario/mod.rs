@@ -55,7 +55,8 @@ impl MemoryScenario {
             stream,
             context,
             threading,
-            calls,
+            // A pool makes enough calls to tell its class (see `Threading::calls_to_decide`).
+            calls: calls.max(threading.calls_to_decide()),
             held_out: false,
         };
         s.id = s.derived_id();

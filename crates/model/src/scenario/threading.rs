@@ -36,6 +36,16 @@ impl Threading {
         }
     }
 
+    /// The calls a memory scenario of this model makes at least, whatever the matrix's `calls`:
+    /// a pool of n, 2n + 4, so that each thread calls twice and the pool is then seen flat
+    /// (the settle rule's minimum, `nppbench_stats::settle::minimum_calls`); others, none.
+    pub fn calls_to_decide(self) -> u32 {
+        match self.thread_bound() {
+            Some(n) if n > 1 => 2 * n + 4,
+            _ => 0,
+        }
+    }
+
     /// The family the report groups by: pool sizes share one.
     pub fn family(self) -> &'static str {
         match self {

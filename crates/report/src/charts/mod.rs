@@ -45,6 +45,7 @@ pub(crate) fn class_colour(class: Option<LeakClass>) -> RGBColor {
         Some(LeakClass::Leak) => RGBColor(204, 51, 51),
         Some(LeakClass::Bounded) => RGBColor(240, 180, 60),
         Some(LeakClass::Flat) => RGBColor(90, 170, 110),
+        Some(LeakClass::Undecided) => RGBColor(200, 200, 225),
         None => RGBColor(170, 170, 170),
     }
 }
