@@ -76,3 +76,156 @@ pub fn answer(evidence: &Evidence, rules: &[FunctionRules], q: &Case) -> Answer 
         },
     }
 }
+
+/// How far an answer can be trusted (`predict`'s `confidence` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confidence {
+    /// The runs measured this very scenario, in one class.
+    Exact,
+    /// The function's rules fit every fitted scenario, predict every held-out one, and no
+    /// scenario of the function changed class between processes.
+    Rule,
+    /// The best rules found are wrong on some fitted or held-out scenarios, were not tested on
+    /// any, or the function's scenarios changed class between processes.
+    Approximate,
+    /// The scenario lies outside the widths, heights or strides measured of its function.
+    Extrapolated,
+    /// No answer: nothing measured of the function, or a measured scenario that is not stable.
+    None,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Exact => "exact",
+            Confidence::Rule => "rule",
+            Confidence::Approximate => "approximate",
+            Confidence::Extrapolated => "extrapolated",
+            Confidence::None => "none",
+        }
+    }
+}
+
+/// An answer's confidence and why, and, for an answer from a leak rule that does not hold, the
+/// rule's first condition that fails on the scenario (the one that decides it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    pub confidence: Confidence,
+    pub reason: String,
+    pub deciding: Option<crate::rules::Literal>,
+}
+
+/// The quantities of a scenario that a rule was measured over, with their names and units.
+fn extents(c: &Case) -> [(&'static str, &'static str, u32); 4] {
+    let g = &c.geometry;
+    [
+        ("width", "px", g.width),
+        ("height", "rows", g.height),
+        ("source stride", "bytes", g.src_stride),
+        ("destination stride", "bytes", g.dst_stride),
+    ]
+}
+
+/// Why `q` lies outside what was measured of its function, if it does: the first quantity
+/// below the smallest or above the largest value measured.
+pub fn outside_measured(evidence: &Evidence, q: &Case) -> Option<String> {
+    let mine: Vec<&Case> = evidence.cases.iter().filter(|c| c.primitive == q.primitive).collect();
+    if mine.is_empty() {
+        return None;
+    }
+    for (i, (name, unit, v)) in extents(q).into_iter().enumerate() {
+        let values = mine.iter().map(|c| extents(c)[i].2);
+        let (lo, hi) = (values.clone().min().unwrap_or(v), values.max().unwrap_or(v));
+        if v < lo {
+            return Some(format!(
+                "{name} {v} {unit} is below the smallest measured of this function, {lo}"
+            ));
+        }
+        if v > hi {
+            return Some(format!(
+                "{name} {v} {unit} is above the largest measured of this function, {hi}"
+            ));
+        }
+    }
+    None
+}
+
+/// Why a function's rules are not exact, if they are not (see [`Confidence::Approximate`]).
+fn rules_weakness(f: &FunctionRules) -> Option<String> {
+    use crate::rules::{RuleKind, Standing};
+    if !f.flips.is_empty() {
+        return Some(format!(
+            "{} scenario(s) of this function changed class between processes",
+            f.flips.len()
+        ));
+    }
+    for (name, r) in [("leak", &f.leak), ("bounded", &f.bounded)] {
+        match r.standing() {
+            Standing::Earned => {}
+            Standing::NotValidated => {
+                return Some(format!("the {name} rule was tested on no held-out scenario"));
+            }
+            Standing::WrongOnHeldOut => {
+                return Some(format!(
+                    "the {name} rule gets {} of {} held-out scenarios wrong",
+                    r.held_out.wrong.len(),
+                    r.held_out.total
+                ));
+            }
+            Standing::NoneFits => {
+                let wrong = match &r.kind {
+                    RuleKind::Approximately { counter_examples, .. } => counter_examples.len(),
+                    _ => r.measured,
+                };
+                return Some(format!(
+                    "no {name} rule fits: the closest gets {wrong} of {} fitted scenarios wrong",
+                    r.measured
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// How far `a`, the answer for `q`, can be trusted, and what decides it.
+pub fn assess(evidence: &Evidence, rules: &[FunctionRules], q: &Case, a: &Answer) -> Assessment {
+    let plain = |confidence, reason: &str| Assessment {
+        confidence,
+        reason: reason.to_owned(),
+        deciding: None,
+    };
+    match &a.basis {
+        Basis::Measured(classes) if classes.len() == 1 => plain(Confidence::Exact, "this scenario was measured"),
+        Basis::Measured(_) => plain(Confidence::None, "measured, but its class changed between processes"),
+        Basis::None => plain(Confidence::None, "no scenario of this function was measured"),
+        Basis::Rule => {
+            let Some(f) = rules.iter().find(|f| f.primitive == q.primitive) else {
+                return plain(Confidence::None, "no scenario of this function was measured");
+            };
+            let deciding = match (&f.leak.kind, f.leak.predicts(q)) {
+                (crate::rules::RuleKind::Exactly { literals, .. }, false) => {
+                    literals.iter().map(|(l, _)| l).find(|l| !l.holds_on(q)).cloned()
+                }
+                (crate::rules::RuleKind::Approximately { literals, .. }, false) => {
+                    literals.iter().find(|l| !l.holds_on(q)).cloned()
+                }
+                _ => None,
+            };
+            let (confidence, reason) = if let Some(why) = outside_measured(evidence, q) {
+                (Confidence::Extrapolated, why)
+            } else if let Some(why) = rules_weakness(f) {
+                (Confidence::Approximate, why)
+            } else {
+                (
+                    Confidence::Rule,
+                    "the rules fit every fitted scenario and predict every held-out one".to_owned(),
+                )
+            };
+            Assessment {
+                confidence,
+                reason,
+                deciding,
+            }
+        }
+    }
+}

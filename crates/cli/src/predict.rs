@@ -6,9 +6,11 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use nppbench_analysis::LeakClass;
 use nppbench_analysis::RunAnalysis;
+use nppbench_analysis::evidence::Evidence;
 use nppbench_analysis::evidence::{FunctionRules, pool};
-use nppbench_analysis::predict::{Answer, Basis, answer, query};
+use nppbench_analysis::predict::{Answer, Basis, answer, assess, query};
 use nppbench_analysis::rules::Case;
 use nppbench_model::{ContextFill, Geometry, Matrix, Primitive, StreamKind, Threading};
 use serde::Serialize;
@@ -82,6 +84,15 @@ struct Row {
     threading: String,
     predicted_class: String,
     basis: String,
+    /// exact (measured), rule (held on every fitted and held-out scenario), approximate,
+    /// extrapolated (outside what was measured of the function), or none.
+    confidence: String,
+    confidence_reason: String,
+    /// What decides the answer: for a leak rule that does not hold, its first condition that
+    /// fails; for bounded, what bounded means.
+    deciding: String,
+    /// For a leak: the configurations the same evidence says end it, each with its class and basis.
+    fixes: String,
     rule: String,
 }
 
@@ -95,7 +106,7 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     let rules = evidence.rules();
     let rows: Vec<Row> = queries
         .iter()
-        .map(|q| row(q, &answer(&evidence, &rules, q), &rules))
+        .map(|q| row(q, &answer(&evidence, &rules, q), &evidence, &rules))
         .collect();
     let text = match args.format {
         Format::Csv => csv_text(&rows)?,
@@ -160,8 +171,67 @@ fn queries(args: &PredictArgs) -> anyhow::Result<Vec<Case>> {
     Ok(vec![query(primitive, g, args.stream, args.context, args.threading)])
 }
 
-fn row(q: &Case, a: &Answer, rules: &[FunctionRules]) -> Row {
+/// The changes of configuration that end a leak, each answered from the same evidence.
+const FIXES: [(&str, fn(&Case) -> Case); 3] = [
+    (
+        "declare cudaStreamNonBlocking in nStreamFlags (context declared_non_blocking)",
+        |q| Case {
+            context: ContextFill::DeclaredNonBlocking,
+            ..q.clone()
+        },
+    ),
+    ("call from a fixed pool of 4 threads (pool:4)", |q| Case {
+        threading: Threading::Pool(4),
+        ..q.clone()
+    }),
+    ("call from one thread (single)", |q| Case {
+        threading: Threading::Single,
+        ..q.clone()
+    }),
+];
+
+/// For a leak: each change of [`FIXES`] that the evidence says ends it, with its class and how
+/// that is known.
+fn fixes(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> String {
+    if a.class != Some(LeakClass::Leak) {
+        return String::new();
+    }
+    let mut out = Vec::new();
+    for (what, change) in FIXES {
+        let mut fixed = change(q);
+        fixed.id = query(
+            fixed.primitive,
+            fixed.geometry,
+            fixed.stream,
+            fixed.context,
+            fixed.threading,
+        )
+        .id;
+        let answer = answer(evidence, rules, &fixed);
+        let Some(class) = answer.class.filter(|c| *c != LeakClass::Leak) else {
+            continue;
+        };
+        let how = assess(evidence, rules, &fixed, &answer).confidence;
+        out.push(format!("{what}: {} ({})", class.as_str(), how.as_str()));
+    }
+    out.join("; ")
+}
+
+fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Row {
     let g = &q.geometry;
+    let assessment = assess(evidence, rules, q, a);
+    let deciding = match (a.class, &assessment.deciding) {
+        (Some(LeakClass::Bounded), _) => "bounded: memory grows while each of the pool's threads makes its first call (NPP keeps streams per thread), then stops".to_owned(),
+        (Some(c), Some(l)) => format!(
+            "{}: {}",
+            c.as_str(),
+            nppbench_report::view::literal_words(&nppbench_analysis::rules::Literal {
+                feature: l.feature.clone(),
+                holds: !l.holds,
+            })
+        ),
+        _ => String::new(),
+    };
     let (basis, rule) = match &a.basis {
         Basis::Measured(classes) if classes.len() > 1 => (
             "measured".to_owned(),
@@ -195,6 +265,10 @@ fn row(q: &Case, a: &Answer, rules: &[FunctionRules]) -> Row {
         threading: q.threading.to_string(),
         predicted_class: a.class.map_or("unknown", |c| c.as_str()).to_owned(),
         basis,
+        confidence: assessment.confidence.as_str().to_owned(),
+        confidence_reason: assessment.reason,
+        deciding,
+        fixes: fixes(q, a, evidence, rules),
         rule,
     }
 }
@@ -211,7 +285,7 @@ fn table(rows: &[Row], version: &str, runs: usize) -> String {
     let mut out = format!("NPP {version}, from {runs} run(s)\n");
     for r in rows {
         out.push_str(&format!(
-            "{} {}x{} src {} dst {} {} {} {}: {} ({}){}\n",
+            "{} {}x{} src {} dst {} {} {} {}: {} ({}, {}: {}){}{}{}\n",
             r.primitive,
             r.width,
             r.height,
@@ -222,6 +296,18 @@ fn table(rows: &[Row], version: &str, runs: usize) -> String {
             r.threading,
             r.predicted_class,
             r.basis,
+            r.confidence,
+            r.confidence_reason,
+            if r.deciding.is_empty() {
+                String::new()
+            } else {
+                format!("\n  decided by: {}", r.deciding)
+            },
+            if r.fixes.is_empty() {
+                String::new()
+            } else {
+                format!("\n  ends the leak: {}", r.fixes)
+            },
             if r.rule.is_empty() {
                 String::new()
             } else {

@@ -66,12 +66,63 @@ fn the_csv_has_the_documented_columns() {
             "threading",
             "predicted_class",
             "basis",
+            "confidence",
+            "confidence_reason",
+            "deciding",
+            "fixes",
             "rule"
         ]
     );
     assert_eq!(&rows[1][8], "leak");
     assert_eq!(&rows[1][9], "rule");
-    assert!(rows[1][10].starts_with("Leaks if and only if"), "{:?}", &rows[1]);
+    assert!(rows[1][14].starts_with("Leaks if and only if"), "{:?}", &rows[1]);
+    // A leak names the configurations the same evidence says end it.
+    assert!(rows[1][13].contains("declared_non_blocking): flat"), "{:?}", &rows[1]);
+}
+
+#[test]
+fn an_answer_says_how_it_knows_and_what_decides_it() {
+    let ask = |width: &str, height: &str, stride: &str, threading: &str| {
+        predict_csv(&[
+            "--atlas",
+            &atlas("13.0.1"),
+            "--primitive",
+            "Convert_8u32f_C1R",
+            "--width",
+            width,
+            "--height",
+            height,
+            "--src-stride",
+            stride,
+            "--threading",
+            threading,
+        ])
+        .remove(1)
+    };
+    // Far past every width measured: the rule's answer, marked extrapolated with the reason.
+    let far = ask("100000", "16", "100352", "thread_per_call");
+    assert_eq!(&far[10], "extrapolated", "{far:?}");
+    assert!(
+        far[11].contains("width 100000 px is above the largest measured"),
+        "{far:?}"
+    );
+    // Flat because one condition of the leak rule fails: that condition is named.
+    let aligned = ask("1024", "16", "1024", "thread_per_call");
+    assert_eq!(&aligned[8], "flat", "{aligned:?}");
+    assert!(
+        aligned[12].starts_with("flat: a source row in bytes is a multiple of"),
+        "{aligned:?}"
+    );
+    // Bounded says what bounded means.
+    let pool = ask("1000", "16", "1024", "pool:4");
+    assert_eq!(&pool[8], "bounded", "{pool:?}");
+    assert!(
+        pool[12].contains("each of the pool's threads makes its first call"),
+        "{pool:?}"
+    );
+    // A measured scenario is exact.
+    let measured = ask("255", "64", "256", "thread_per_call");
+    assert_eq!((&measured[9], &measured[10]), ("measured", "exact"), "{measured:?}");
 }
 
 /// The seed report's geometry (31×31, source stride 32, destination 128) as other committed runs
@@ -197,7 +248,8 @@ fn a_function_whose_class_flips_between_processes_is_unknown_where_it_flipped() 
     let rows = predict_csv(&args);
     assert_eq!(&rows[1][8], "unknown");
     assert_eq!(&rows[1][9], "measured");
-    assert!(rows[1][10].contains("not stable"), "{:?}", &rows[1]);
+    assert!(rows[1][14].contains("not stable"), "{:?}", &rows[1]);
+    assert_eq!(&rows[1][10], "none");
 }
 
 #[test]

@@ -10,6 +10,8 @@ use nppbench_analysis::verdict::{Fix, Verdict};
 
 mod rule;
 
+/// One literal of a rule, in words (as `predict` names the condition that decides an answer).
+pub use rule::literal as literal_words;
 pub use rule::rule_sentence;
 pub(crate) use rule::rule_words;
 

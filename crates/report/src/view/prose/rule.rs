@@ -7,7 +7,7 @@ use nppbench_analysis::rules::{Literal, MAX_LITERALS, RuleKind, Standing};
 use super::{held_out_text, one_of, one_of_and};
 
 /// One literal of a rule, in words.
-pub(crate) fn literal(l: &Literal) -> String {
+pub fn literal(l: &Literal) -> String {
     use nppbench_analysis::rules::Feature as F;
     let is = if l.holds { "is" } else { "is not" };
     let at_least = |what: &str, k: &u64, unit: &str| {
