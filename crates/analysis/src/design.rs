@@ -5,6 +5,8 @@
 //! alone (delta debugging of the configuration). Measured and pooled with the atlas, they are
 //! the contrast the rule search lacked. Scenarios already measured are not proposed again.
 
+pub mod bisect;
+
 use std::collections::BTreeSet;
 
 use nppbench_model::{ContextFill, Geometry, MemoryScenario, StreamKind, Threading};
@@ -122,10 +124,11 @@ pub fn next_round(
 }
 
 /// The scenarios as a matrix file: one `[[geometry]]` table each (memory only), so that
-/// `nppbench run --matrix` measures them as they are.
-pub fn matrix_toml(name: &str, scenarios: &[MemoryScenario], calls: u32) -> String {
+/// `nppbench run --matrix` measures them as they are. `what` says, in a few words, what they are
+/// (the file's description and first comment).
+pub fn matrix_toml(name: &str, what: &str, scenarios: &[MemoryScenario], calls: u32) -> String {
     let mut out = format!(
-        "# Written by nppbench design: the scenarios one factor away from those the rules of the\n# runs given got wrong or could not separate. Measure with `nppbench run --matrix`, then pool\n# the run with the atlas (`--from`/`--atlas` both).\nname = \"{name}\"\ndescription = \"The next round: scenarios one factor away from where the rules are weak\"\nstreams = [\"blocking\"]\nthreading = [\"thread_per_call\"]\n\n[settings]\ncalls = {calls}\n"
+        "# Written by nppbench design: {what}. Measure with `nppbench run --matrix`,\n# then pool the run with the atlas (`--from`/`--atlas` both).\nname = \"{name}\"\ndescription = \"{what}\"\nstreams = [\"blocking\"]\nthreading = [\"thread_per_call\"]\n\n[settings]\ncalls = {calls}\n"
     );
     for s in scenarios {
         let g = &s.geometry;
