@@ -20,6 +20,7 @@ pub mod memory;
 pub mod predict;
 pub mod rules;
 pub mod run;
+pub mod score;
 pub mod selection;
 pub mod settle;
 pub mod thresholds;

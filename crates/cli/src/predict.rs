@@ -30,8 +30,14 @@ pub(crate) struct PredictArgs {
     /// Every memory scenario of a matrix file (`nppbench preset NAME` prints one).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["primitive", "width", "height", "src_stride"])]
     matrix: Option<PathBuf>,
+    /// Every memory scenario a run measured, answered as if it had not been, and scored against
+    /// what it measured: in all, by width octave and by function (a table), or each answer with
+    /// its measured class (CSV, JSON). Score the atlas on a draw of your own this way
+    /// (docs/atlas/judge.toml).
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["matrix", "primitive", "width", "height", "src_stride"])]
+    against: Option<PathBuf>,
     /// One scenario: the function (`Convert_8u32f_C1R`, or NVIDIA's `nppiConvert_8u32f_C1R_Ctx`).
-    #[arg(long, required_unless_present = "matrix", requires_all = ["width", "height", "src_stride"])]
+    #[arg(long, required_unless_present_any = ["matrix", "against"], requires_all = ["width", "height", "src_stride"])]
     primitive: Option<String>,
     /// ROI width in pixels.
     #[arg(long, allow_negative_numbers = true)]
@@ -94,23 +100,61 @@ struct Row {
     /// For a leak: the configurations the same evidence says end it, each with its class and basis.
     fixes: String,
     rule: String,
+    /// With --against: the class the run measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    measured_class: Option<String>,
 }
 
 pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     // The question is checked before the atlas is read (which takes a while).
-    let queries = queries(&args)?;
+    let mut queries = queries(&args)?;
+    let judged = match &args.against {
+        Some(path) => Some(read_runs(std::slice::from_ref(path))?),
+        None => None,
+    };
+    let truth: Vec<Case> = judged
+        .iter()
+        .flatten()
+        .flat_map(|(_, r)| nppbench_analysis::evidence::cases_of(&RunAnalysis::new(r)))
+        .collect();
+    if judged.is_some() {
+        if truth.is_empty() {
+            return Err(bad_input(format!(
+                "--against {}: the run has no memory scenario with a class to score against",
+                args.against
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            )));
+        }
+        queries = truth
+            .iter()
+            .map(|c| query(c.primitive, c.geometry, c.stream, c.context, c.threading))
+            .collect();
+    }
     let loaded = read_runs(&args.atlas)?;
     let version = one_npp_version(&loaded, args.npp_version.as_deref())?;
+    if let Some(judged) = &judged {
+        one_npp_version(judged, Some(&version)).map_err(|e| bad_input(format!("--against: {e}")))?;
+    }
     let analyses: Vec<RunAnalysis<'_>> = loaded.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
     let evidence = pool(&analyses.iter().collect::<Vec<_>>());
     let rules = evidence.rules();
-    let rows: Vec<Row> = queries
+    let mut rows: Vec<Row> = queries
         .iter()
         .map(|q| row(q, &answer(&evidence, &rules, q), &evidence, &rules))
         .collect();
+    for (r, c) in rows.iter_mut().zip(&truth) {
+        r.measured_class = Some(c.class.as_str().to_owned());
+    }
     let text = match args.format {
         Format::Csv => csv_text(&rows)?,
         Format::Json => serde_json::to_string_pretty(&rows)? + "\n",
+        Format::Table if judged.is_some() => score_table(
+            &nppbench_analysis::score::against(&evidence, &rules, &truth),
+            &version,
+            loaded.len(),
+        ),
         Format::Table => table(&rows, &version, loaded.len()),
     };
     match &args.out {
@@ -141,6 +185,10 @@ fn nearest_primitive(name: &str) -> Option<&'static str> {
 
 /// The scenarios asked about: the matrix's memory scenarios, or the one the options give.
 fn queries(args: &PredictArgs) -> anyhow::Result<Vec<Case>> {
+    if args.against.is_some() {
+        // The run's own scenarios, once it is read.
+        return Ok(Vec::new());
+    }
     if let Some(path) = &args.matrix {
         let m = Matrix::from_file(path).map_err(bad_input)?;
         return Ok(m
@@ -270,7 +318,52 @@ fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Ro
         deciding,
         fixes: fixes(q, a, evidence, rules),
         rule,
+        measured_class: None,
     }
+}
+
+/// A score: in all, by width octave, by function (worst first), and the first misses.
+fn score_table(score: &nppbench_analysis::score::Score, version: &str, runs: usize) -> String {
+    use nppbench_analysis::score::octave_label;
+    let mut out = format!(
+        "NPP {version}, from {runs} run(s): {}\n\nby width (px):\n",
+        score.total.words()
+    );
+    for (k, t) in &score.by_octave {
+        out.push_str(&format!("  {:>11}  {}\n", octave_label(*k), t.words()));
+    }
+    out.push_str("\nby function, worst first:\n");
+    let mut functions = score.by_function.clone();
+    functions.sort_by(|(_, a), (_, b)| {
+        let share = |t: &nppbench_analysis::score::Tally| t.right as f64 / t.total().max(1) as f64;
+        share(a).total_cmp(&share(b))
+    });
+    for (p, t) in functions.iter().filter(|(_, t)| t.right < t.total()) {
+        out.push_str(&format!("  {p:<28} {}\n", t.words()));
+    }
+    if score.misses.is_empty() {
+        out.push_str("  every function right\n");
+    } else {
+        out.push_str(&format!(
+            "\n{} wrong or unknown (measured → predicted):\n",
+            score.misses.len()
+        ));
+        for m in score.misses.iter().take(40) {
+            out.push_str(&format!(
+                "  {}: {} → {}\n",
+                m.id,
+                m.measured.as_str(),
+                m.predicted.map_or("unknown", |c| c.as_str())
+            ));
+        }
+        if score.misses.len() > 40 {
+            out.push_str(&format!(
+                "  … and {} more (--format csv lists each)\n",
+                score.misses.len() - 40
+            ));
+        }
+    }
+    out
 }
 
 fn csv_text(rows: &[Row]) -> anyhow::Result<String> {

@@ -18,7 +18,7 @@ fn reports() -> PathBuf {
 
 fn atlas(version: &str) -> String {
     reports()
-        .join(format!("h100-atlas-npp-{version}"))
+        .join(format!("h100-atlas-bisected-npp-{version}"))
         .display()
         .to_string()
 }
@@ -127,7 +127,10 @@ fn an_answer_says_how_it_knows_and_what_decides_it() {
 
 /// The seed report's geometry (31×31, source stride 32, destination 128) as other committed runs
 /// measured it, on every stream kind and threading model they tried, against the atlas's answer:
-/// the atlas never measured 31×31, so every answer comes from a rule.
+/// the atlas never measured 31×31, so every answer comes from a rule. With a new thread per call
+/// every answer is right; a pool's or a single thread's (bounded or flat: the atlas's bounded
+/// rules are approximate, some pools growing with the runtime's own per-thread streams) is right
+/// or says it is approximate, never "rule" when wrong.
 #[test]
 fn the_seed_reports_cases_are_predicted_as_other_runs_measured_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -171,8 +174,13 @@ threading = ["thread_per_call_own_stream"]
                     (&r[5], &r[6], &r[7]) == (&s.stream.to_string(), &s.context.to_string(), &s.threading.to_string())
                 })
                 .unwrap_or_else(|| panic!("no answer for {}", s.id));
-            assert_eq!(&row[8], m.class.expect("measured").as_str(), "{} in {run}", s.id);
             assert_eq!(&row[9], "rule", "{}", s.id);
+            let right = row[8] == *m.class.expect("measured").as_str();
+            if s.threading.thread_bound().is_none() {
+                assert!(right, "{} in {run}: {row:?}", s.id);
+            } else {
+                assert!(right || &row[10] == "approximate", "{} in {run}: {row:?}", s.id);
+            }
             checked += 1;
         }
         assert!(checked >= 13, "{run}: {checked} seed cases");
@@ -371,4 +379,44 @@ fn the_next_round_proposes_unmeasured_scenarios_where_rules_are_weak() {
     // gets none.
     assert!(per.contains_key("AddC_8u_C3RSfs"), "{per:?}");
     assert!(!per.contains_key("Convert_8u32f_C1R"), "{per:?}");
+}
+
+/// The committed atlas of each version (the octave draw, its held-out set and the bisection
+/// rounds, pooled) against a stranger's draw measured on the GPU (`docs/atlas/judge.toml`:
+/// log-uniform widths, independent strides, every stream kind and context filling, a new thread
+/// per call), which no atlas run drew: at least 98% right and 2% unknown in all, and 95% right
+/// in every width octave.
+#[test]
+fn the_atlas_is_right_on_a_strangers_draw_at_every_width() {
+    for version in ["13.0.1", "12.2.3"] {
+        let atlas = reports().join(format!("h100-atlas-bisected-npp-{version}"));
+        let judge = reports().join(format!("judge/npp-{version}/run.json"));
+        let rows = predict_csv(&[
+            "--atlas",
+            &atlas.display().to_string(),
+            "--against",
+            &judge.display().to_string(),
+        ]);
+        let header: Vec<&str> = rows[0].iter().collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (predicted, measured, width) = (col("predicted_class"), col("measured_class"), col("width"));
+        let mut by_octave: std::collections::BTreeMap<u32, (usize, usize)> = Default::default();
+        let (mut right, mut unknown) = (0, 0);
+        for r in &rows[1..] {
+            let ok = r[predicted] == r[measured];
+            right += usize::from(ok);
+            unknown += usize::from(&r[predicted] == "unknown");
+            let w: u32 = r[width].parse().unwrap();
+            let o = by_octave.entry(w.ilog2()).or_default();
+            o.0 += usize::from(ok);
+            o.1 += 1;
+        }
+        let n = rows.len() - 1;
+        assert!(n > 600, "{version}: {n} scenarios");
+        assert!(right * 100 >= n * 98, "{version}: {right} of {n} right");
+        assert!(unknown * 100 <= n * 2, "{version}: {unknown} of {n} unknown");
+        for (k, (r, t)) in by_octave {
+            assert!(r * 100 >= t * 95, "{version}: widths from {}: {r} of {t} right", 1 << k);
+        }
+    }
 }

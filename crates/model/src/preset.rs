@@ -117,7 +117,10 @@ mod tests {
             let fit: Vec<_> = mem.iter().filter(|s| !s.held_out).collect();
             let narrow = fit.iter().filter(|s| s.geometry.width < 64).count();
             assert!(narrow >= 8, "{p}: {narrow} fitted widths under 64 px");
-            assert!(fit.iter().any(|s| s.geometry.height <= 2), "{p}: no image of 1 or 2 rows");
+            assert!(
+                fit.iter().any(|s| s.geometry.height <= 2),
+                "{p}: no image of 1 or 2 rows"
+            );
             // Widths of every parity and of both sides of 4 (the sample draws the rest).
             for modulus in [2u32, 4] {
                 assert!(mem.iter().any(|s| s.geometry.width % modulus == 0), "{p} {modulus}");
@@ -178,6 +181,11 @@ mod tests {
             );
             assert!(m.throughput.iter().any(|s| s.primitive == p), "{p}: throughput");
         }
+    }
+
+    #[test]
+    fn atlas_draws_both_sides_of_every_modulus_and_narrow_rows_for_every_primitive() {
+        let m = Preset::Atlas.matrix().unwrap();
         // Over the atlas: widths on both sides of every modulus up to 128, and under 192 px.
         for modulus in [8u32, 16, 32, 64, 128] {
             assert!(
@@ -192,7 +200,11 @@ mod tests {
                 .iter()
                 .any(|s| s.primitive == **p && !s.held_out && s.geometry.width < 192)
         });
-        assert_eq!(narrow.count(), m.primitives.len(), "every primitive fits on a width under 192 px");
+        assert_eq!(
+            narrow.count(),
+            m.primitives.len(),
+            "every primitive fits on a width under 192 px"
+        );
         eprintln!(
             "atlas: {} memory ({} held out), {} throughput scenarios",
             m.memory.len(),

@@ -245,6 +245,7 @@ pub(crate) struct AtlasCsvRow {
     pub(crate) pct_of_copy_ceiling: String,
     pub(crate) scenarios: String,
     pub(crate) held_out: String,
+    pub(crate) held_out_classes: String,
 }
 
 pub(crate) fn atlas_rows(run: &crate::view::RunView) -> Vec<AtlasCsvRow> {
@@ -266,6 +267,7 @@ pub(crate) fn atlas_rows(run: &crate::view::RunView) -> Vec<AtlasCsvRow> {
             pct_of_copy_ceiling: dash(&r.pct_of_ceiling),
             scenarios: r.scenarios.clone(),
             held_out: r.held_out.clone(),
+            held_out_classes: r.held_out_classes.clone(),
         })
         .collect()
 }

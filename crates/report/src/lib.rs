@@ -69,9 +69,38 @@ fn page_of(
     views: Vec<view::RunView>,
 ) -> Result<view::Page, ReportError> {
     let first = runs.first().ok_or(ReportError::NoRuns)?;
-    let versions: Vec<String> = runs.iter().map(|r| r.environment.npp.full_version()).collect();
     let mut gpus: Vec<&str> = runs.iter().map(|r| r.environment.gpu.name.as_str()).collect();
     gpus.dedup();
+    if runs.len() > 1 && evidence.one_group() {
+        // One atlas: the first run with the pooled rules, every run listed; a comparison of
+        // runs of one version is `compare`'s work.
+        let pooled = view::PooledView {
+            runs: runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| view::PooledRun {
+                    label: format!("run {}", i + 1),
+                    what: format!("{}: {} memory scenarios", r.matrix.name, r.memory.len()),
+                    page: view::run_page_name(i),
+                    run_json: view::run_json_name(i, r, runs.len()),
+                })
+                .collect(),
+        };
+        return Ok(view::Page {
+            title: format!(
+                "nppbench: NPP {} on {}, one atlas of {} runs",
+                first.environment.npp.full_version(),
+                gpus.join(", "),
+                runs.len()
+            ),
+            generated_by: generated_by(first),
+            upgrade: None,
+            runs: views.into_iter().take(1).collect(),
+            back: None,
+            pooled: Some(pooled),
+        });
+    }
+    let versions: Vec<String> = runs.iter().map(|r| r.environment.npp.full_version()).collect();
     Ok(view::Page {
         title: format!("nppbench: NPP {} on {}", versions.join(" vs "), gpus.join(", ")),
         generated_by: generated_by(first),
@@ -82,6 +111,7 @@ fn page_of(
         },
         runs: views,
         back: None,
+        pooled: None,
     })
 }
 
@@ -91,7 +121,7 @@ pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
     let evidence = view::Evidence::of(&analyses);
     let views = run_views(&analyses, &evidence)?;
-    let page = page_of(runs, &analyses, &evidence, views)?;
+    let page = page_of(runs, &analyses, &evidence, views.clone())?;
     let [index_html, summary_md] = render_templates(
         [("report.html", PAGE), ("summary.md", SUMMARY), ("macros.html", MACROS)],
         &page,
@@ -100,13 +130,14 @@ pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
     let mut run_pages = Vec::new();
     if runs.len() > 1 {
         let title = page.title.clone();
-        for (i, run_view) in page.runs.iter().cloned().enumerate() {
+        for (i, run_view) in views.into_iter().enumerate() {
             let one = view::Page {
                 title: format!("{} — {}", run_view.label, title),
                 generated_by: page.generated_by.clone(),
                 runs: vec![run_view],
                 upgrade: None,
                 back: Some("index.html".into()),
+                pooled: None,
             };
             let [html, _] = render_templates([("report.html", PAGE), ("macros.html", MACROS)], &one)?;
             run_pages.push((view::run_page_name(i), html));
@@ -119,6 +150,7 @@ pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
         }
     }
     let scenarios_csv = csv_text(csv)?;
+    // One atlas: its rows once (the pooled rules), from the first run's page.
     let atlas_csv = if page.runs.iter().any(|r| !r.atlas.is_empty()) {
         let mut csv = csv::Writer::from_writer(Vec::new());
         for r in &page.runs {

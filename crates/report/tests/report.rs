@@ -116,9 +116,18 @@ fn the_atlas_page_lists_every_catalogued_function_with_its_rule() {
     let csv = r.atlas_csv.unwrap();
     let primitives = &runs[0].matrix.primitives;
     assert!(primitives.len() >= 40);
-    // Each run's page: one row per function of the matrix, measured or not, with the rule the
-    // two runs give together.
-    assert_eq!(csv.lines().count() - 1, 2 * primitives.len());
+    // One atlas (#28 item 4): one row per function of the matrix, measured or not, with the rule
+    // the two runs give together; its first page is that atlas, not a comparison of its runs.
+    assert_eq!(csv.lines().count() - 1, primitives.len());
+    assert!(!r.index_html.contains("CHANGED") && !r.index_html.contains("PARTIAL"));
+    assert!(r.index_html.contains("One atlas pooled from 2 runs"));
+    assert_eq!(r.index_html.matches("id=\"fn-Convert_8u32f_C1R\"").count(), 1);
+    assert_eq!(
+        r.summary_md.matches("| Convert_8u32f_C1R |").count(),
+        1,
+        "one rule per function"
+    );
+    assert_eq!(r.run_pages.len(), 2, "each run keeps its page");
     let forms = [
         "Leaks if and only if",
         "Never leaks:",

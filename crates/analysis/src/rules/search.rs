@@ -4,8 +4,12 @@
 use super::Case;
 use super::features::{Feature, Literal, candidates};
 
-/// The longest conjunction searched.
-pub const MAX_LITERALS: usize = 4;
+/// The longest conjunction searched: NPP's leak conditions take up to six (the threading, the
+/// declared flags, the stream kind, an alignment of each side and a row length).
+pub const MAX_LITERALS: usize = 6;
+/// Exact conjunctions of the smallest size collected at most, to pick the first and count the
+/// others.
+const MAX_SOLUTIONS: usize = 10_000;
 /// The longest conjunction searched where none fits exactly.
 const MAX_APPROXIMATE: usize = 3;
 
@@ -89,20 +93,37 @@ pub(super) fn search(cases: &[&Case], target: impl Fn(&Case) -> bool + Copy, der
     if lits.is_empty() {
         return Found::Inseparable;
     }
-    // Exact: every literal holds on every target case; together they exclude every other.
+    // Exact: every literal holds on every target case; together they exclude every other. So
+    // a conjunction is a cover of the other cases by the literals' false sets: the smallest is
+    // found by iterative deepening, branching on the case fewest literals exclude.
     let usable: Vec<usize> = (0..lits.len()).filter(|&i| and(&lits[i].2, &want) == want).collect();
-    for size in 1..=MAX_LITERALS {
-        let mut found: Vec<Vec<usize>> = Vec::new();
-        for_each_combination(&usable, size, &mut |combo| {
-            if conjunction(&lits, combo) == want {
-                found.push(combo.to_vec());
+    let others: Vec<usize> = (0..cases.len()).filter(|&i| !target(cases[i])).collect();
+    let excluders: Vec<Vec<usize>> = others
+        .iter()
+        .map(|&c| {
+            usable
+                .iter()
+                .copied()
+                .filter(|&i| (lits[i].2[c / 64] >> (c % 64)) & 1 == 0)
+                .collect()
+        })
+        .collect();
+    if excluders.iter().all(|e| !e.is_empty()) {
+        for size in 1..=MAX_LITERALS {
+            let mut found: std::collections::BTreeSet<Vec<usize>> = std::collections::BTreeSet::new();
+            cover(
+                &excluders,
+                &mut vec![false; others.len()],
+                &mut Vec::new(),
+                size,
+                &mut found,
+            );
+            if let Some(best) = found.first() {
+                return Found::Exactly {
+                    literals: best.iter().map(|&i| (lits[i].0.clone(), lits[i].1.clone())).collect(),
+                    alternatives: found.len() - 1,
+                };
             }
-        });
-        if let Some(best) = found.first() {
-            return Found::Exactly {
-                literals: best.iter().map(|&i| (lits[i].0.clone(), lits[i].1.clone())).collect(),
-                alternatives: found.len() - 1,
-            };
         }
     }
     let all: Vec<usize> = (0..lits.len()).collect();
@@ -126,6 +147,48 @@ pub(super) fn search(cases: &[&Case], target: impl Fn(&Case) -> bool + Copy, der
     Found::Approximately {
         literals: combo.iter().map(|&i| lits[i].0.clone()).collect(),
         wrong,
+    }
+}
+
+/// Every set of at most `left` more literals that, with `chosen`, excludes each other case
+/// (`excluders[i]`: the literals that exclude case i; `covered[i]`: whether `chosen` does), added
+/// to `found` as sorted index lists, at most [`MAX_SOLUTIONS`].
+fn cover(
+    excluders: &[Vec<usize>],
+    covered: &mut [bool],
+    chosen: &mut Vec<usize>,
+    left: usize,
+    found: &mut std::collections::BTreeSet<Vec<usize>>,
+) {
+    // The uncovered case fewest literals exclude: one of them must be chosen.
+    let next = (0..covered.len())
+        .filter(|&i| !covered[i])
+        .min_by_key(|&i| excluders[i].len());
+    let Some(case) = next else {
+        let mut set = chosen.clone();
+        set.sort_unstable();
+        found.insert(set);
+        return;
+    };
+    if left == 0 || found.len() >= MAX_SOLUTIONS {
+        return;
+    }
+    for &lit in &excluders[case] {
+        if chosen.contains(&lit) {
+            continue;
+        }
+        let newly: Vec<usize> = (0..covered.len())
+            .filter(|&i| !covered[i] && excluders[i].contains(&lit))
+            .collect();
+        for &i in &newly {
+            covered[i] = true;
+        }
+        chosen.push(lit);
+        cover(excluders, covered, chosen, left - 1, found);
+        chosen.pop();
+        for &i in &newly {
+            covered[i] = false;
+        }
     }
 }
 

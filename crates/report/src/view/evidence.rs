@@ -12,6 +12,8 @@ pub(crate) struct RunEvidence {
     pub(crate) basis: String,
     /// The run's group (NPP version and GPU model), numbered in first-seen order.
     pub(crate) group: usize,
+    /// The rules' class against the group's held-out scenarios.
+    pub(crate) held_out: nppbench_analysis::score::Score,
 }
 
 /// The rules of every run of a report.
@@ -47,11 +49,13 @@ impl Evidence {
                 )
             };
             let rules = pooled.rules();
+            let held_out = nppbench_analysis::score::held_out(&pooled, &rules);
             for &i in &members {
                 per_run[i] = Some(RunEvidence {
                     rules: rules.clone(),
                     basis: basis.clone(),
                     group,
+                    held_out: held_out.clone(),
                 });
             }
         }
@@ -65,5 +69,10 @@ impl Evidence {
 
     pub(crate) fn of_run(&self, index: usize) -> &RunEvidence {
         &self.per_run[index]
+    }
+
+    /// Whether every run given is of one group (one NPP version and GPU model): one atlas.
+    pub(crate) fn one_group(&self) -> bool {
+        self.per_run.iter().all(|r| r.group == 0)
     }
 }

@@ -46,4 +46,23 @@ pub struct Page {
     pub upgrade: Option<UpgradeView>,
     /// A run's own page of a report of several: the link back to the first page.
     pub back: Option<String>,
+    /// Several runs of one NPP version and GPU model: one atlas, their rules pooled; the first
+    /// page shows the first run with the pooled rules, and lists every run.
+    pub pooled: Option<PooledView>,
+}
+
+/// The runs one atlas pools.
+#[derive(Debug, Clone, Serialize)]
+pub struct PooledView {
+    pub runs: Vec<PooledRun>,
+}
+
+/// One run of a pooled atlas.
+#[derive(Debug, Clone, Serialize)]
+pub struct PooledRun {
+    pub label: String,
+    /// The matrix it ran (`atlas`, `atlas-bisect`, …) and its memory scenarios.
+    pub what: String,
+    pub page: String,
+    pub run_json: String,
 }

@@ -33,6 +33,9 @@ pub struct RunView {
     pub rules: Vec<RuleView>,
     /// What the rules were derived from: this run, or every run of its NPP version given.
     pub rules_basis: String,
+    /// The rules' class against the held-out scenarios of the runs they were derived from, in
+    /// all and by width octave; `None` where none was held out.
+    pub held_out_score: Option<ScoreView>,
     pub fixes: Vec<FixView>,
     /// Several primitives: one row each (the atlas), and a section each.
     pub atlas: Vec<AtlasRow>,
@@ -54,6 +57,46 @@ pub struct RunView {
     pub not_measured: Vec<FailureRow>,
     pub reproduce: String,
     pub run_json: String,
+}
+
+/// A score of the rules on scenarios they were not fitted on.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScoreView {
+    /// "2,431 of 2,440 right (99.6%)": the class.
+    pub total: String,
+    /// The same, of leaking or not.
+    pub leak_total: String,
+    pub octaves: Vec<OctaveScore>,
+}
+
+/// One width octave of a [`ScoreView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct OctaveScore {
+    /// "16–31".
+    pub widths: String,
+    /// Leaking or not, then the class.
+    pub leak: String,
+    pub words: String,
+    /// Under 95% right, of leaking or not: marked on the page.
+    pub weak: bool,
+}
+
+fn score_view(s: &nppbench_analysis::score::Score) -> Option<ScoreView> {
+    (s.total.total() > 0).then(|| ScoreView {
+        total: s.total.words(),
+        leak_total: s.leak_total.words(),
+        octaves: s
+            .by_octave
+            .iter()
+            .zip(&s.leak_by_octave)
+            .map(|((k, t), (_, l))| OctaveScore {
+                widths: nppbench_analysis::score::octave_label(*k),
+                leak: l.words(),
+                words: t.words(),
+                weak: (l.right as f64) < 0.95 * l.total() as f64,
+            })
+            .collect(),
+    })
 }
 
 /// One line of the environment list.
@@ -117,7 +160,7 @@ pub(crate) fn run_view(
     let memory: Vec<MemoryRow> = a.memory.iter().map(memory_row).collect();
     let throughput: Vec<ThroughputRow> = a.throughput.iter().map(|t| throughput_row(t, a.ceiling_gbps)).collect();
     let (atlas, functions, bars) = if many_primitives {
-        atlas::rows(a, rules, &memory, &throughput)
+        atlas::rows(a, rules, &evidence.held_out, &memory, &throughput)
     } else {
         (Vec::new(), Vec::new(), Vec::new())
     };
@@ -136,6 +179,7 @@ pub(crate) fn run_view(
         verdict: verdict_view(&v, a),
         rules: rules.iter().map(rule_view_of).collect(),
         rules_basis: evidence.basis.clone(),
+        held_out_score: score_view(&evidence.held_out),
         fixes: findings::fixes(a).iter().map(fix_view).collect(),
         atlas,
         functions,
