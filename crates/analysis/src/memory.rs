@@ -37,6 +37,42 @@ pub struct MemoryAnalysis<'a> {
     pub streams_never_destroyed: Option<u32>,
     /// Median host latency of a call (launch + synchronise), warm-up call excluded, µs.
     pub latency_us: Option<f64>,
+    /// Whether NPP's work waited for the caller's stream (the ordering rounds).
+    pub race: RaceClass,
+}
+
+/// Whether a scenario's calls can leave wrong pixels when the caller's stream writes the source
+/// late: judged from its ordering rounds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RaceClass {
+    /// Some round's output was wrong: NPP's work did not wait for the caller's stream.
+    Races,
+    /// Every round was right.
+    Ordered,
+    /// No rounds were made, and why.
+    NotMeasured(String),
+}
+
+impl RaceClass {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RaceClass::Races => "races",
+            RaceClass::Ordered => "ordered",
+            RaceClass::NotMeasured(_) => "not measured",
+        }
+    }
+
+    pub fn of(record: &MemoryRecord) -> RaceClass {
+        let Some(result) = &record.result else {
+            return RaceClass::NotMeasured("the scenario gave no result".into());
+        };
+        match &result.ordering {
+            None => RaceClass::NotMeasured("measured before nppbench made ordering rounds".into()),
+            Some(o) if o.wrong_rounds > 0 => RaceClass::Races,
+            Some(o) if o.rounds > 0 && o.not_measured.is_none() => RaceClass::Ordered,
+            Some(o) => RaceClass::NotMeasured(o.not_measured.clone().unwrap_or_else(|| "no round was made".into())),
+        }
+    }
 }
 
 impl MemoryAnalysis<'_> {
@@ -64,6 +100,7 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
         hidden_per_thread: None,
         streams_never_destroyed: None,
         latency_us: None,
+        race: RaceClass::of(record),
     };
     let Some(result) = &record.result else {
         return empty;
@@ -108,5 +145,6 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
         latency_us: median(&s.latency_us[1.min(s.latency_us.len())..]),
         class: Some(class),
         growth_mib,
+        race: RaceClass::of(record),
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use nppbench_model::{ContextFill, FailureKind, StreamKind, Threading};
 
+use crate::memory::RaceClass;
 use crate::thresholds::{LAUNCH_BOUND_PIXELS, STREAMS_PER_THREAD};
 use crate::{MemoryAnalysis, RunAnalysis};
 use nppbench_stats::LeakClass;
@@ -31,6 +32,13 @@ pub struct Verdict {
     /// The scenarios whose NPP creates streams for every new thread and destroys none, by
     /// geometry and threading model: `31x31 s32/128, thread_per_call: legacy_default, blocking`.
     pub stream_hoarders: Vec<String>,
+    /// The race: scenarios whose ordering rounds were made, those that raced, and of those the
+    /// ones that do not leak (a fix of the leak that leaves the race).
+    pub race_measured: usize,
+    pub races: usize,
+    pub races_without_leak: usize,
+    /// Stream kinds and context fillings measured that never raced.
+    pub race_never: Vec<String>,
 }
 
 /// A fix, measured against the leaking configurations it applies to.
@@ -101,7 +109,29 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
             None => stream_hoarders.push((key, vec![s.stream.as_str()])),
         }
     }
+    let ordered: Vec<&&MemoryAnalysis<'_>> = measured
+        .iter()
+        .filter(|m| !matches!(m.race, RaceClass::NotMeasured(_)))
+        .collect();
+    let racing: Vec<&&&MemoryAnalysis<'_>> = ordered.iter().filter(|m| m.race == RaceClass::Races).collect();
+    let mut race_never = Vec::new();
+    for k in StreamKind::ALL {
+        let on_k: Vec<_> = ordered.iter().filter(|m| m.record.scenario.stream == k).collect();
+        if !on_k.is_empty() && on_k.iter().all(|m| m.race != RaceClass::Races) {
+            race_never.push(format!("the {k} stream"));
+        }
+    }
+    for c in ContextFill::ALL {
+        let with_c: Vec<_> = ordered.iter().filter(|m| m.record.scenario.context == c).collect();
+        if !with_c.is_empty() && with_c.iter().all(|m| m.race != RaceClass::Races) {
+            race_never.push(format!("a context filled {c}"));
+        }
+    }
     Verdict {
+        race_measured: ordered.len(),
+        races: racing.len(),
+        races_without_leak: racing.iter().filter(|m| m.class != Some(LeakClass::Leak)).count(),
+        race_never,
         stream_hoarders: stream_hoarders
             .into_iter()
             .map(|(k, v)| format!("{k}: {}", v.join(", ")))

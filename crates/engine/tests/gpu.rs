@@ -315,3 +315,47 @@ fn a_flat_scenario_stops_once_its_class_is_settled() {
     assert_eq!(calls, settled);
     assert!((10..40).contains(&calls), "{calls} calls");
 }
+
+/// The race probe can fail both ways (#29): it finds the race where NPP splits the call onto a
+/// stream of its own (Convert_8u32f_C1R, 1918×1080, a blocking stream whose context declares it
+/// blocking), and finds none on the legacy default stream, nor where the context declares a
+/// non-blocking stream, with the same geometry, in one batch.
+#[test]
+fn ordering_rounds_find_the_race_on_a_blocking_stream_and_none_on_the_legacy_stream() {
+    if !gpu_available("ordering_rounds_find_the_race_on_a_blocking_stream_and_none_on_the_legacy_stream") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let g = Geometry::new(P, 1918, 1080, 1920);
+    let scenario = |stream, context| MemoryScenario::new(P, g, stream, context, Threading::Single, 3);
+    let replies = memory_batch(
+        dir.path(),
+        &[
+            scenario(StreamKind::Blocking, ContextFill::FromStream),
+            scenario(StreamKind::LegacyDefault, ContextFill::FromStream),
+            scenario(StreamKind::Blocking, ContextFill::DeclaredNonBlocking),
+            scenario(StreamKind::PerThreadDefault, ContextFill::FromStream),
+        ],
+        u32::MAX,
+    );
+    let rounds = |i: usize| replies[i]["result"]["ordering"].clone();
+    for i in 0..4 {
+        assert_eq!(replies[i]["outcome"]["status"], "ok", "{}", replies[i]);
+        assert_eq!(rounds(i)["rounds"], 4, "{}", rounds(i));
+    }
+    let blocking = rounds(0);
+    assert!(blocking["wrong_rounds"].as_u64().unwrap() >= 3, "{blocking}");
+    // The last columns, past the last full chunk, are NPP's second kernel's.
+    let columns = blocking["columns"].as_array().unwrap();
+    assert!(
+        columns[1].as_u64().unwrap() == 1917 && columns[0].as_u64().unwrap() > 1800,
+        "{blocking}"
+    );
+    assert_eq!(rounds(1)["wrong_rounds"], 0, "legacy: {}", rounds(1));
+    assert_eq!(rounds(2)["wrong_rounds"], 0, "declared non-blocking: {}", rounds(2));
+    assert!(
+        rounds(3)["wrong_rounds"].as_u64().unwrap() >= 3,
+        "per-thread: {}",
+        rounds(3)
+    );
+}

@@ -88,6 +88,35 @@ impl DeviceBuffer {
             .map_err(GpuError::driver("cuMemsetD8Async"))
     }
 
+    /// Queues a copy of all of `src` (no larger than this buffer) to the start of this buffer on
+    /// `stream` (`cuMemcpyDtoDAsync`): work on the caller's stream that writes what a later call
+    /// reads, as an upload does.
+    pub fn copy_from_async(&mut self, src: &DeviceBuffer, stream: &crate::Stream) -> Result<(), GpuError> {
+        assert!(
+            src.bytes <= self.bytes,
+            "a copy of {} bytes into {}",
+            src.bytes,
+            self.bytes
+        );
+        self.gpu.bind_to_thread()?;
+        // SAFETY: both allocations are live and `src` fits in `self`; the caller synchronises
+        // `stream` before either is dropped.
+        unsafe { result::memcpy_dtod_async(self.ptr, src.ptr, src.bytes, stream.raw()) }
+            .map_err(GpuError::driver("cuMemcpyDtoDAsync"))
+    }
+
+    /// Queues a copy of the whole buffer into `host` on `stream` (`cuMemcpyDtoHAsync`), after the
+    /// stream's earlier work and nothing else; the bytes are there once `stream` is synchronised
+    /// ([`HostBuffer::bytes`]).
+    pub fn download_async(&self, host: &mut HostBuffer, stream: &crate::Stream) -> Result<(), GpuError> {
+        host.reserve(&self.gpu, self.bytes)?;
+        let out = host.slice_mut(self.bytes);
+        self.gpu.bind_to_thread()?;
+        // SAFETY: `out` is page-locked host memory exactly as large as the allocation, owned by
+        // `host`, which the caller keeps (and does not read) until `stream` is synchronised.
+        unsafe { result::memcpy_dtoh_async(out, self.ptr, stream.raw()) }.map_err(GpuError::driver("cuMemcpyDtoHAsync"))
+    }
+
     /// Sets every byte to `value` (synchronous).
     pub fn fill(&mut self, value: u8) -> Result<(), GpuError> {
         self.gpu.bind_to_thread()?;
@@ -135,6 +164,12 @@ impl HostBuffer {
         self.bytes = bytes;
         self.gpu = Some(gpu.clone());
         Ok(())
+    }
+
+    /// The first `len` bytes, as the last download into it left them (`len` within the
+    /// allocation).
+    pub fn bytes(&mut self, len: usize) -> &[u8] {
+        self.slice_mut(len)
     }
 
     /// The first `len` bytes (`len` within the allocation).

@@ -25,8 +25,8 @@ pub use preset::Preset;
 pub use run::{
     BatchPlace, Batching, CallLayout, CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample, DeviceState,
     Environment, Estimate, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat,
-    KernelTiming, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, PhaseTime,
-    ProbeConnections, READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
+    KernelTiming, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, OrderingRounds,
+    PhaseTime, ProbeConnections, READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
     ThroughputRecord, ThroughputResult, ToolInfo,
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};

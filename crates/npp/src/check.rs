@@ -242,3 +242,99 @@ mod tests {
         assert!(expected[1..8].iter().all(|b| *b == DST_FILL));
     }
 }
+
+/// Where an output differs from the reference: how many pixels (values, for a reduction), and
+/// the first and last column and row among them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WrongPixels {
+    pub count: u64,
+    pub columns: Option<[u32; 2]>,
+    pub rows: Option<[u32; 2]>,
+}
+
+impl WrongPixels {
+    fn add(&mut self, x: u32, y: u32) {
+        self.count += 1;
+        let widen = |r: Option<[u32; 2]>, v: u32| Some(r.map_or([v, v], |[lo, hi]| [lo.min(v), hi.max(v)]));
+        self.columns = widen(self.columns, x);
+        self.rows = widen(self.rows, y);
+    }
+}
+
+/// Every pixel (value) of `actual` that differs from `expected` beyond the function's
+/// tolerance, as [`compare`] judges one: what a race leaves, counted and located rather than
+/// failed at the first.
+pub fn wrong_pixels(p: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> WrongPixels {
+    let row = p.row();
+    let size = row.dst.sample.bytes() as usize;
+    let (dw, dh) = g.dst_size(p);
+    let channels = usize::from(row.dst.channels);
+    let limit = row.tolerance.limit();
+    let wrong_at = |e: &[u8], a: &[u8]| {
+        let err = row
+            .tolerance
+            .error(decode(row.dst.sample, e), decode(row.dst.sample, a));
+        err > limit || err.is_nan()
+    };
+    let mut out = WrongPixels::default();
+    if expected.len() != actual.len() {
+        return out;
+    }
+    if !row.dst_is_image() {
+        for i in 0..dw as usize {
+            let at = 8 * i;
+            if wrong_at(&expected[at..at + size], &actual[at..at + size]) {
+                out.add(i as u32, 0);
+            }
+        }
+        return out;
+    }
+    let stride = g.dst_stride as usize;
+    let pixel = channels * size;
+    let row_bytes = dw as usize * pixel;
+    for y in 0..dh as usize {
+        let (e, a) = (
+            &expected[y * stride..y * stride + row_bytes],
+            &actual[y * stride..y * stride + row_bytes],
+        );
+        if e == a && !has_nan(row.dst.sample, e) {
+            continue;
+        }
+        for x in 0..dw as usize {
+            let px = x * pixel..(x + 1) * pixel;
+            let wrong = (0..channels).any(|c| {
+                let at = px.start + c * size;
+                wrong_at(&e[at..at + size], &a[at..at + size])
+            });
+            if wrong {
+                out.add(x as u32, y as u32);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod wrong_pixel_tests {
+    //! Generated outputs, labelled as such: a reference output with its last columns replaced.
+    use super::*;
+
+    #[test]
+    fn stale_last_columns_are_counted_and_located() {
+        let p = Primitive::from_name("Copy_8u_C1R").unwrap();
+        let g = Geometry::new(p, 31, 4, 32);
+        let sources = source_buffers(p, &g);
+        let expected = expected_output(p, &g, &sources);
+        assert_eq!(wrong_pixels(p, &g, &expected, &expected), WrongPixels::default());
+        let mut actual = expected.clone();
+        for y in 1..3 {
+            for x in 29..31 {
+                actual[y * 32 + x] = actual[y * 32 + x].wrapping_add(1);
+            }
+        }
+        // The padding byte (column 31) is not a pixel: changing it is not a wrong pixel.
+        actual[32 + 31] ^= 0xff;
+        let w = wrong_pixels(p, &g, &expected, &actual);
+        assert_eq!((w.count, w.columns, w.rows), (4, Some([29, 30]), Some([1, 2])));
+    }
+}

@@ -16,7 +16,7 @@ mod load;
 mod status;
 pub mod sys;
 
-pub use check::{DST_FILL, compare, expected_output, source_buffers};
+pub use check::{DST_FILL, WrongPixels, compare, expected_output, source_buffers, wrong_pixels};
 pub use load::{LoadError, NppSearch, Version};
 pub use nppbench_catalog::Library;
 pub use status::{NppError, is_out_of_memory, status_name};

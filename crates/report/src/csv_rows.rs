@@ -68,6 +68,14 @@ pub(crate) struct Row {
     /// Declared `nStreamFlags` of the context and the stream's real flags (memory scenarios).
     pub(crate) declared_stream_flags: String,
     pub(crate) real_stream_flags: String,
+    /// The ordering rounds (memory scenarios): `races`, `ordered` or `not measured`; rounds,
+    /// wrong rounds, the most wrong pixels of a round, and the wrong columns and rows (`a-b`).
+    pub(crate) race_class: String,
+    pub(crate) race_rounds: String,
+    pub(crate) race_wrong_rounds: String,
+    pub(crate) race_wrong_pixels: String,
+    pub(crate) race_columns: String,
+    pub(crate) race_rows: String,
 }
 
 fn o(v: Option<f64>, digits: usize) -> String {
@@ -138,6 +146,12 @@ fn blank(
         device_samples: String::new(),
         declared_stream_flags: String::new(),
         real_stream_flags: String::new(),
+        race_class: String::new(),
+        race_rounds: String::new(),
+        race_wrong_rounds: String::new(),
+        race_wrong_pixels: String::new(),
+        race_columns: String::new(),
+        race_rows: String::new(),
     }
 }
 
@@ -199,6 +213,15 @@ fn memory_row(a: &RunAnalysis<'_>, m: &MemoryAnalysis<'_>) -> Row {
     if let Some(c) = m.record.result.as_ref().and_then(|r| r.context) {
         r.declared_stream_flags = c.declared_flags.to_string();
         r.real_stream_flags = c.stream_flags.to_string();
+    }
+    r.race_class = m.race.as_str().to_owned();
+    if let Some(o) = m.record.result.as_ref().and_then(|r| r.ordering.as_ref()) {
+        let span = |v: Option<[u32; 2]>| v.map_or_else(String::new, |[a, b]| format!("{a}-{b}"));
+        r.race_rounds = o.rounds.to_string();
+        r.race_wrong_rounds = o.wrong_rounds.to_string();
+        r.race_wrong_pixels = o.wrong_pixels.to_string();
+        r.race_columns = span(o.columns);
+        r.race_rows = span(o.rows);
     }
     r
 }

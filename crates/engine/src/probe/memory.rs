@@ -6,13 +6,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
+use nppbench_gpu::{DelayKernel, Gpu, HostBuffer, ProcessMemoryProbe, Stream, StreamTracker};
 use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
 use nppbench_npp::StreamContext;
 use nppbench_stats::settle;
 
 use super::setup::{ScenarioCache, Setup};
-use super::{Resources, Steps, faults, processes, threads};
+use super::{Resources, Steps, faults, ordering, processes, threads};
 use crate::error::ProbeError;
 
 /// MiB, for the settle rule's series.
@@ -213,6 +213,11 @@ pub(crate) struct Process {
     kept: Vec<Box<dyn std::any::Any>>,
     /// The process's own start-up steps, told to its first scenario.
     startup: Option<Steps>,
+    /// The kernel that holds the caller's stream back before an ordering round's late write
+    /// (compiled with NVRTC once), or why there is none.
+    delay: Result<DelayKernel, String>,
+    /// Page-locked memory the ordering rounds read the destination into.
+    host: HostBuffer,
     /// Who else was on the device when the last scenario ended: the next scenario's census
     /// before its calls, taken moments earlier, instead of asking NVML again (two list calls).
     last_census: Option<processes::Census>,
@@ -229,7 +234,11 @@ impl Process {
         // Streams are counted from each scenario's warm-up call on (see `Recorder::tracker`).
         let tracker = StreamTracker::start().map_err(|e| e.to_string());
         steps.done("cupti");
+        let delay = DelayKernel::compile(&gpu).map_err(|e| e.to_string());
+        steps.done("nvrtc");
         Ok(Process {
+            delay,
+            host: HostBuffer::default(),
             gpu,
             nvml,
             tracker,
@@ -279,7 +288,7 @@ impl Process {
             &shared,
             &mut self.cache,
         );
-        let setup = match setup {
+        let mut setup = match setup {
             Ok(setup) => setup,
             Err(e) => {
                 // Kept, like every stream a scenario made (see `Process::kept`).
@@ -288,9 +297,22 @@ impl Process {
             }
         };
         steps.done("npp");
-        let measured = self.calls(ask, &setup, &shared, steps, before);
-        if let Ok((_, _, after)) = &measured {
+        let mut measured = self.calls(ask, &setup, &shared, steps, before);
+        if let Ok((result, _, after)) = &mut measured {
             self.last_census = Some(after.clone());
+            // After the memory calls and their check, so that a race is never taken for a
+            // wrong output of theirs, and on this thread, whose NPP streams every scenario's
+            // rounds share.
+            match ordering::rounds(
+                self.delay.as_ref().map_err(String::as_str),
+                &mut setup,
+                &shared,
+                &mut self.host,
+                &mut self.kept,
+            ) {
+                Ok(rounds) => result.ordering = Some(rounds),
+                Err(e) => measured = Err(e),
+            }
         }
         let measured = measured.map(|(result, stopped, _)| (result, stopped));
         // Kept, whatever the calls gave: buffers for the next scenario, the rest until the end.
@@ -360,6 +382,7 @@ impl Process {
                 concurrent_probes: before.siblings.max(after.siblings),
                 other_processes,
                 buffer_addresses,
+                ordering: None,
             },
             stopped,
             after,

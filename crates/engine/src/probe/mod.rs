@@ -8,6 +8,7 @@ mod batch;
 mod environment;
 mod faults;
 mod memory;
+mod ordering;
 mod processes;
 mod setup;
 mod threads;

@@ -147,6 +147,23 @@ impl Setup {
         out
     }
 
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    pub(crate) fn sources(&self) -> &[DeviceBuffer] {
+        &self.sources
+    }
+
+    pub(crate) fn sources_mut(&mut self) -> &mut [DeviceBuffer] {
+        &mut self.sources
+    }
+
+    /// The pixels of `actual` that differ from the CPU reference, counted and located.
+    pub(crate) fn wrong_pixels(&self, actual: &[u8]) -> nppbench_npp::WrongPixels {
+        nppbench_npp::wrong_pixels(self.primitive, &self.geometry, &self.expected, actual)
+    }
+
     /// The first source buffer (the reference kernel reads it).
     pub(crate) fn source(&self) -> &DeviceBuffer {
         &self.sources[0]

@@ -109,6 +109,31 @@ pub struct MemoryResult {
     /// some paths by a buffer's alignment, which the process's other allocations shift.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buffer_addresses: Vec<u64>,
+    /// Whether NPP's work waited for the caller's stream: rounds of a late write of the source
+    /// on the caller's stream, the call, and a read of the result on that stream. `None` in runs
+    /// made before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering: Option<OrderingRounds>,
+}
+
+/// The ordering rounds of a memory scenario (`probe/ordering.rs` says how each round runs).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OrderingRounds {
+    /// Rounds made, and in how many the output differed from the function's reference.
+    pub rounds: u32,
+    pub wrong_rounds: u32,
+    /// The most wrong pixels (values, for a reduction) of any round.
+    pub wrong_pixels: u64,
+    /// The first and last column, and row, that were wrong in any round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<[u32; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<[u32; 2]>,
+    /// The GPU clock cycles the caller's stream spun before the late write.
+    pub delay_cycles: u64,
+    /// Why the rounds were not made (no delay kernel without NVRTC, a fault), where they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
 }
 
 /// CUDA streams created and destroyed by anything in the process from the warm-up call on,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub use environment::{
     CpuInfo, Environment, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, MissingLibrary, NppInfo, ToolInfo,
 };
-pub use memory::{BatchPlace, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, StreamCounts};
+pub use memory::{BatchPlace, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, OrderingRounds, StreamCounts};
 pub use throughput::{
     CallLayout, CallTiming, DeviceSample, DeviceState, Estimate, HostLatency, KernelRecords, KernelStat, KernelTiming,
     ReferenceResult, ThroughputRecord, ThroughputResult,

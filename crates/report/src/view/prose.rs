@@ -128,6 +128,22 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
             number_range(o, 0)
         ));
     }
+    if v.race_measured > 0 {
+        let mut race = format!(
+            "{} of {} configurations race: with the source written late on the caller's stream (a kernel, then a copy, as an upload with cudaMemcpyAsync is) and the result read on it, some of the output came out wrong, because part of NPP's work ran on a stream of its own that does not wait for the caller's.",
+            v.races, v.race_measured
+        );
+        if v.races_without_leak > 0 {
+            race.push_str(&format!(
+                " {} of them do not leak: ending the leak (a pool of threads, say) does not end the race.",
+                v.races_without_leak
+            ));
+        }
+        if !v.race_never.is_empty() {
+            race.push_str(&format!(" Never raced: {}.", v.race_never.join(", ")));
+        }
+        details.push(race);
+    }
     if v.failed > 0 {
         details.push(format!(
             "{} scenario(s) failed ({}); their reasons are listed under Failures.",

@@ -257,6 +257,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
         concurrent_probes: 0,
         other_processes: Vec::new(),
         buffer_addresses: Vec::new(),
+        ordering: None,
     };
     record.result = Some(result);
     record

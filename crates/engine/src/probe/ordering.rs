@@ -1,0 +1,123 @@
+//! Whether NPP's work waits for the caller's stream: a memory scenario's ordering rounds.
+//!
+//! A round, on the scenario's stream kind and context filling, from the probe's own thread:
+//! 1. each source is set to a byte pattern unlike its own, and the destination cleared; the
+//!    device is synchronised (before the late write, never between it and the call);
+//! 2. on the caller's stream: a kernel that spins for [`DELAY_CYCLES`] clock cycles (about a
+//!    millisecond), then a copy of the source's real pattern into each source (the late write,
+//!    as an upload with `cudaMemcpyAsync` is), then the NPP call with the scenario's context,
+//!    then a copy of the destination to page-locked host memory (the read after the call);
+//! 3. the caller's stream is synchronised, and the copy compared with the function's reference.
+//!
+//! Work that waits for the caller's stream reads the real pattern and is right. Work NPP runs on
+//! a stream of its own that does not wait reads the stale bytes (or writes after the read), and
+//! its pixels are wrong: those are counted and located. The legacy default stream, and a
+//! context that declares a non-blocking stream, are where NPP does not split the call.
+
+use nppbench_gpu::{DelayKernel, DeviceBuffer, HostBuffer, Stream};
+use nppbench_model::{FailureKind, OrderingRounds};
+
+use super::setup::Setup;
+use crate::error::ProbeError;
+
+/// Rounds a scenario makes: a race shows in nearly every round where there is one.
+pub(crate) const ROUNDS: u32 = 4;
+/// The caller's stream spins this long before the late write: about 1 ms at 2 GHz.
+pub(crate) const DELAY_CYCLES: u64 = 2_000_000;
+/// The byte each source holds until the late write: unlike the patterns' bytes.
+const STALE: u8 = 0x5a;
+
+/// The ordering rounds of `setup` on `stream`. A fault of NPP's ends the rounds with the reason
+/// recorded; a fault of the device (which may have poisoned the context) is the scenario's.
+pub(crate) fn rounds(
+    delay: Result<&DelayKernel, &str>,
+    setup: &mut Setup,
+    stream: &Stream,
+    host: &mut HostBuffer,
+    kept: &mut Vec<Box<dyn std::any::Any>>,
+) -> Result<OrderingRounds, ProbeError> {
+    let mut out = OrderingRounds {
+        delay_cycles: DELAY_CYCLES,
+        ..OrderingRounds::default()
+    };
+    let delay = match delay {
+        Ok(d) => d,
+        Err(why) => {
+            out.not_measured = Some(format!("no delay kernel to write the source late: {why}"));
+            return Ok(out);
+        }
+    };
+    match run(delay, setup, stream, host, kept, &mut out) {
+        Ok(()) => Ok(out),
+        Err(e) if e.kind == FailureKind::Npp => {
+            out.not_measured = Some(format!("round {}: {}", out.rounds + 1, e.message));
+            Ok(out)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn run(
+    delay: &DelayKernel,
+    setup: &mut Setup,
+    stream: &Stream,
+    host: &mut HostBuffer,
+    kept: &mut Vec<Box<dyn std::any::Any>>,
+    out: &mut OrderingRounds,
+) -> Result<(), ProbeError> {
+    let gpu = setup.gpu().clone();
+    // Each source's real pattern, copied aside while the sources still hold it.
+    let mut staged = Vec::new();
+    for source in setup.sources() {
+        let mut copy = DeviceBuffer::alloc(&gpu, source.len())?;
+        copy.copy_from_async(source, stream)?;
+        staged.push(copy);
+    }
+    gpu.synchronize()?;
+    let ctx = setup.context(stream)?;
+    let result = (|| {
+        for _ in 0..ROUNDS {
+            for source in setup.sources_mut() {
+                source.fill(STALE)?;
+            }
+            setup.lock_dst().fill(nppbench_npp::DST_FILL)?;
+            gpu.synchronize()?;
+            delay.launch(DELAY_CYCLES, stream)?;
+            for (source, copy) in setup.sources_mut().iter_mut().zip(&staged) {
+                source.copy_from_async(copy, stream)?;
+            }
+            {
+                let mut dst = setup.lock_dst();
+                setup.launch(&mut dst, &ctx)?;
+                dst.download_async(host, stream)?;
+            }
+            stream.synchronize()?;
+            // NPP's own stream may still run: the next round starts from an idle device.
+            gpu.synchronize()?;
+            let len = setup.lock_dst().len() as usize;
+            let wrong = setup.wrong_pixels(host.bytes(len));
+            out.rounds += 1;
+            if wrong.count > 0 {
+                out.wrong_rounds += 1;
+                out.wrong_pixels = out.wrong_pixels.max(wrong.count);
+                out.columns = widen(out.columns, wrong.columns);
+                out.rows = widen(out.rows, wrong.rows);
+            }
+        }
+        Ok::<(), ProbeError>(())
+    })();
+    // The real pattern back in place, whatever happened, and the copies kept with the rest.
+    for (source, copy) in setup.sources_mut().iter_mut().zip(&staged) {
+        let _ = source.copy_from_async(copy, stream);
+    }
+    let _ = gpu.synchronize();
+    kept.push(Box::new(staged));
+    result
+}
+
+fn widen(a: Option<[u32; 2]>, b: Option<[u32; 2]>) -> Option<[u32; 2]> {
+    match (a, b) {
+        (Some([a0, a1]), Some([b0, b1])) => Some([a0.min(b0), a1.max(b1)]),
+        (x, None) | (None, x) => x,
+    }
+}
