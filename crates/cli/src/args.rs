@@ -119,13 +119,14 @@ pub(crate) struct RunArgs {
     /// recorded in run.json (jobs.batching.seed) to repeat a run's order.
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
-    /// CUDA_DEVICE_MAX_CONNECTIONS for the memory probes: 1 to 32, or `inherit` (this
-    /// environment's). One connection halves the CUDA start-up each probe spends, which the
-    /// driver serialises host-wide; classes and slopes do not change (docs/performance.md).
-    /// Throughput probes always inherit the environment.
+    /// CUDA_DEVICE_MAX_CONNECTIONS for the memory probes: `inherit` (the default: this
+    /// environment's, as your program has it), or 1 to 32. One connection halves the CUDA
+    /// start-up each probe spends and leaves the leak classes alone (docs/performance.md), but
+    /// queues every stream behind the others, so NPP's own stream cannot overtake the caller's:
+    /// with 1, the race is not measured. Throughput probes always inherit the environment.
     // The full path keeps clap from reading `Option` as "the option may be left out": the value
     // is `None` for `inherit`.
-    #[arg(long, value_name = "N|inherit", default_value = "1", value_parser = parse_probe_connections)]
+    #[arg(long, value_name = "N|inherit", default_value = "inherit", value_parser = parse_probe_connections)]
     pub(crate) probe_connections: std::option::Option<u32>,
     /// Independent throughput passes (fresh processes), overriding the matrix's: K passes
     /// exactly, or `auto`: three, then more (up to 20, within two minutes) for each scenario whose

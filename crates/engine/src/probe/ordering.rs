@@ -47,6 +47,10 @@ pub(crate) fn rounds(
             return Ok(out);
         }
     };
+    if let Some(why) = serialised() {
+        out.not_measured = Some(why);
+        return Ok(out);
+    }
     match run(delay, setup, stream, host, kept, &mut out) {
         Ok(()) => Ok(out),
         Err(e) if e.kind == FailureKind::Npp => {
@@ -113,6 +117,15 @@ fn run(
     let _ = gpu.synchronize();
     kept.push(Box::new(staged));
     result
+}
+
+/// Why this process cannot show a race, if it cannot: one hardware connection queues every
+/// stream's work behind the others', so NPP's stream never overtakes the caller's.
+fn serialised() -> Option<String> {
+    let v = std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok()?;
+    (v.trim() == "1").then(|| {
+        "CUDA_DEVICE_MAX_CONNECTIONS=1 queues every stream behind the others, so NPP's stream cannot overtake the caller's here; run with --probe-connections inherit".to_owned()
+    })
 }
 
 fn widen(a: Option<[u32; 2]>, b: Option<[u32; 2]>) -> Option<[u32; 2]> {
