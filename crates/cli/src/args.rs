@@ -329,11 +329,13 @@ mod tests {
 
     #[test]
     fn run_options_parse_into_typed_values() {
+        // Probes inherit the connections by default: with one, the race cannot show.
         let a = run_args(&[]);
         assert_eq!(
             (a.preset, a.devices, a.probe_connections),
-            (Preset::Quick, Devices::List(vec![0]), Some(1))
+            (Preset::Quick, Devices::List(vec![0]), None)
         );
+        assert_eq!(run_args(&["--probe-connections", "1"]).probe_connections, Some(1));
         let a = run_args(&[
             "--preset",
             "atlas",
