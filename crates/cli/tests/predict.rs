@@ -420,3 +420,27 @@ fn the_atlas_is_right_on_a_strangers_draw_at_every_width() {
         }
     }
 }
+
+/// The seed report's cases (Convert_8u32f_C1R 31×31, source stride 32, destination stride 128),
+/// on every stream kind and context filling with a new thread per call, measured on the GPU
+/// (`docs/atlas/seed.toml`, `reports/judge/seed-npp-*`): every answer of the atlas is right.
+#[test]
+fn the_seed_reports_cases_on_every_stream_and_context_are_right() {
+    for version in ["13.0.1", "12.2.3"] {
+        let atlas = reports().join(format!("h100-atlas-bisected-npp-{version}"));
+        let seed = reports().join(format!("judge/seed-npp-{version}/run.json"));
+        let rows = predict_csv(&[
+            "--atlas",
+            &atlas.display().to_string(),
+            "--against",
+            &seed.display().to_string(),
+        ]);
+        let header: Vec<&str> = rows[0].iter().collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let per_call: Vec<_> = rows[1..].iter().filter(|r| &r[col("threading")] == "thread_per_call").collect();
+        assert_eq!(per_call.len(), 20, "{version}: four stream kinds × five context fillings");
+        for r in per_call {
+            assert_eq!(r[col("predicted_class")], r[col("measured_class")], "{version}: {r:?}");
+        }
+    }
+}
