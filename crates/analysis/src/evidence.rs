@@ -32,6 +32,9 @@ pub struct FunctionRules {
     /// Scenarios whose class is not stable between processes: kept out of the fit, and the
     /// function kept out of "if and only if".
     pub flips: Vec<Flip>,
+    /// Races (the ordering rounds found wrong pixels), or not, derived alike from the scenarios
+    /// whose race was measured; `None` where none was.
+    pub race: Option<Rule>,
 }
 
 impl FunctionRules {
@@ -44,6 +47,11 @@ impl FunctionRules {
         } else {
             LeakClass::Flat
         }
+    }
+
+    /// Whether the race rule says a scenario races; `None` where no race was measured.
+    pub fn predict_race(&self, c: &Case) -> Option<bool> {
+        self.race.as_ref().map(|r| r.predicts(c))
     }
 
     /// Whether "leaks if and only if" is earned: the leak rule fits and predicts every held-out
@@ -98,6 +106,11 @@ pub fn cases_of(a: &RunAnalysis<'_>) -> Vec<Case> {
                     .and_then(|r| r.context)
                     .map(|c| c.declared_flags & 1 == 1),
                 class: m.class?,
+                race: match m.race {
+                    crate::memory::RaceClass::Races => Some(true),
+                    crate::memory::RaceClass::Ordered => Some(false),
+                    crate::memory::RaceClass::NotMeasured(_) => None,
+                },
                 held_out: s.held_out,
             })
         })
@@ -178,11 +191,23 @@ impl Evidence {
             }
             _ => Vec::new(),
         };
+        // The race as a class of its own: racing scenarios are the rule's class.
+        let racing: Vec<Case> = cases
+            .iter()
+            .filter_map(|c| {
+                let races = c.race?;
+                Some(Case {
+                    class: if races { LeakClass::Leak } else { LeakClass::Flat },
+                    ..c.clone()
+                })
+            })
+            .collect();
         FunctionRules {
             primitive: p,
             bounded: rules::discover_with(p, &not_leaking, LeakClass::Bounded, &derived),
             leak,
             flips: self.flips.iter().filter(|f| f.primitive == p).cloned().collect(),
+            race: (!racing.is_empty()).then(|| rules::discover(p, &racing, LeakClass::Leak)),
         }
     }
 }

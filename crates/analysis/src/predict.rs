@@ -47,6 +47,7 @@ pub fn query(
         threading,
         declared_non_blocking: None,
         class: LeakClass::Flat,
+        race: None,
         held_out: false,
     }
 }
@@ -227,5 +228,48 @@ pub fn assess(evidence: &Evidence, rules: &[FunctionRules], q: &Case, a: &Answer
                 deciding,
             }
         }
+    }
+}
+
+/// Whether a scenario races (its output can be wrong when the caller's stream writes the source
+/// late), and on what basis: `None` where no race of the function was measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RaceAnswer {
+    pub races: Option<bool>,
+    /// `Measured` (with no classes) where the runs measured this scenario's race.
+    pub basis: Basis,
+}
+
+/// The race answer for `q`: measured where the runs measured its race, else the function's race
+/// rule, else none.
+pub fn answer_race(evidence: &Evidence, rules: &[FunctionRules], q: &Case) -> RaceAnswer {
+    if let Some(races) = evidence.cases.iter().find(|c| c.id == q.id).and_then(|c| c.race) {
+        return RaceAnswer {
+            races: Some(races),
+            basis: Basis::Measured(Vec::new()),
+        };
+    }
+    match rules
+        .iter()
+        .find(|f| f.primitive == q.primitive)
+        .and_then(|f| f.predict_race(q))
+    {
+        Some(races) => RaceAnswer {
+            races: Some(races),
+            basis: Basis::Rule,
+        },
+        None => RaceAnswer {
+            races: None,
+            basis: Basis::None,
+        },
+    }
+}
+
+/// `races`, `ordered` or `not measured`, as scenarios.csv's `race_class` says.
+pub fn race_word(races: Option<bool>) -> &'static str {
+    match races {
+        Some(true) => "races",
+        Some(false) => "ordered",
+        None => "not measured",
     }
 }

@@ -63,6 +63,8 @@ pub struct Miss {
 pub struct Score {
     pub total: Tally,
     pub leak_total: Tally,
+    /// Races or not, where the race was measured (`Leak` standing for races).
+    pub race_total: Tally,
     /// (k, tally) for widths in [2^k, 2^(k+1)), in k's order.
     pub by_octave: Vec<(u32, Tally)>,
     /// As `by_octave`, of leaking or not.
@@ -129,8 +131,12 @@ impl Score {
 pub fn held_out(evidence: &Evidence, rules: &[FunctionRules]) -> Score {
     let mut score = Score::default();
     for c in evidence.cases.iter().filter(|c| c.held_out) {
-        let predicted = rules.iter().find(|f| f.primitive == c.primitive).map(|f| f.predict(c));
-        score.add(c, predicted);
+        let f = rules.iter().find(|f| f.primitive == c.primitive);
+        score.add(c, f.map(|f| f.predict(c)));
+        if let Some(measured) = c.race {
+            let predicted = f.and_then(|f| f.predict_race(c));
+            score.race_total.add(predicted.map(as_class), as_class(measured));
+        }
     }
     score
 }
@@ -141,8 +147,17 @@ pub fn against(evidence: &Evidence, rules: &[FunctionRules], truth: &[Case]) -> 
     for c in truth {
         let q = query(c.primitive, c.geometry, c.stream, c.context, c.threading);
         score.add(c, answer(evidence, rules, &q).class);
+        if let Some(measured) = c.race {
+            let predicted = crate::predict::answer_race(evidence, rules, &q).races;
+            score.race_total.add(predicted.map(as_class), as_class(measured));
+        }
     }
     score
+}
+
+/// Races as the class a tally counts: `Leak` for races, `Flat` for ordered.
+fn as_class(races: bool) -> LeakClass {
+    if races { LeakClass::Leak } else { LeakClass::Flat }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use nppbench_analysis::LeakClass;
 use nppbench_analysis::RunAnalysis;
 use nppbench_analysis::evidence::Evidence;
 use nppbench_analysis::evidence::{FunctionRules, pool};
-use nppbench_analysis::predict::{Answer, Basis, answer, assess, query};
+use nppbench_analysis::predict::{Answer, Basis, answer, answer_race, assess, query, race_word};
 use nppbench_analysis::rules::Case;
 use nppbench_model::{ContextFill, Geometry, Matrix, Primitive, StreamKind, Threading};
 use serde::Serialize;
@@ -100,9 +100,17 @@ struct Row {
     /// For a leak: the configurations the same evidence says end it, each with its class and basis.
     fixes: String,
     rule: String,
-    /// With --against: the class the run measured.
+    /// Whether the call can leave wrong pixels when the caller's stream writes the source late:
+    /// `races`, `ordered` or `not measured`; its basis (`measured`, `rule`, `none`) and the
+    /// function's race rule.
+    race_class: String,
+    race_basis: String,
+    race_rule: String,
+    /// With --against: the class the run measured, and its race.
     #[serde(skip_serializing_if = "Option::is_none")]
     measured_class: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    measured_race: Option<String>,
 }
 
 pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
@@ -146,6 +154,7 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
         .collect();
     for (r, c) in rows.iter_mut().zip(&truth) {
         r.measured_class = Some(c.class.as_str().to_owned());
+        r.measured_race = Some(race_word(c.race).to_owned());
     }
     let text = match args.format {
         Format::Csv => csv_text(&rows)?,
@@ -260,7 +269,13 @@ fn fixes(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> 
             continue;
         };
         let how = assess(evidence, rules, &fixed, &answer).confidence;
-        out.push(format!("{what}: {} ({})", class.as_str(), how.as_str()));
+        // Judged on both hazards: a change that ends the leak may leave the race.
+        let race = match answer_race(evidence, rules, &fixed).races {
+            Some(true) => ", still races",
+            Some(false) => ", ordered",
+            None => ", race not measured",
+        };
+        out.push(format!("{what}: {}{race} ({})", class.as_str(), how.as_str()));
     }
     out.join("; ")
 }
@@ -268,6 +283,7 @@ fn fixes(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> 
 fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Row {
     let g = &q.geometry;
     let assessment = assess(evidence, rules, q, a);
+    let race = answer_race(evidence, rules, q);
     let deciding = match (a.class, &assessment.deciding) {
         (Some(LeakClass::Bounded), _) => "bounded: memory grows while each of the pool's threads makes its first call (NPP keeps streams per thread), then stops".to_owned(),
         (Some(c), Some(l)) => format!(
@@ -318,17 +334,32 @@ fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Ro
         deciding,
         fixes: fixes(q, a, evidence, rules),
         rule,
+        race_class: race_word(race.races).to_owned(),
+        race_basis: match race.basis {
+            Basis::Measured(_) => "measured",
+            Basis::Rule => "rule",
+            Basis::None => "none",
+        }
+        .to_owned(),
+        race_rule: rules
+            .iter()
+            .find(|f| f.primitive == q.primitive)
+            .and_then(|f| f.race.as_ref())
+            .map(nppbench_report::view::race_sentence)
+            .unwrap_or_default(),
         measured_class: None,
+        measured_race: None,
     }
 }
 
 /// A score: in all, by width octave, by function (worst first), and the first misses.
 fn score_table(score: &nppbench_analysis::score::Score, version: &str, runs: usize) -> String {
     use nppbench_analysis::score::octave_label;
-    let mut out = format!(
-        "NPP {version}, from {runs} run(s): {}\n\nby width (px):\n",
-        score.total.words()
-    );
+    let mut out = format!("NPP {version}, from {runs} run(s): {}\n", score.total.words());
+    if score.race_total.total() > 0 {
+        out.push_str(&format!("races or not: {}\n", score.race_total.words()));
+    }
+    out.push_str("\nby width (px):\n");
     for (k, t) in &score.by_octave {
         out.push_str(&format!("  {:>11}  {}\n", octave_label(*k), t.words()));
     }
@@ -378,7 +409,7 @@ fn table(rows: &[Row], version: &str, runs: usize) -> String {
     let mut out = format!("NPP {version}, from {runs} run(s)\n");
     for r in rows {
         out.push_str(&format!(
-            "{} {}x{} src {} dst {} {} {} {}: {} ({}, {}: {}){}{}{}\n",
+            "{} {}x{} src {} dst {} {} {} {}: {} ({}, {}: {}); {} ({}){}{}{}{}\n",
             r.primitive,
             r.width,
             r.height,
@@ -391,6 +422,8 @@ fn table(rows: &[Row], version: &str, runs: usize) -> String {
             r.basis,
             r.confidence,
             r.confidence_reason,
+            r.race_class,
+            r.race_basis,
             if r.deciding.is_empty() {
                 String::new()
             } else {
@@ -405,6 +438,11 @@ fn table(rows: &[Row], version: &str, runs: usize) -> String {
                 String::new()
             } else {
                 format!("\n  {}", r.rule)
+            },
+            if r.race_rule.is_empty() {
+                String::new()
+            } else {
+                format!("\n  {}", r.race_rule)
             }
         ));
     }

@@ -1,41 +1,14 @@
-//! `nppbench predict` on the committed H100 atlas runs (two runs of each NPP version, pooled):
+//! `nppbench predict` on the committed H100 atlases (the bisected atlas of each NPP version):
 //! the seed report's cases against what other committed runs measured, the basis of each answer,
 //! the CSV contract, an unstable function, and bad input with exit 2. No GPU needed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use nppbench_model::RunFile;
 
-fn nppbench(args: &[&str]) -> Output {
-    let bin = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
-    Command::new(bin).args(args).output().unwrap()
-}
+mod common;
 
-fn reports() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
-}
-
-fn atlas(version: &str) -> String {
-    reports()
-        .join(format!("h100-atlas-bisected-npp-{version}"))
-        .display()
-        .to_string()
-}
-
-/// The answers as CSV rows (header first).
-fn predict_csv(args: &[&str]) -> Vec<csv::StringRecord> {
-    let mut all = vec!["predict", "--format", "csv"];
-    all.extend_from_slice(args);
-    let o = nppbench(&all);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_reader(o.stdout.as_slice())
-        .records()
-        .map(Result::unwrap)
-        .collect()
-}
+use common::{atlas, nppbench, predict_csv, reports};
 
 #[test]
 fn the_csv_has_the_documented_columns() {
@@ -70,14 +43,26 @@ fn the_csv_has_the_documented_columns() {
             "confidence_reason",
             "deciding",
             "fixes",
-            "rule"
+            "rule",
+            "race_class",
+            "race_basis",
+            "race_rule"
         ]
     );
+    // The race beside the leak: the seed's geometry races on a blocking stream (#29).
+    assert_eq!((&rows[1][15], &rows[1][16]), ("races", "rule"), "{:?}", &rows[1]);
+    assert!(rows[1][17].starts_with("Races if and only if"), "{:?}", &rows[1]);
     assert_eq!(&rows[1][8], "leak");
     assert_eq!(&rows[1][9], "rule");
     assert!(rows[1][14].starts_with("Leaks if and only if"), "{:?}", &rows[1]);
-    // A leak names the configurations the same evidence says end it.
-    assert!(rows[1][13].contains("declared_non_blocking): flat"), "{:?}", &rows[1]);
+    // A leak names the configurations the same evidence says end it, each judged on the race
+    // too: a pool ends the leak and leaves the race; declaring the stream non-blocking ends both.
+    assert!(
+        rows[1][13].contains("declared_non_blocking): flat, ordered"),
+        "{:?}",
+        &rows[1]
+    );
+    assert!(rows[1][13].contains("(pool:4): bounded, still races"), "{:?}", &rows[1]);
 }
 
 #[test]
@@ -379,68 +364,4 @@ fn the_next_round_proposes_unmeasured_scenarios_where_rules_are_weak() {
     // gets none.
     assert!(per.contains_key("AddC_8u_C3RSfs"), "{per:?}");
     assert!(!per.contains_key("Convert_8u32f_C1R"), "{per:?}");
-}
-
-/// The committed atlas of each version (the octave draw, its held-out set and the bisection
-/// rounds, pooled) against a stranger's draw measured on the GPU (`docs/atlas/judge.toml`:
-/// log-uniform widths, independent strides, every stream kind and context filling, a new thread
-/// per call), which no atlas run drew: at least 98% right and 2% unknown in all, and 95% right
-/// in every width octave.
-#[test]
-fn the_atlas_is_right_on_a_strangers_draw_at_every_width() {
-    for version in ["13.0.1", "12.2.3"] {
-        let atlas = reports().join(format!("h100-atlas-bisected-npp-{version}"));
-        let judge = reports().join(format!("judge/npp-{version}/run.json"));
-        let rows = predict_csv(&[
-            "--atlas",
-            &atlas.display().to_string(),
-            "--against",
-            &judge.display().to_string(),
-        ]);
-        let header: Vec<&str> = rows[0].iter().collect();
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let (predicted, measured, width) = (col("predicted_class"), col("measured_class"), col("width"));
-        let mut by_octave: std::collections::BTreeMap<u32, (usize, usize)> = Default::default();
-        let (mut right, mut unknown) = (0, 0);
-        for r in &rows[1..] {
-            let ok = r[predicted] == r[measured];
-            right += usize::from(ok);
-            unknown += usize::from(&r[predicted] == "unknown");
-            let w: u32 = r[width].parse().unwrap();
-            let o = by_octave.entry(w.ilog2()).or_default();
-            o.0 += usize::from(ok);
-            o.1 += 1;
-        }
-        let n = rows.len() - 1;
-        assert!(n > 600, "{version}: {n} scenarios");
-        assert!(right * 100 >= n * 98, "{version}: {right} of {n} right");
-        assert!(unknown * 100 <= n * 2, "{version}: {unknown} of {n} unknown");
-        for (k, (r, t)) in by_octave {
-            assert!(r * 100 >= t * 95, "{version}: widths from {}: {r} of {t} right", 1 << k);
-        }
-    }
-}
-
-/// The seed report's cases (Convert_8u32f_C1R 31×31, source stride 32, destination stride 128),
-/// on every stream kind and context filling with a new thread per call, measured on the GPU
-/// (`docs/atlas/seed.toml`, `reports/judge/seed-npp-*`): every answer of the atlas is right.
-#[test]
-fn the_seed_reports_cases_on_every_stream_and_context_are_right() {
-    for version in ["13.0.1", "12.2.3"] {
-        let atlas = reports().join(format!("h100-atlas-bisected-npp-{version}"));
-        let seed = reports().join(format!("judge/seed-npp-{version}/run.json"));
-        let rows = predict_csv(&[
-            "--atlas",
-            &atlas.display().to_string(),
-            "--against",
-            &seed.display().to_string(),
-        ]);
-        let header: Vec<&str> = rows[0].iter().collect();
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let per_call: Vec<_> = rows[1..].iter().filter(|r| &r[col("threading")] == "thread_per_call").collect();
-        assert_eq!(per_call.len(), 20, "{version}: four stream kinds × five context fillings");
-        for r in per_call {
-            assert_eq!(r[col("predicted_class")], r[col("measured_class")], "{version}: {r:?}");
-        }
-    }
 }

@@ -229,6 +229,7 @@ mod tests {
             threading: s.threading,
             declared_non_blocking: None,
             class: if truth(&g) { LeakClass::Leak } else { LeakClass::Flat },
+            race: None,
             held_out: false,
         }
     }

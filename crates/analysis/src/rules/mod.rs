@@ -41,6 +41,8 @@ pub struct Case {
     /// The `nStreamFlags` the calls' context declared (1: non-blocking), where recorded.
     pub declared_non_blocking: Option<bool>,
     pub class: LeakClass,
+    /// Whether its ordering rounds found a race (`None`: not measured).
+    pub race: Option<bool>,
     /// Measured to score rules on, never to fit them.
     pub held_out: bool,
 }

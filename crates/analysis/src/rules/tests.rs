@@ -19,6 +19,7 @@ fn case(width: u32, stride: u32, stream: StreamKind, threading: Threading, leaks
         threading,
         declared_non_blocking: None,
         class: class(leaks),
+        race: None,
         held_out: false,
     }
 }

@@ -12,8 +12,8 @@ mod rule;
 
 /// One literal of a rule, in words (as `predict` names the condition that decides an answer).
 pub use rule::literal as literal_words;
-pub use rule::rule_sentence;
 pub(crate) use rule::rule_words;
+pub use rule::{race_sentence, rule_sentence};
 
 /// One primitive's leak rule, in words.
 #[derive(Debug, Clone, Serialize)]

@@ -131,6 +131,42 @@ fn flagged(f: &FunctionRules, base: String) -> String {
     }
 }
 
+/// A function's race rule in one sentence (the ordering rounds' class), as strong as its
+/// standing allows: "if and only if" only where it fits every fitted scenario and predicts every
+/// held-out one.
+pub fn race_sentence(r: &nppbench_analysis::rules::Rule) -> String {
+    let held = held_out_text(&r.held_out);
+    let conditions = |lits: Vec<&Literal>| one_of_and(&lits.into_iter().map(literal).collect::<Vec<_>>());
+    match (&r.kind, r.standing()) {
+        (RuleKind::Never, _) => format!("Never races: none of {} fitted scenarios did ({held})", r.measured),
+        (RuleKind::Always, _) => format!("Races in every scenario: all {} fitted did ({held})", r.measured),
+        (RuleKind::Exactly { literals, .. }, Standing::Earned) => format!(
+            "Races if and only if {} ({held})",
+            conditions(literals.iter().map(|(l, _)| l).collect())
+        ),
+        (RuleKind::Exactly { literals, .. }, _) => format!(
+            "Fits all {} scenarios measured: races when {} ({held})",
+            r.measured,
+            conditions(literals.iter().map(|(l, _)| l).collect())
+        ),
+        (
+            RuleKind::Approximately {
+                literals,
+                counter_examples,
+            },
+            _,
+        ) => format!(
+            "Best rule found: races when {}, which gets {} of {} fitted wrong ({held})",
+            conditions(literals.iter().collect()),
+            counter_examples.len(),
+            r.measured
+        ),
+        (RuleKind::Inseparable { .. }, _) => {
+            "No condition nppbench measures tells the racing scenarios from the others".to_owned()
+        }
+    }
+}
+
 /// A function's leak rule in one sentence, as its page states it.
 pub fn rule_sentence(f: &FunctionRules) -> String {
     rule_words(f).sentence
@@ -226,6 +262,7 @@ mod tests {
             leak: rule(LeakClass::Leak),
             bounded: rule(LeakClass::Bounded),
             flips: Vec::new(),
+            race: None,
         }
     }
 
