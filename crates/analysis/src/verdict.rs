@@ -57,6 +57,18 @@ pub struct Fix {
     pub time_change_pct: Option<(f64, f64)>,
     /// The change in median host latency per call with the fix, percent, + slower.
     pub latency_change_pct: Option<(f64, f64)>,
+    /// The race: of the leaking configurations compared whose fixed variants had their race
+    /// measured, how many, and in how many none of those variants raced.
+    pub race_compared: usize,
+    pub race_fixed: usize,
+}
+
+impl Fix {
+    /// Whether the fix ended the leak, and the race where it was measured, everywhere it was
+    /// measured beside a leak.
+    pub fn ends_both(&self) -> bool {
+        self.fixed == self.compared && self.race_compared > 0 && self.race_fixed == self.race_compared
+    }
 }
 
 fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
@@ -155,19 +167,32 @@ fn change_pct(with: f64, without: f64) -> f64 {
 }
 
 /// Each fix measured beside the leaking configurations: what the same geometry did with it.
+/// Those that end both hazards first, the cheapest (host latency) first among them; then the
+/// rest in nppbench's order.
 pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
-    candidates()
+    let mut out: Vec<Fix> = candidates()
         .into_iter()
         .map(|(title, pick)| measure_fix(a, title, &*pick))
         .filter(|fix| fix.compared > 0)
-        .collect()
+        .collect();
+    let cost = |f: &Fix| f.latency_change_pct.map_or(f64::INFINITY, |(_, hi)| hi);
+    out.sort_by(|x, y| {
+        y.ends_both()
+            .cmp(&x.ends_both())
+            .then(if x.ends_both() && y.ends_both() {
+                cost(x).total_cmp(&cost(y))
+            } else {
+                std::cmp::Ordering::Equal
+            })
+    });
+    out
 }
 
 type Pick = dyn Fn(&MemoryAnalysis<'_>, &MemoryAnalysis<'_>) -> bool;
 
 /// The fixes nppbench knows, each with how it picks, for a leaking scenario, the scenarios that
 /// differ from it by that fix alone.
-fn candidates() -> [(&'static str, Box<Pick>); 5] {
+fn candidates() -> [(&'static str, Box<Pick>); 6] {
     // A fix is measured on the same function with the context filled the same way, on the same
     // geometry: only the one thing the fix changes differs.
     let same_call = |l: &MemoryAnalysis<'_>, m: &MemoryAnalysis<'_>| {
@@ -208,6 +233,18 @@ fn candidates() -> [(&'static str, Box<Pick>); 5] {
             }),
         ),
         (
+            "Declare cudaStreamNonBlocking in the context's nStreamFlags, whatever the stream",
+            Box::new(|l, m| {
+                let (ls, ms) = (&l.record.scenario, &m.record.scenario);
+                ls.context != ContextFill::DeclaredNonBlocking
+                    && ms.context == ContextFill::DeclaredNonBlocking
+                    && ms.primitive == ls.primitive
+                    && ms.geometry == ls.geometry
+                    && ms.stream == ls.stream
+                    && ms.threading == ls.threading
+            }),
+        ),
+        (
             "Round the ROI width up to a multiple of 16 inside the same stride (padded ROI)",
             Box::new(|l, m| {
                 let (lg, mg) = (&l.record.scenario.geometry, &m.record.scenario.geometry);
@@ -232,6 +269,8 @@ fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
         worst_growth_mib: 0.0,
         time_change_pct: None,
         latency_change_pct: None,
+        race_compared: 0,
+        race_fixed: 0,
     };
     let mut ratios = Vec::new();
     let mut latency = Vec::new();
@@ -243,6 +282,16 @@ fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
         fix.compared += 1;
         if variants.iter().all(|m| m.class != Some(LeakClass::Leak)) {
             fix.fixed += 1;
+        }
+        let raced: Vec<&&MemoryAnalysis<'_>> = variants
+            .iter()
+            .filter(|m| !matches!(m.race, RaceClass::NotMeasured(_)))
+            .collect();
+        if !raced.is_empty() {
+            fix.race_compared += 1;
+            if raced.iter().all(|m| m.race == RaceClass::Ordered) {
+                fix.race_fixed += 1;
+            }
         }
         for m in &variants {
             fix.worst_growth_mib = fix.worst_growth_mib.max(m.total_growth_mib());

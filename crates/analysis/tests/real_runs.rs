@@ -281,3 +281,25 @@ fn a_pool_whose_threads_have_not_each_called_twice_is_undecided_never_a_leak() {
         assert!(s.calls > 2 * n, "pool:{n} gets {} calls", s.calls);
     }
 }
+
+#[test]
+fn fixes_are_judged_on_the_race_too_and_those_that_end_both_come_first() {
+    // The committed atlas of NPP 13.0.1, its race measured in every memory scenario (#29).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json");
+    let run = load(&path);
+    let a = RunAnalysis::new(&run);
+    let fixes = nppbench_analysis::verdict::fixes(&a);
+    assert!(fixes[0].ends_both(), "{:?}", fixes[0]);
+    let declared = fixes
+        .iter()
+        .find(|f| f.title.starts_with("Declare cudaStreamNonBlocking"))
+        .expect("the declared non-blocking fix is measured");
+    assert!(declared.ends_both() && declared.race_compared > 100, "{declared:?}");
+    // A pool ends the leak and leaves the race.
+    let pool = fixes.iter().find(|f| f.title.contains("pool of threads")).unwrap();
+    assert_eq!(pool.fixed, pool.compared, "{pool:?}");
+    assert!(pool.race_fixed < pool.race_compared, "{pool:?}");
+    let first_not_both = fixes.iter().position(|f| !f.ends_both()).unwrap_or(fixes.len());
+    assert!(fixes[first_not_both..].iter().all(|f| !f.ends_both()));
+}

@@ -339,8 +339,9 @@ fn ordering_rounds_find_the_race_on_a_blocking_stream_and_none_on_the_legacy_str
         u32::MAX,
     );
     let rounds = |i: usize| replies[i]["result"]["ordering"].clone();
-    for i in 0..4 {
-        assert_eq!(replies[i]["outcome"]["status"], "ok", "{}", replies[i]);
+    assert_eq!(replies.len(), 4);
+    for (i, reply) in replies.iter().enumerate() {
+        assert_eq!(reply["outcome"]["status"], "ok", "{reply}");
         assert_eq!(rounds(i)["rounds"], 4, "{}", rounds(i));
     }
     let blocking = rounds(0);

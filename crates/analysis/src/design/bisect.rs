@@ -93,12 +93,16 @@ impl Family<'_> {
         let lo = self
             .measured
             .range(..hi)
-            .filter(|(_, leaks)| !**leaks)
-            .map(|(v, _)| *v)
-            .last();
+            .rev()
+            .find(|(_, leaks)| !**leaks)
+            .map(|(v, _)| *v);
         Some((lo, hi))
     }
 }
+
+/// A family with an open interval: whether it was never searched, its leaking value, the family
+/// and its interval.
+type Open<'f, 'c> = (bool, u32, &'f Family<'c>, (Option<u32>, u32));
 
 /// The values of a family's interval to measure next: none once the boundary is found.
 fn points(
@@ -167,7 +171,7 @@ pub fn bisection_round(
                 fam.measured.insert(q.of(&c.geometry), c.leaks());
             }
             // Searched ones first (more than one value), then the smallest leaking value.
-            let mut open: Vec<(bool, u32, &Family<'_>, (Option<u32>, u32))> = by_key
+            let mut open: Vec<Open<'_, '_>> = by_key
                 .values()
                 .filter_map(|fam| fam.interval().map(|iv| (fam.measured.len() < 2, iv.1, fam, iv)))
                 .collect();

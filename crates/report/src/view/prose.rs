@@ -211,11 +211,27 @@ pub(super) fn fix_view(f: &Fix) -> FixView {
     if let Some(r) = f.latency_change_pct {
         effect.push_str(&format!("; host latency per call: {}", change_range(r)));
     }
+    if f.race_compared > 0 {
+        effect.push_str(&format!(
+            "; the race (wrong pixels when the caller's stream writes the source late): {} of {} no longer race",
+            f.race_fixed, f.race_compared
+        ));
+        if f.race_fixed < f.race_compared {
+            effect.push_str(&format!(
+                " ({} still race: the leak's fix is not the race's)",
+                f.race_compared - f.race_fixed
+            ));
+        }
+    }
     effect.push('.');
     FixView {
         title: f.title.to_owned(),
         effect,
-        works: f.fixed == f.compared,
+        works: if f.race_compared > 0 {
+            f.ends_both()
+        } else {
+            f.fixed == f.compared
+        },
     }
 }
 
