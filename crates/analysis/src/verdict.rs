@@ -39,6 +39,21 @@ pub struct Verdict {
     pub races_without_leak: usize,
     /// Stream kinds and context fillings measured that never raced.
     pub race_never: Vec<String>,
+    /// What a user of a racing configuration sees, on the largest image that raced.
+    pub race_example: Option<RaceExample>,
+}
+
+/// A racing scenario's wrong columns: what its output looks like.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RaceExample {
+    /// `Convert_8u32f_C1R 1918x1080 s1920/7680 · blocking · from_stream`.
+    pub label: String,
+    pub width: u32,
+    /// The first and last wrong column, and rows.
+    pub columns: [u32; 2],
+    pub rows: [u32; 2],
+    pub wrong_rounds: u32,
+    pub rounds: u32,
 }
 
 /// A fix, measured against the leaking configurations it applies to.
@@ -139,7 +154,23 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
             race_never.push(format!("a context filled {c}"));
         }
     }
+    let race_example = racing
+        .iter()
+        .max_by_key(|m| m.record.scenario.geometry.pixels())
+        .and_then(|m| {
+            let s = &m.record.scenario;
+            let o = m.record.result.as_ref()?.ordering.as_ref()?;
+            Some(RaceExample {
+                label: format!("{} {} · {} · {}", s.primitive, s.geometry.label(), s.stream, s.context),
+                width: s.geometry.width,
+                columns: o.columns?,
+                rows: o.rows?,
+                wrong_rounds: o.wrong_rounds,
+                rounds: o.rounds,
+            })
+        });
     Verdict {
+        race_example,
         race_measured: ordered.len(),
         races: racing.len(),
         races_without_leak: racing.iter().filter(|m| m.class != Some(LeakClass::Leak)).count(),

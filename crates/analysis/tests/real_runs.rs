@@ -303,3 +303,21 @@ fn fixes_are_judged_on_the_race_too_and_those_that_end_both_come_first() {
     let first_not_both = fixes.iter().position(|f| !f.ends_both()).unwrap_or(fixes.len());
     assert!(fixes[first_not_both..].iter().all(|f| !f.ends_both()));
 }
+
+#[test]
+fn the_race_is_shown_by_what_a_user_sees() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json");
+    let run = load(&path);
+    let v = nppbench_analysis::verdict::verdict(&RunAnalysis::new(&run));
+    assert!(v.races > 500 && v.races_without_leak > 0, "{} races", v.races);
+    assert!(
+        v.race_never.iter().any(|s| s.contains("legacy_default")),
+        "{:?}",
+        v.race_never
+    );
+    // The largest image that raced: its last columns, NPP's second kernel's, are stale.
+    let e = v.race_example.expect("an example");
+    assert_eq!(e.columns[1] + 1, e.width, "{e:?}");
+    assert!(e.columns[0] > e.width / 2 && e.wrong_rounds > 0, "{e:?}");
+}

@@ -6,6 +6,21 @@ mod common;
 
 use common::{predict_csv, reports};
 
+/// The committed atlas of `version` against the run `{what}-{version}/run.json`: the answers
+/// (header first), and a column's index by name.
+fn scored(version: &str, what: &str) -> (Vec<csv::StringRecord>, impl Fn(&str) -> usize) {
+    let atlas = reports().join(format!("h100-atlas-bisected-npp-{version}"));
+    let run = reports().join(format!("{what}-{version}/run.json"));
+    let rows = predict_csv(&[
+        "--atlas",
+        &atlas.display().to_string(),
+        "--against",
+        &run.display().to_string(),
+    ]);
+    let header: Vec<String> = rows[0].iter().map(str::to_owned).collect();
+    (rows, move |name: &str| header.iter().position(|h| h == name).unwrap())
+}
+
 /// The committed atlas of each version (the octave draw, its held-out set and the bisection
 /// rounds, pooled) against a stranger's draw measured on the GPU (`docs/atlas/judge.toml`:
 /// log-uniform widths, independent strides, every stream kind and context filling, a new thread
@@ -14,16 +29,7 @@ use common::{predict_csv, reports};
 #[test]
 fn the_atlas_is_right_on_a_strangers_draw_at_every_width() {
     for version in ["13.0.1", "12.2.3"] {
-        let atlas = reports().join(format!("h100-atlas-bisected-npp-{version}"));
-        let judge = reports().join(format!("judge/npp-{version}/run.json"));
-        let rows = predict_csv(&[
-            "--atlas",
-            &atlas.display().to_string(),
-            "--against",
-            &judge.display().to_string(),
-        ]);
-        let header: Vec<&str> = rows[0].iter().collect();
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (rows, col) = scored(version, "judge/npp");
         let (predicted, measured, width) = (col("predicted_class"), col("measured_class"), col("width"));
         let mut by_octave: std::collections::BTreeMap<u32, (usize, usize)> = Default::default();
         let (mut right, mut unknown) = (0, 0);
@@ -64,16 +70,7 @@ fn the_atlas_is_right_on_a_strangers_draw_at_every_width() {
 #[test]
 fn the_seed_reports_cases_on_every_stream_and_context_are_right() {
     for version in ["13.0.1", "12.2.3"] {
-        let atlas = reports().join(format!("h100-atlas-bisected-npp-{version}"));
-        let seed = reports().join(format!("judge/seed-npp-{version}/run.json"));
-        let rows = predict_csv(&[
-            "--atlas",
-            &atlas.display().to_string(),
-            "--against",
-            &seed.display().to_string(),
-        ]);
-        let header: Vec<&str> = rows[0].iter().collect();
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (rows, col) = scored(version, "judge/seed-npp");
         let per_call: Vec<_> = rows[1..]
             .iter()
             .filter(|r| &r[col("threading")] == "thread_per_call")

@@ -139,9 +139,22 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
                 v.races_without_leak
             ));
         }
+        if let Some(e) = &v.race_example {
+            let [first, last] = e.columns;
+            let what = if last + 1 == e.width {
+                format!("the last {} columns ({first}–{last})", last - first + 1)
+            } else {
+                format!("columns {first}–{last}")
+            };
+            race.push_str(&format!(
+                " What you see, for example {}: {what} of rows {}–{} can hold the source's previous contents (the previous frame's pixels), in {} of {} rounds.",
+                e.label, e.rows[0], e.rows[1], e.wrong_rounds, e.rounds
+            ));
+        }
         if !v.race_never.is_empty() {
             race.push_str(&format!(" Never raced: {}.", v.race_never.join(", ")));
         }
+        race.push_str(" What to change: the first fix below that ends both, where one was measured.");
         details.push(race);
     }
     if v.failed > 0 {
