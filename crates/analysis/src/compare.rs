@@ -123,6 +123,10 @@ pub struct MemoryChange {
     pub new_leak: bool,
     pub fixed_leak: bool,
     pub more_streams: bool,
+    /// The race, where both runs measured it: wrong pixels in the candidate and none in the base
+    /// (a new race), or the other way round.
+    pub new_race: bool,
+    pub race_gone: bool,
 }
 
 /// A scenario of the candidate that failed, with the first failure's kind and reason.
@@ -169,6 +173,8 @@ pub struct Counts {
     pub new_leaks: usize,
     pub fixed_leaks: usize,
     pub more_streams: usize,
+    pub new_races: usize,
+    pub races_gone: usize,
     /// Memory scenarios of the candidate that leak (new or not), and its failed scenarios.
     pub cand_leaking: usize,
     pub cand_failed: usize,
@@ -180,6 +186,8 @@ impl MemoryChange {
     pub fn trips(&self, gates: &[Gate]) -> Option<Gate> {
         if self.new_leak && gates.contains(&Gate::Leak) {
             Some(Gate::Leak)
+        } else if self.new_race && gates.contains(&Gate::Race) {
+            Some(Gate::Race)
         } else if self.more_streams && gates.contains(&Gate::Streams) {
             Some(Gate::Streams)
         } else if self.cand_class == Some(LeakClass::Leak) && gates.contains(&Gate::AnyLeak) {
@@ -209,6 +217,8 @@ impl Comparison {
             new_leaks: self.memory.iter().filter(|m| m.new_leak).count(),
             fixed_leaks: self.memory.iter().filter(|m| m.fixed_leak).count(),
             more_streams: self.memory.iter().filter(|m| m.more_streams).count(),
+            new_races: self.memory.iter().filter(|m| m.new_race).count(),
+            races_gone: self.memory.iter().filter(|m| m.race_gone).count(),
             cand_leaking: self.cand_leaking.len(),
             cand_failed: self.cand_failed.len(),
         }
@@ -227,6 +237,7 @@ impl Comparison {
                 Gate::Regression => self.throughput.iter().any(ThroughputChange::fails_regression),
                 Gate::Leak => self.memory.iter().any(|m| m.new_leak),
                 Gate::Streams => self.memory.iter().any(|m| m.more_streams),
+                Gate::Race => self.memory.iter().any(|m| m.new_race),
                 Gate::AnyLeak => !self.cand_leaking.is_empty(),
                 Gate::Failed => !self.cand_failed.is_empty(),
             };

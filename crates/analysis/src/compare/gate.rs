@@ -18,6 +18,10 @@ pub enum Gate {
     /// A memory scenario found in both runs whose NPP creates more streams per thread in the
     /// candidate (more than one beyond the base's), or leaves more streams undestroyed.
     Streams,
+    /// A new race: a memory scenario found in both runs whose ordering rounds found wrong pixels
+    /// in the candidate and none in the base (the source written late on the caller's stream,
+    /// read stale by NPP's own stream).
+    Race,
     /// Any memory scenario of the candidate that leaks, new or not, whether or not the base has
     /// it.
     AnyLeak,
@@ -59,7 +63,7 @@ mod tests {
             "leaks"
                 .parse::<Gate>()
                 .unwrap_err()
-                .contains("regression, leak, streams, any-leak, failed")
+                .contains("regression, leak, streams, race, any-leak, failed")
         );
     }
 

@@ -8,6 +8,7 @@ use nppbench_stats::LeakClass;
 
 use super::passes::{ThroughputPasses, judge_throughput};
 use super::{MemoryChange, Thresholds, ThroughputChange};
+use crate::memory::RaceClass;
 use crate::thresholds::{STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD};
 use crate::{MemoryAnalysis, RunAnalysis};
 
@@ -106,6 +107,8 @@ pub(super) fn memory_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>) -> Vec<Me
             new_leak: leak(cm) && !leak(bm),
             fixed_leak: leak(bm) && !leak(cm),
             more_streams,
+            new_race: bm.race == RaceClass::Ordered && cm.race == RaceClass::Races,
+            race_gone: bm.race == RaceClass::Races && cm.race == RaceClass::Ordered,
         });
     }
     memory

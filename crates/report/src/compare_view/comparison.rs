@@ -132,10 +132,12 @@ fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
         c.throughput.len()
     ));
     summary.push(format!(
-        "Memory: {} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, of {} scenarios.",
+        "Memory: {} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, {} new race(s), {} race(s) gone, of {} scenarios.",
         n.new_leaks,
         n.fixed_leaks,
         n.more_streams,
+        n.new_races,
+        n.races_gone,
         c.memory.len()
     ));
     summary.push(format!(
@@ -161,10 +163,12 @@ fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
 
 fn counts_text(n: &Counts) -> String {
     format!(
-        "{} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams; throughput {} slower, {} faster{}{}",
+        "{} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, {} new race(s), {} race(s) gone; throughput {} slower, {} faster{}{}",
         n.new_leaks,
         n.fixed_leaks,
         n.more_streams,
+        n.new_races,
+        n.races_gone,
         n.slower,
         n.faster,
         if n.unsettled > 0 {
@@ -290,6 +294,10 @@ fn memory_flag(m: &MemoryChange) -> Option<&'static str> {
         Some("leak gone")
     } else if m.more_streams {
         Some("more streams")
+    } else if m.new_race {
+        Some("new race")
+    } else if m.race_gone {
+        Some("race gone")
     } else {
         None
     }

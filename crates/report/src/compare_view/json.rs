@@ -141,6 +141,8 @@ pub struct MemoryJson {
     pub new_leak: bool,
     pub fixed_leak: bool,
     pub more_streams: bool,
+    pub new_race: bool,
+    pub race_gone: bool,
     pub gate: Option<Gate>,
 }
 
@@ -219,6 +221,8 @@ fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -
             new_leak: m.new_leak,
             fixed_leak: m.fixed_leak,
             more_streams: m.more_streams,
+            new_race: m.new_race,
+            race_gone: m.race_gone,
             gate: m.trips(&tripped),
         })
         .collect();

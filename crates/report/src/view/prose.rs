@@ -128,35 +128,7 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
             number_range(o, 0)
         ));
     }
-    if v.race_measured > 0 {
-        let mut race = format!(
-            "{} of {} configurations race: with the source written late on the caller's stream (a kernel, then a copy, as an upload with cudaMemcpyAsync is) and the result read on it, some of the output came out wrong, because part of NPP's work ran on a stream of its own that does not wait for the caller's.",
-            v.races, v.race_measured
-        );
-        if v.races_without_leak > 0 {
-            race.push_str(&format!(
-                " {} of them do not leak: ending the leak (a pool of threads, say) does not end the race.",
-                v.races_without_leak
-            ));
-        }
-        if let Some(e) = &v.race_example {
-            let [first, last] = e.columns;
-            let what = if last + 1 == e.width {
-                format!("the last {} columns ({first}–{last})", last - first + 1)
-            } else {
-                format!("columns {first}–{last}")
-            };
-            race.push_str(&format!(
-                " What you see, for example {}: {what} of rows {}–{} can hold the source's previous contents (the previous frame's pixels), in {} of {} rounds.",
-                e.label, e.rows[0], e.rows[1], e.wrong_rounds, e.rounds
-            ));
-        }
-        if !v.race_never.is_empty() {
-            race.push_str(&format!(" Never raced: {}.", v.race_never.join(", ")));
-        }
-        race.push_str(" What to change: the first fix below that ends both, where one was measured.");
-        details.push(race);
-    }
+    details.extend(race_detail(v));
     if v.failed > 0 {
         details.push(format!(
             "{} scenario(s) failed ({}); their reasons are listed under Failures.",
@@ -170,6 +142,41 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
         never: v.never.clone(),
         details,
     }
+}
+
+/// The race in words, where it was measured: how many configurations race, what a user sees,
+/// where it never raced, and what to change.
+fn race_detail(v: &Verdict) -> Option<String> {
+    if v.race_measured == 0 {
+        return None;
+    }
+    let mut race = format!(
+        "{} of {} configurations race: with the source written late on the caller's stream (a kernel, then a copy, as an upload with cudaMemcpyAsync is) and the result read on it, some of the output came out wrong, because part of NPP's work ran on a stream of its own that does not wait for the caller's.",
+        v.races, v.race_measured
+    );
+    if v.races_without_leak > 0 {
+        race.push_str(&format!(
+            " {} of them do not leak: ending the leak (a pool of threads, say) does not end the race.",
+            v.races_without_leak
+        ));
+    }
+    if let Some(e) = &v.race_example {
+        let [first, last] = e.columns;
+        let what = if last + 1 == e.width {
+            format!("the last {} columns ({first}–{last})", last - first + 1)
+        } else {
+            format!("columns {first}–{last}")
+        };
+        race.push_str(&format!(
+            " What you see, for example {}: {what} of rows {}–{} can hold the source's previous contents (the previous frame's pixels), in {} of {} rounds.",
+            e.label, e.rows[0], e.rows[1], e.wrong_rounds, e.rounds
+        ));
+    }
+    if !v.race_never.is_empty() {
+        race.push_str(&format!(" Never raced: {}.", v.race_never.join(", ")));
+    }
+    race.push_str(" What to change: the first fix below that ends both, where one was measured.");
+    Some(race)
 }
 
 /// `2 out of memory, 1 timeout`.

@@ -1,0 +1,45 @@
+//! The race between runs (#29): a scenario whose ordering rounds found wrong pixels in the
+//! candidate and none in the base is a change, and trips the race gate. The test alters a copy of
+//! a real run (labelled where it does): the comparison's logic is under test, not the data.
+
+use std::path::Path;
+
+use nppbench_analysis::compare::{Gate, Thresholds, compare};
+use nppbench_model::RunFile;
+
+fn read(path: &str) -> RunFile {
+    RunFile::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports").join(path)).unwrap()
+}
+
+#[test]
+fn a_new_race_is_a_change_and_trips_the_race_gate() {
+    // The judge's draw of NPP 13.0.1, its race measured in every memory scenario. Altered copy
+    // (generated): the base has one racing scenario's rounds all right, as if it had not raced.
+    let cand = read("judge/npp-13.0.1/run.json");
+    let mut base = cand.clone();
+    let racing = base
+        .memory
+        .iter_mut()
+        .find(|m| {
+            m.result
+                .as_ref()
+                .and_then(|r| r.ordering.as_ref())
+                .is_some_and(|o| o.wrong_rounds > 0)
+        })
+        .expect("a racing scenario");
+    let id = racing.scenario.id.clone();
+    let o = racing.result.as_mut().unwrap().ordering.as_mut().unwrap();
+    (o.wrong_rounds, o.wrong_pixels, o.columns, o.rows) = (0, 0, None, None);
+    let c = compare(&base, &cand, Thresholds::default());
+    let n = c.counts();
+    assert_eq!((n.new_races, n.races_gone, n.new_leaks), (1, 0, 0));
+    assert_eq!(c.tripped(&[Gate::Race]), vec![Gate::Race]);
+    let m = c.memory.iter().find(|m| m.new_race).unwrap();
+    assert_eq!((m.id.as_str(), m.trips(&[Gate::Race])), (id.as_str(), Some(Gate::Race)));
+    // The other way round the race is gone, which trips nothing; and a run against itself has
+    // no race change.
+    let back = compare(&cand, &base, Thresholds::default());
+    assert_eq!((back.counts().new_races, back.counts().races_gone), (0, 1));
+    assert!(back.tripped(&[Gate::Race]).is_empty());
+    assert_eq!(compare(&cand, &cand, Thresholds::default()).counts().new_races, 0);
+}
