@@ -13,13 +13,19 @@ use crate::flags;
 use crate::symbolise;
 use crate::sync::lock;
 
-/// The arguments every stream-creating call this module subscribes to starts with (CUPTI's
-/// `cuStreamCreate_params`, `cudaStreamCreateWithFlags_v5000_params` and their priority
-/// variants); `cudaStreamCreate` has the pointer only, and its streams the default flags.
+/// The arguments of the stream-creating calls that pass flags (CUPTI's `cuStreamCreate_params`,
+/// `cudaStreamCreateWithFlags_v5000_params` and their priority variants), as far as they are read.
 #[repr(C)]
 struct CreateParams {
     stream: *mut u64,
     flags: u32,
+}
+
+/// The arguments of `cudaStreamCreate` (`cudaStreamCreate_v3020_params`): the pointer alone, 8
+/// bytes. Reading them as [`CreateParams`] would read past them.
+#[repr(C)]
+struct CreateParamsNoFlags {
+    stream: *mut u64,
 }
 
 /// The API calls subscribed to: (domain, callback id, whether the call passes flags).
@@ -62,17 +68,23 @@ unsafe fn on_api_exit(data: &sys::CUpti_CallbackData, passes_flags: bool) {
         return;
     }
     // SAFETY: for these calls CUPTI points `functionReturnValue` at the call's CUresult or
-    // cudaError_t (both C enums, 0 on success) and `functionParams` at their arguments, which
-    // start as `CreateParams`; on success the stream pointer has been written.
+    // cudaError_t (both C enums, 0 on success) and `functionParams` at their arguments: a
+    // `CreateParams` for the calls that pass flags, a `CreateParamsNoFlags` for the one that does
+    // not, each read as what it is and no further; on success the stream pointer has been written.
     unsafe {
         if *data.functionReturnValue.cast::<i32>() != 0 {
             return;
         }
-        let params = &*data.functionParams.cast::<CreateParams>();
-        if params.stream.is_null() {
+        let (stream, flags) = if passes_flags {
+            let params = &*data.functionParams.cast::<CreateParams>();
+            (params.stream, params.flags)
+        } else {
+            (data.functionParams.cast::<CreateParamsNoFlags>().read().stream, 0)
+        };
+        if stream.is_null() {
             return;
         }
-        flags::created(*params.stream, if passes_flags { params.flags } else { 0 });
+        flags::created(*stream, flags);
     }
 }
 
