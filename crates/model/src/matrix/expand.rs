@@ -67,7 +67,13 @@ pub(super) fn expand(spec: MatrixSpec, loc: &Locator<'_>) -> Result<Matrix, Mode
     // Drawn after the grid, so that no drawn scenario is one the grid (or an earlier draw) has.
     let mut taken: BTreeSet<String> = out.memory.iter().map(|s| s.id.clone()).collect();
     for table in &spec.samples {
-        for s in sample::draw(table, &axes, settings.calls, loc, &mut taken)? {
+        let lists = sample::MatrixLists {
+            primitives: &axes.primitives,
+            streams: &axes.streams,
+            contexts: &axes.contexts,
+            threading: &axes.threading,
+        };
+        for s in sample::draw(table, &lists, settings.calls, loc, &mut taken)? {
             if !out.used.contains(&s.primitive) {
                 out.used.push(s.primitive);
             }

@@ -46,13 +46,20 @@ use std::collections::BTreeSet;
 use fastrand::Rng;
 use toml::Spanned;
 
-use super::expand::Axes;
 use super::locate::Locator;
 use super::spec::SampleSpec;
 use crate::{ContextFill, Geometry, MemoryScenario, ModelError, Primitive, StreamKind, Threading};
 
 /// Draws of one scenario before the sample gives up on it.
 const ATTEMPTS: u32 = 1000;
+
+/// The matrix's own lists, which a table that gives none of its own draws from.
+pub(super) struct MatrixLists<'a> {
+    pub(super) primitives: &'a [Primitive],
+    pub(super) streams: &'a [StreamKind],
+    pub(super) contexts: &'a [ContextFill],
+    pub(super) threading: &'a [Threading],
+}
 
 /// How a group of scenarios is drawn (see the module's doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +119,7 @@ struct Sample {
 /// to it.
 pub(super) fn draw(
     spec: &Spanned<SampleSpec>,
-    matrix: &Axes,
+    matrix: &MatrixLists<'_>,
     calls: u32,
     loc: &Locator<'_>,
     taken: &mut BTreeSet<String>,
@@ -154,7 +161,7 @@ fn seed_for(seed: u64, name: &str) -> u64 {
 }
 
 impl Sample {
-    fn parse(spec: &Spanned<SampleSpec>, matrix: &Axes, loc: &Locator<'_>) -> Result<Sample, ModelError> {
+    fn parse(spec: &Spanned<SampleSpec>, matrix: &MatrixLists<'_>, loc: &Locator<'_>) -> Result<Sample, ModelError> {
         let at = loc.at(spec.span());
         let s = spec.get_ref();
         let count = |name, v: &Option<Spanned<i64>>| v.as_ref().map_or(Ok(0), |v| loc.int(name, v, 0, 100_000));
@@ -217,11 +224,11 @@ impl Sample {
             max_align_log2: max_align.trailing_zeros(),
             primitives: match &s.primitive {
                 Some(p) => loc.primitives(p)?,
-                None => matrix.primitives.clone(),
+                None => matrix.primitives.to_vec(),
             },
-            streams: list(loc, &at, "streams", s.streams.as_deref(), &matrix.streams)?,
-            contexts: list(loc, &at, "context", s.context.as_deref(), &matrix.contexts)?,
-            threading: list(loc, &at, "threading", s.threading.as_deref(), &matrix.threading)?,
+            streams: list(loc, &at, "streams", s.streams.as_deref(), matrix.streams)?,
+            contexts: list(loc, &at, "context", s.context.as_deref(), matrix.contexts)?,
+            threading: list(loc, &at, "threading", s.threading.as_deref(), matrix.threading)?,
             leak_prone_share,
             at,
         })
