@@ -68,7 +68,32 @@ pub(crate) fn report(
                 c.arg("--npp").arg(d);
             }
             check(c, "nppbench run")?;
-            runs.push(run_dir.join("run.json"));
+            let mut version_runs = vec![run_dir.join("run.json")];
+            if matrix.is_none() && preset == "atlas" {
+                // The threshold search's rounds (docs/atlas.md), pooled with the atlas.
+                let rounds = search_thresholds(
+                    &version_runs[0],
+                    &run_dir,
+                    |next, round_dir| {
+                        let mut c = Command::new(&bin);
+                        c.args(["run", "--matrix"]).arg(next).arg("--out").arg(round_dir);
+                        if let Some(d) = dir {
+                            c.arg("--npp").arg(d);
+                        }
+                        check(c, "nppbench run --matrix (a threshold search round)")
+                    },
+                    |atlas, next| {
+                        let mut c = Command::new(&bin);
+                        c.args(["design", "--bisect", "--out"]).arg(next);
+                        for r in atlas {
+                            c.arg("--atlas").arg(r);
+                        }
+                        check(c, "nppbench design --bisect")
+                    },
+                )?;
+                version_runs.extend(rounds);
+            }
+            runs.extend(version_runs);
         }
     }
     let mut c = nppbench(&["report", "--out"]);
@@ -77,6 +102,33 @@ pub(crate) fn report(
         c.arg("--from").arg(r);
     }
     check(c, "nppbench report")
+}
+
+/// The most rounds of the threshold search: each shrinks every open interval about four-fold,
+/// so twelve close any width's.
+const MAX_ROUNDS: u32 = 12;
+
+/// Rounds of the threshold search after the atlas run `atlas` (in `dir`): `design` writes the
+/// next round's matrix from the runs so far (or nothing, once every boundary is found), `run`
+/// measures it into a folder of its own. Returns the rounds' run files.
+fn search_thresholds(
+    atlas: &Path,
+    dir: &Path,
+    run: impl Fn(&Path, &Path) -> anyhow::Result<()>,
+    design: impl Fn(&[PathBuf], &Path) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut all = vec![atlas.to_owned()];
+    for round in 1..=MAX_ROUNDS {
+        let next = dir.join(format!("bisect-{round:02}.toml"));
+        design(&all, &next)?;
+        if !next.exists() {
+            break;
+        }
+        let round_dir = dir.join(format!("round-{round:02}"));
+        run(&next, &round_dir)?;
+        all.push(round_dir.join("run.json"));
+    }
+    Ok(all.split_off(1))
 }
 
 #[cfg(test)]
@@ -94,5 +146,34 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("cargo xtask report --from reports/"), "{msg}");
         assert!(msg.contains("h100-npp-13.0.1/run.json"), "{msg}");
+    }
+
+    #[test]
+    fn the_threshold_search_runs_rounds_until_design_writes_nothing() {
+        // A stand-in `design` that proposes three rounds, and a `run` that records what it was
+        // given: the orchestration is under test, not the measurement.
+        let dir = tempfile::tempdir().unwrap();
+        let atlas = dir.path().join("run.json");
+        let ran = std::cell::RefCell::new(Vec::new());
+        let rounds = search_thresholds(
+            &atlas,
+            dir.path(),
+            |next, round_dir| {
+                ran.borrow_mut().push((next.to_owned(), round_dir.to_owned()));
+                Ok(())
+            },
+            |runs, next| {
+                if runs.len() <= 3 {
+                    std::fs::write(next, "name = \"atlas-bisect\"").unwrap();
+                }
+                // Every round's design sees the atlas and every earlier round.
+                assert_eq!(runs[0], atlas);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(rounds.len(), 3);
+        assert_eq!(rounds[2], dir.path().join("round-03/run.json"));
+        assert_eq!(ran.borrow()[0].0, dir.path().join("bisect-01.toml"));
     }
 }
