@@ -73,6 +73,13 @@ fn weak(f: &FunctionRules) -> bool {
         )
 }
 
+/// Every scenario id the evidence holds, stable or not: what a round never proposes again.
+fn measured_ids(evidence: &Evidence) -> BTreeSet<String> {
+    let mut ids: BTreeSet<String> = evidence.cases.iter().map(|c| c.id.clone()).collect();
+    ids.extend(evidence.flips.iter().map(|f| f.id.clone()));
+    ids
+}
+
 /// Up to `per_function` scenarios for each function whose rule is not earned, none already
 /// measured, each a memory scenario of `calls` calls, counter-examples' neighbours first.
 pub fn next_round(
@@ -81,8 +88,7 @@ pub fn next_round(
     per_function: usize,
     calls: u32,
 ) -> Vec<MemoryScenario> {
-    let mut measured: BTreeSet<String> = evidence.cases.iter().map(|c| c.id.clone()).collect();
-    measured.extend(evidence.flips.iter().map(|f| f.id.clone()));
+    let mut measured = measured_ids(evidence);
     let mut out = Vec::new();
     for f in rules.iter().filter(|f| weak(f)) {
         let cases: Vec<&Case> = evidence.cases.iter().filter(|c| c.primitive == f.primitive).collect();

@@ -106,11 +106,7 @@ pub fn cases_of(a: &RunAnalysis<'_>) -> Vec<Case> {
                     .and_then(|r| r.context)
                     .map(|c| c.declared_flags & 1 == 1),
                 class: m.class?,
-                race: match m.race {
-                    crate::memory::RaceClass::Races => Some(true),
-                    crate::memory::RaceClass::Ordered => Some(false),
-                    crate::memory::RaceClass::NotMeasured(_) => None,
-                },
+                race: m.race.races(),
                 held_out: s.held_out,
             })
         })

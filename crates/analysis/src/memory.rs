@@ -62,6 +62,15 @@ impl RaceClass {
         }
     }
 
+    /// Whether it races, where that was measured.
+    pub fn races(&self) -> Option<bool> {
+        match self {
+            RaceClass::Races => Some(true),
+            RaceClass::Ordered => Some(false),
+            RaceClass::NotMeasured(_) => None,
+        }
+    }
+
     pub fn of(record: &MemoryRecord) -> RaceClass {
         let Some(result) = &record.result else {
             return RaceClass::NotMeasured("the scenario gave no result".into());

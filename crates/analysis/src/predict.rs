@@ -20,6 +20,17 @@ pub enum Basis {
     None,
 }
 
+impl Basis {
+    /// `measured`, `rule` or `none`, as predict's `basis` columns say.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Basis::Measured(_) => "measured",
+            Basis::Rule => "rule",
+            Basis::None => "none",
+        }
+    }
+}
+
 /// The class a scenario is predicted to have, and on what basis.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
@@ -203,14 +214,10 @@ pub fn assess(evidence: &Evidence, rules: &[FunctionRules], q: &Case, a: &Answer
             let Some(f) = rules.iter().find(|f| f.primitive == q.primitive) else {
                 return plain(Confidence::None, "no scenario of this function was measured");
             };
-            let deciding = match (&f.leak.kind, f.leak.predicts(q)) {
-                (crate::rules::RuleKind::Exactly { literals, .. }, false) => {
-                    literals.iter().map(|(l, _)| l).find(|l| !l.holds_on(q)).cloned()
-                }
-                (crate::rules::RuleKind::Approximately { literals, .. }, false) => {
-                    literals.iter().find(|l| !l.holds_on(q)).cloned()
-                }
-                _ => None,
+            let deciding = if f.leak.predicts(q) {
+                None
+            } else {
+                f.leak.conditions().into_iter().find(|l| !l.holds_on(q)).cloned()
             };
             let (confidence, reason) = if let Some(why) = outside_measured(evidence, q) {
                 (Confidence::Extrapolated, why)

@@ -121,6 +121,13 @@ impl Score {
         }
     }
 
+    /// Adds the race of `c`, where it was measured, against what `predicted` says.
+    fn add_race(&mut self, c: &Case, predicted: impl FnOnce() -> Option<bool>) {
+        if let Some(measured) = c.race {
+            self.race_total.add(predicted().map(as_class), as_class(measured));
+        }
+    }
+
     /// The score of one function, if any of its scenarios was scored.
     pub fn of(&self, p: Primitive) -> Option<Tally> {
         self.by_function.iter().find(|(q, _)| *q == p).map(|(_, t)| *t)
@@ -133,10 +140,7 @@ pub fn held_out(evidence: &Evidence, rules: &[FunctionRules]) -> Score {
     for c in evidence.cases.iter().filter(|c| c.held_out) {
         let f = rules.iter().find(|f| f.primitive == c.primitive);
         score.add(c, f.map(|f| f.predict(c)));
-        if let Some(measured) = c.race {
-            let predicted = f.and_then(|f| f.predict_race(c));
-            score.race_total.add(predicted.map(as_class), as_class(measured));
-        }
+        score.add_race(c, || f.and_then(|f| f.predict_race(c)));
     }
     score
 }
@@ -147,10 +151,7 @@ pub fn against(evidence: &Evidence, rules: &[FunctionRules], truth: &[Case]) -> 
     for c in truth {
         let q = query(c.primitive, c.geometry, c.stream, c.context, c.threading);
         score.add(c, answer(evidence, rules, &q).class);
-        if let Some(measured) = c.race {
-            let predicted = crate::predict::answer_race(evidence, rules, &q).races;
-            score.race_total.add(predicted.map(as_class), as_class(measured));
-        }
+        score.add_race(c, || crate::predict::answer_race(evidence, rules, &q).races);
     }
     score
 }

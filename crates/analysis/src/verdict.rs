@@ -86,6 +86,30 @@ impl Fix {
     }
 }
 
+/// Whether a scenario is of a group (a stream kind, a threading family, a context filling).
+type Group = Box<dyn Fn(&MemoryAnalysis<'_>) -> bool>;
+
+fn stream_is(k: StreamKind) -> Group {
+    Box::new(move |m| m.record.scenario.stream == k)
+}
+
+/// The names of the groups that have scenarios among `ms`, none of them `bad` (what never leaked,
+/// or never raced, here).
+fn never_in(
+    ms: &[&MemoryAnalysis<'_>],
+    bad: impl Fn(&MemoryAnalysis<'_>) -> bool,
+    groups: impl IntoIterator<Item = (String, Group)>,
+) -> Vec<String> {
+    groups
+        .into_iter()
+        .filter(|(_, of)| {
+            let mut members = ms.iter().filter(|m| of(m)).peekable();
+            members.peek().is_some() && members.all(|m| !bad(m))
+        })
+        .map(|(name, _)| name)
+        .collect()
+}
+
 fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values.fold(None, |acc, v| match acc {
         None => Some((v, v)),
@@ -96,22 +120,20 @@ fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
     let measured: Vec<&MemoryAnalysis<'_>> = a.memory.iter().filter(|m| m.class.is_some()).collect();
     let leaking: Vec<&MemoryAnalysis<'_>> = a.leaking().collect();
-    let mut never = Vec::new();
-    for k in StreamKind::ALL {
-        let on_k: Vec<_> = measured.iter().filter(|m| m.record.scenario.stream == k).collect();
-        if !on_k.is_empty() && on_k.iter().all(|m| m.class != Some(LeakClass::Leak)) {
-            never.push(format!("the {k} stream"));
-        }
-    }
-    for family in ["single", "pool", "thread_per_call_own_stream"] {
-        let in_family: Vec<_> = measured
-            .iter()
-            .filter(|m| m.record.scenario.threading.family() == family)
-            .collect();
-        if !in_family.is_empty() && in_family.iter().all(|m| m.class != Some(LeakClass::Leak)) {
-            never.push(format!("the {family} threading model"));
-        }
-    }
+    let leaks = |m: &MemoryAnalysis<'_>| m.class == Some(LeakClass::Leak);
+    let mut never = never_in(
+        &measured,
+        leaks,
+        StreamKind::ALL.map(|k| (format!("the {k} stream"), stream_is(k))),
+    );
+    never.extend(never_in(
+        &measured,
+        leaks,
+        ["single", "pool", "thread_per_call_own_stream"].map(|family| {
+            let group: Group = Box::new(move |m| m.record.scenario.threading.family() == family);
+            (format!("the {family} threading model"), group)
+        }),
+    ));
     let leak_geometries: Vec<_> = leaking.iter().map(|m| m.record.scenario.geometry).collect();
     let kernels = |leak: bool| {
         range(
@@ -136,24 +158,22 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
             None => stream_hoarders.push((key, vec![s.stream.as_str()])),
         }
     }
-    let ordered: Vec<&&MemoryAnalysis<'_>> = measured
-        .iter()
-        .filter(|m| !matches!(m.race, RaceClass::NotMeasured(_)))
-        .collect();
-    let racing: Vec<&&&MemoryAnalysis<'_>> = ordered.iter().filter(|m| m.race == RaceClass::Races).collect();
-    let mut race_never = Vec::new();
-    for k in StreamKind::ALL {
-        let on_k: Vec<_> = ordered.iter().filter(|m| m.record.scenario.stream == k).collect();
-        if !on_k.is_empty() && on_k.iter().all(|m| m.race != RaceClass::Races) {
-            race_never.push(format!("the {k} stream"));
-        }
-    }
-    for c in ContextFill::ALL {
-        let with_c: Vec<_> = ordered.iter().filter(|m| m.record.scenario.context == c).collect();
-        if !with_c.is_empty() && with_c.iter().all(|m| m.race != RaceClass::Races) {
-            race_never.push(format!("a context filled {c}"));
-        }
-    }
+    let ordered: Vec<&MemoryAnalysis<'_>> = measured.iter().copied().filter(|m| m.race.races().is_some()).collect();
+    let racing: Vec<&MemoryAnalysis<'_>> = ordered.iter().copied().filter(|m| m.race == RaceClass::Races).collect();
+    let races = |m: &MemoryAnalysis<'_>| m.race == RaceClass::Races;
+    let mut race_never = never_in(
+        &ordered,
+        races,
+        StreamKind::ALL.map(|k| (format!("the {k} stream"), stream_is(k))),
+    );
+    race_never.extend(never_in(
+        &ordered,
+        races,
+        ContextFill::ALL.map(|c| {
+            let group: Group = Box::new(move |m| m.record.scenario.context == c);
+            (format!("a context filled {c}"), group)
+        }),
+    ));
     let race_example = racing
         .iter()
         .max_by_key(|m| m.record.scenario.geometry.pixels())
@@ -221,6 +241,20 @@ pub fn fixes(a: &RunAnalysis<'_>) -> Vec<Fix> {
 
 type Pick = dyn Fn(&MemoryAnalysis<'_>, &MemoryAnalysis<'_>) -> bool;
 
+/// A fix of the context's filling: the same call on the same stream and threading, its context
+/// filled `to` where the leaking one was filled otherwise.
+fn context_becomes(to: ContextFill) -> Box<Pick> {
+    Box::new(move |l, m| {
+        let (ls, ms) = (&l.record.scenario, &m.record.scenario);
+        ls.context != to
+            && ms.context == to
+            && ms.primitive == ls.primitive
+            && ms.geometry == ls.geometry
+            && ms.stream == ls.stream
+            && ms.threading == ls.threading
+    })
+}
+
 /// The fixes nppbench knows, each with how it picks, for a leaking scenario, the scenarios that
 /// differ from it by that fix alone.
 fn candidates() -> [(&'static str, Box<Pick>); 6] {
@@ -253,27 +287,11 @@ fn candidates() -> [(&'static str, Box<Pick>); 6] {
         ),
         (
             "Fill nStreamFlags from the stream (cudaStreamGetFlags), as NVIDIA documents",
-            Box::new(|l, m| {
-                let (ls, ms) = (&l.record.scenario, &m.record.scenario);
-                ls.context != ContextFill::FromStream
-                    && ms.context == ContextFill::FromStream
-                    && ms.primitive == ls.primitive
-                    && ms.geometry == ls.geometry
-                    && ms.stream == ls.stream
-                    && ms.threading == ls.threading
-            }),
+            context_becomes(ContextFill::FromStream),
         ),
         (
             "Declare cudaStreamNonBlocking in the context's nStreamFlags, whatever the stream",
-            Box::new(|l, m| {
-                let (ls, ms) = (&l.record.scenario, &m.record.scenario);
-                ls.context != ContextFill::DeclaredNonBlocking
-                    && ms.context == ContextFill::DeclaredNonBlocking
-                    && ms.primitive == ls.primitive
-                    && ms.geometry == ls.geometry
-                    && ms.stream == ls.stream
-                    && ms.threading == ls.threading
-            }),
+            context_becomes(ContextFill::DeclaredNonBlocking),
         ),
         (
             "Round the ROI width up to a multiple of 16 inside the same stride (padded ROI)",
@@ -314,13 +332,10 @@ fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
         if variants.iter().all(|m| m.class != Some(LeakClass::Leak)) {
             fix.fixed += 1;
         }
-        let raced: Vec<&&MemoryAnalysis<'_>> = variants
-            .iter()
-            .filter(|m| !matches!(m.race, RaceClass::NotMeasured(_)))
-            .collect();
+        let raced: Vec<bool> = variants.iter().filter_map(|m| m.race.races()).collect();
         if !raced.is_empty() {
             fix.race_compared += 1;
-            if raced.iter().all(|m| m.race == RaceClass::Ordered) {
+            if raced.iter().all(|races| !races) {
                 fix.race_fixed += 1;
             }
         }

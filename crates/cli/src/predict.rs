@@ -151,6 +151,11 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     let analyses: Vec<RunAnalysis<'_>> = loaded.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
     let evidence = pool(&analyses.iter().collect::<Vec<_>>());
     let rules = evidence.rules();
+    // A score needs the answers' classes alone, not every row's words (its fixes ask again).
+    if matches!(args.format, Format::Table) && judged.is_some() {
+        let score = nppbench_analysis::score::against(&evidence, &rules, &truth);
+        return write(&args, score_table(&score, &version, loaded.len()));
+    }
     let mut rows: Vec<Row> = queries
         .iter()
         .map(|q| row(q, &answer(&evidence, &rules, q), &evidence, &rules))
@@ -162,13 +167,13 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     let text = match args.format {
         Format::Csv => csv_text(&rows)?,
         Format::Json => serde_json::to_string_pretty(&rows)? + "\n",
-        Format::Table if judged.is_some() => score_table(
-            &nppbench_analysis::score::against(&evidence, &rules, &truth),
-            &version,
-            loaded.len(),
-        ),
         Format::Table => table(&rows, &version, loaded.len()),
     };
+    write(&args, text)
+}
+
+/// The answer to `--out`, or to standard output.
+fn write(args: &PredictArgs, text: String) -> anyhow::Result<()> {
     match &args.out {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
         None => print!("{text}"),
@@ -231,10 +236,10 @@ fn queries(args: &PredictArgs) -> anyhow::Result<Vec<Case>> {
     Ok(vec![query(primitive, g, args.stream, args.context, args.threading)])
 }
 
-/// The changes of configuration that end a leak, each answered from the same evidence.
 /// A change of configuration: its words, and the scenario changed.
 type Change = (&'static str, fn(&Case) -> Case);
 
+/// The changes of configuration that end a leak, each answered from the same evidence.
 const FIXES: [Change; 3] = [
     (
         "declare cudaStreamNonBlocking in nStreamFlags (context declared_non_blocking)",
@@ -261,15 +266,9 @@ fn fixes(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> 
     }
     let mut out = Vec::new();
     for (what, change) in FIXES {
-        let mut fixed = change(q);
-        fixed.id = query(
-            fixed.primitive,
-            fixed.geometry,
-            fixed.stream,
-            fixed.context,
-            fixed.threading,
-        )
-        .id;
+        let c = change(q);
+        // Asked as a query of its own: its id is the changed scenario's.
+        let fixed = query(c.primitive, c.geometry, c.stream, c.context, c.threading);
         let answer = answer(evidence, rules, &fixed);
         let Some(class) = answer.class.filter(|c| *c != LeakClass::Leak) else {
             continue;
@@ -302,27 +301,18 @@ fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Ro
         ),
         _ => String::new(),
     };
-    let (basis, rule) = match &a.basis {
-        Basis::Measured(classes) if classes.len() > 1 => (
-            "measured".to_owned(),
-            format!(
-                "measured in several processes, not stable: {}",
-                classes.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", then ")
-            ),
+    let rule = match &a.basis {
+        Basis::Measured(classes) if classes.len() > 1 => format!(
+            "measured in several processes, not stable: {}",
+            classes.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", then ")
         ),
-        Basis::Measured(_) => ("measured".to_owned(), String::new()),
-        Basis::Rule => (
-            "rule".to_owned(),
-            rules
-                .iter()
-                .find(|f| f.primitive == q.primitive)
-                .map(nppbench_report::view::rule_sentence)
-                .unwrap_or_default(),
-        ),
-        Basis::None => (
-            "none".to_owned(),
-            "no scenario of this function was measured".to_owned(),
-        ),
+        Basis::Measured(_) => String::new(),
+        Basis::Rule => rules
+            .iter()
+            .find(|f| f.primitive == q.primitive)
+            .map(nppbench_report::view::rule_sentence)
+            .unwrap_or_default(),
+        Basis::None => "no scenario of this function was measured".to_owned(),
     };
     Row {
         primitive: q.primitive.to_string(),
@@ -334,19 +324,14 @@ fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Ro
         context: q.context.to_string(),
         threading: q.threading.to_string(),
         predicted_class: a.class.map_or("unknown", |c| c.as_str()).to_owned(),
-        basis,
+        basis: a.basis.as_str().to_owned(),
         confidence: assessment.confidence.as_str().to_owned(),
         confidence_reason: assessment.reason,
         deciding,
         fixes: fixes(q, a, evidence, rules),
         rule,
         race_class: race_word(race.races).to_owned(),
-        race_basis: match race.basis {
-            Basis::Measured(_) => "measured",
-            Basis::Rule => "rule",
-            Basis::None => "none",
-        }
-        .to_owned(),
+        race_basis: race.basis.as_str().to_owned(),
         race_rule: rules
             .iter()
             .find(|f| f.primitive == q.primitive)

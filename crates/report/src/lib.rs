@@ -120,8 +120,14 @@ fn page_of(
 pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
     let evidence = view::Evidence::of(&analyses);
-    let views = run_views(&analyses, &evidence)?;
-    let page = page_of(runs, &analyses, &evidence, views.clone())?;
+    let mut views = run_views(&analyses, &evidence)?;
+    // Several runs keep their views for a page each; one run's go to the first page alone.
+    let first_page_views = if runs.len() > 1 {
+        views.clone()
+    } else {
+        std::mem::take(&mut views)
+    };
+    let page = page_of(runs, &analyses, &evidence, first_page_views)?;
     let [index_html, summary_md] = render_templates(
         [("report.html", PAGE), ("summary.md", SUMMARY), ("macros.html", MACROS)],
         &page,

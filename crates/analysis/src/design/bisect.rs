@@ -15,12 +15,12 @@
 //! Families already searched are taken first, then those whose leaking value is smallest, so
 //! that a search, once begun, is carried on round after round. Nothing measured is proposed again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use nppbench_model::{Geometry, MemoryScenario, Primitive};
 
 use crate::evidence::{Evidence, FunctionRules};
-use crate::rules::{Case, Feature, Literal, RuleKind};
+use crate::rules::{Case, Feature, Literal};
 
 /// Values measured per open interval and round.
 pub const POINTS: usize = 3;
@@ -70,15 +70,6 @@ fn key(c: &Case, q: Searched) -> String {
     MemoryScenario::new(c.primitive, g, c.stream, c.context, c.threading, 0).id
 }
 
-/// The leak rule's conditions, where it has some.
-fn conditions(f: &FunctionRules) -> Vec<Literal> {
-    match &f.leak.kind {
-        RuleKind::Exactly { literals, .. } => literals.iter().map(|(l, _)| l.clone()).collect(),
-        RuleKind::Approximately { literals, .. } => literals.clone(),
-        _ => Vec::new(),
-    }
-}
-
 /// One family's search: its measured values and classes, a member to copy, and the interval.
 struct Family<'a> {
     member: &'a Case,
@@ -100,9 +91,8 @@ impl Family<'_> {
     }
 }
 
-/// A family with an open interval: whether it was never searched, its leaking value, the family
-/// and its interval.
-type Open<'f, 'c> = (bool, u32, &'f Family<'c>, (Option<u32>, u32));
+/// A family with an open interval: whether it was never searched, the family and its interval.
+type Open<'f, 'c> = (bool, &'f Family<'c>, (Option<u32>, u32));
 
 /// The values of a family's interval to measure next: none once the boundary is found.
 fn points(
@@ -150,18 +140,21 @@ pub fn bisection_round(
     families: usize,
     calls: u32,
 ) -> Vec<MemoryScenario> {
-    let mut measured: BTreeSet<String> = evidence.cases.iter().map(|c| c.id.clone()).collect();
-    measured.extend(evidence.flips.iter().map(|f| f.id.clone()));
+    let mut measured = super::measured_ids(evidence);
     let mut out = Vec::new();
     for f in rules {
-        let all = conditions(f);
+        let all = f.leak.conditions();
         let cases: Vec<&Case> = evidence
             .cases
             .iter()
             .filter(|c| c.primitive == f.primitive && !c.held_out)
             .collect();
         for q in Searched::ALL {
-            let keep: Vec<Literal> = all.iter().filter(|l| !q.moves(&l.feature)).cloned().collect();
+            let keep: Vec<Literal> = all
+                .iter()
+                .filter(|l| !q.moves(&l.feature))
+                .map(|l| (*l).clone())
+                .collect();
             let mut by_key: BTreeMap<String, Family<'_>> = BTreeMap::new();
             for c in &cases {
                 let fam = by_key.entry(key(c, q)).or_insert_with(|| Family {
@@ -173,13 +166,13 @@ pub fn bisection_round(
             // Searched ones first (more than one value), then the smallest leaking value.
             let mut open: Vec<Open<'_, '_>> = by_key
                 .values()
-                .filter_map(|fam| fam.interval().map(|iv| (fam.measured.len() < 2, iv.1, fam, iv)))
+                .filter_map(|fam| fam.interval().map(|iv| (fam.measured.len() < 2, fam, iv)))
                 .collect();
-            open.sort_by_key(|(fresh, hi, _, _)| (*fresh, *hi));
+            open.sort_by_key(|(fresh, _, (_, hi))| (*fresh, *hi));
             // A family searched before counts towards `families` whether or not its boundary
             // is found, so that a search that finds new leaking values starts no new ones.
             let mut taken = 0;
-            for (fresh, _, fam, iv) in open {
+            for (fresh, fam, iv) in open {
                 if taken == families {
                     break;
                 }
@@ -208,8 +201,11 @@ mod tests {
     use nppbench_model::{ContextFill, StreamKind, Threading};
     use nppbench_stats::LeakClass;
 
+    use std::collections::BTreeSet;
+
     use super::*;
     use crate::evidence::Evidence;
+    use crate::rules::RuleKind;
 
     fn truth(g: &Geometry) -> bool {
         g.width >= 37 && g.width % 2 == 1

@@ -120,6 +120,16 @@ pub enum Standing {
 }
 
 impl Rule {
+    /// The rule's conditions, where it has some: an exact or an approximate conjunction's
+    /// literals (the first of each set the data cannot tell apart).
+    pub fn conditions(&self) -> Vec<&Literal> {
+        match &self.kind {
+            RuleKind::Exactly { literals, .. } => literals.iter().map(|(l, _)| l).collect(),
+            RuleKind::Approximately { literals, .. } => literals.iter().collect(),
+            RuleKind::Never | RuleKind::Always | RuleKind::Inseparable { .. } => Vec::new(),
+        }
+    }
+
     /// Whether the rule says a scenario is of its class.
     pub fn predicts(&self, c: &Case) -> bool {
         match &self.kind {
