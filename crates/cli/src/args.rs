@@ -119,14 +119,15 @@ pub(crate) struct RunArgs {
     /// recorded in run.json (jobs.batching.seed) to repeat a run's order.
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
-    /// CUDA_DEVICE_MAX_CONNECTIONS for the memory probes: `inherit` (the default: this
-    /// environment's, as your program has it), or 1 to 32. One connection halves the CUDA
-    /// start-up each probe spends and leaves the leak classes alone (docs/performance.md), but
-    /// queues every stream behind the others, so NPP's own stream cannot overtake the caller's:
-    /// with 1, the race is not measured. Throughput probes always inherit the environment.
+    /// CUDA_DEVICE_MAX_CONNECTIONS for the memory probes: 1 to 32 (default 1), or `inherit`
+    /// (this environment's). One connection halves the cost of NPP's stream creation on each new
+    /// thread and leaves the leak classes alone (docs/performance.md). The race is measured apart,
+    /// in ordering probes that always inherit the environment, as your program does (one
+    /// connection queues every stream behind the others and would hide it); so do throughput
+    /// probes.
     // The full path keeps clap from reading `Option` as "the option may be left out": the value
     // is `None` for `inherit`.
-    #[arg(long, value_name = "N|inherit", default_value = "inherit", value_parser = parse_probe_connections)]
+    #[arg(long, value_name = "N|inherit", default_value = "1", value_parser = parse_probe_connections)]
     pub(crate) probe_connections: std::option::Option<u32>,
     /// Independent throughput passes (fresh processes), overriding the matrix's: K passes
     /// exactly, or `auto`: three, then more (up to 20, within two minutes) for each scenario whose
@@ -329,11 +330,11 @@ mod tests {
 
     #[test]
     fn run_options_parse_into_typed_values() {
-        // Probes inherit the connections by default: with one, the race cannot show.
+        // Memory probes take one connection by default; the ordering probes inherit it.
         let a = run_args(&[]);
         assert_eq!(
             (a.preset, a.devices, a.probe_connections),
-            (Preset::Quick, Devices::List(vec![0]), None)
+            (Preset::Quick, Devices::List(vec![0]), Some(1))
         );
         assert_eq!(run_args(&["--probe-connections", "1"]).probe_connections, Some(1));
         let a = run_args(&[

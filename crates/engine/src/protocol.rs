@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use nppbench_model::{Environment, MemoryResult, MemoryScenario, Outcome, Settings, ThroughputScenario};
+use nppbench_model::{
+    Environment, MemoryResult, MemoryScenario, OrderingRounds, Outcome, Settings, ThroughputScenario,
+};
 use serde::{Deserialize, Serialize};
 
 /// The hidden subcommand of the `nppbench` binary that runs one child probe.
@@ -67,6 +69,13 @@ pub(crate) enum Request {
         /// nppbench's own pid: probes it started are siblings, not other processes.
         parent_pid: u32,
     },
+    /// Make the ordering rounds of memory scenarios in order on GPU `device`, from the probe's
+    /// own thread, one [`OrderingLine`] each, appended as it finishes.
+    Ordering {
+        npp_dir: Option<PathBuf>,
+        device: u32,
+        scenarios: Vec<MemoryScenario>,
+    },
     /// Run throughput scenarios in order on GPU `device`, one JSON line of
     /// [`nppbench_model::ThroughputRecord`] each.
     Throughput {
@@ -114,4 +123,14 @@ pub(crate) enum MemoryLine {
     Stopped {
         reason: String,
     },
+}
+
+/// One line of an ordering probe's answer: a scenario's rounds. A probe that stops at a fault
+/// writes no line for the scenario at fault.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct OrderingLine {
+    pub(crate) id: String,
+    pub(crate) rounds: OrderingRounds,
+    /// The scenario's wall time in the probe, its process's start included for the first.
+    pub(crate) wall_ms: f64,
 }

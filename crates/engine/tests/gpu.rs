@@ -328,20 +328,21 @@ fn ordering_rounds_find_the_race_on_a_blocking_stream_and_none_on_the_legacy_str
     let dir = tempfile::tempdir().unwrap();
     let g = Geometry::new(P, 1918, 1080, 1920);
     let scenario = |stream, context| MemoryScenario::new(P, g, stream, context, Threading::Single, 3);
-    let replies = memory_batch(
+    let scenarios = [
+        scenario(StreamKind::Blocking, ContextFill::FromStream),
+        scenario(StreamKind::LegacyDefault, ContextFill::FromStream),
+        scenario(StreamKind::Blocking, ContextFill::DeclaredNonBlocking),
+        scenario(StreamKind::PerThreadDefault, ContextFill::FromStream),
+    ];
+    let answer = probe(
         dir.path(),
-        &[
-            scenario(StreamKind::Blocking, ContextFill::FromStream),
-            scenario(StreamKind::LegacyDefault, ContextFill::FromStream),
-            scenario(StreamKind::Blocking, ContextFill::DeclaredNonBlocking),
-            scenario(StreamKind::PerThreadDefault, ContextFill::FromStream),
-        ],
-        u32::MAX,
+        json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": scenarios}),
     );
-    let rounds = |i: usize| replies[i]["result"]["ordering"].clone();
-    assert_eq!(replies.len(), 4);
-    for (i, reply) in replies.iter().enumerate() {
-        assert_eq!(reply["outcome"]["status"], "ok", "{reply}");
+    let lines: Vec<Value> = answer.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rounds = |i: usize| lines[i]["rounds"].clone();
+    assert_eq!(lines.len(), 4, "{answer}");
+    for (i, s) in scenarios.iter().enumerate() {
+        assert_eq!(lines[i]["id"], s.id.as_str());
         assert_eq!(rounds(i)["rounds"], 4, "{}", rounds(i));
     }
     let blocking = rounds(0);

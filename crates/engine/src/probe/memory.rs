@@ -6,13 +6,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use nppbench_gpu::{DelayKernel, Gpu, HostBuffer, ProcessMemoryProbe, Stream, StreamTracker};
+use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
 use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
 use nppbench_npp::StreamContext;
 use nppbench_stats::settle;
 
 use super::setup::{ScenarioCache, Setup};
-use super::{Resources, Steps, faults, ordering, processes, threads};
+use super::{Resources, Steps, faults, processes, threads};
 use crate::error::ProbeError;
 
 /// MiB, for the settle rule's series.
@@ -199,6 +199,16 @@ fn drive(
     })
 }
 
+/// The stream a scenario's calls share, and its ordering rounds run on: the scenario's kind, or
+/// a non-blocking stream where each thread makes one of its own (thread-per-call-own-stream).
+pub(crate) fn shared_stream_kind(s: &MemoryScenario) -> StreamKind {
+    if s.threading.owns_stream() {
+        StreamKind::NonBlocking
+    } else {
+        s.stream
+    }
+}
+
 /// What a memory probe process keeps for all its scenarios: the device, NVML, the CUPTI stream
 /// tracker, and the patterns, expected outputs and spare buffers of the scenarios it has run.
 pub(crate) struct Process {
@@ -213,11 +223,6 @@ pub(crate) struct Process {
     kept: Vec<Box<dyn std::any::Any>>,
     /// The process's own start-up steps, told to its first scenario.
     startup: Option<Steps>,
-    /// The kernel that holds the caller's stream back before an ordering round's late write
-    /// (compiled with NVRTC once), or why there is none.
-    delay: Result<DelayKernel, String>,
-    /// Page-locked memory the ordering rounds read the destination into.
-    host: HostBuffer,
     /// Who else was on the device when the last scenario ended: the next scenario's census
     /// before its calls, taken moments earlier, instead of asking NVML again (two list calls).
     last_census: Option<processes::Census>,
@@ -234,11 +239,7 @@ impl Process {
         // Streams are counted from each scenario's warm-up call on (see `Recorder::tracker`).
         let tracker = StreamTracker::start().map_err(|e| e.to_string());
         steps.done("cupti");
-        let delay = DelayKernel::compile(&gpu).map_err(|e| e.to_string());
-        steps.done("nvrtc");
         Ok(Process {
-            delay,
-            host: HostBuffer::default(),
             gpu,
             nvml,
             tracker,
@@ -272,13 +273,7 @@ impl Process {
             Some(census) => census,
             None => processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid),
         };
-        // The stream every call shares; thread-per-call-own-stream makes one in each thread instead.
-        let kind = if s.threading.owns_stream() {
-            StreamKind::NonBlocking
-        } else {
-            s.stream
-        };
-        let shared = Stream::new(&self.gpu, kind)?;
+        let shared = Stream::new(&self.gpu, shared_stream_kind(s))?;
         let setup = Setup::with_cache(
             self.gpu.clone(),
             ask.npp_dir,
@@ -288,7 +283,7 @@ impl Process {
             &shared,
             &mut self.cache,
         );
-        let mut setup = match setup {
+        let setup = match setup {
             Ok(setup) => setup,
             Err(e) => {
                 // Kept, like every stream a scenario made (see `Process::kept`).
@@ -297,24 +292,12 @@ impl Process {
             }
         };
         steps.done("npp");
-        let mut measured = self.calls(ask, &setup, &shared, steps, before);
-        if let Ok((result, _, after)) = &mut measured {
-            self.last_census = Some(after.clone());
-            // After the memory calls and their check, so that a race is never taken for a
-            // wrong output of theirs, and on this thread, whose NPP streams every scenario's
-            // rounds share.
-            match ordering::rounds(
-                self.delay.as_ref().map_err(String::as_str),
-                &mut setup,
-                &shared,
-                &mut self.host,
-                &mut self.kept,
-            ) {
-                Ok(rounds) => result.ordering = Some(rounds),
-                Err(e) => measured = Err(e),
-            }
-        }
-        let measured = measured.map(|(result, stopped, _)| (result, stopped));
+        let measured = self
+            .calls(ask, &setup, &shared, steps, before)
+            .map(|(result, stopped, after)| {
+                self.last_census = Some(after);
+                (result, stopped)
+            });
         // Kept, whatever the calls gave: buffers for the next scenario, the rest until the end.
         let unused = self.cache.recycle(setup);
         self.kept.push(Box::new(unused));

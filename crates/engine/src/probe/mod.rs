@@ -10,9 +10,13 @@ mod faults;
 mod memory;
 mod ordering;
 mod processes;
+mod rounds;
 mod setup;
 mod threads;
 mod throughput;
+
+/// The GPU clock cycles an ordering round's caller's stream spins before the late write.
+pub(crate) const ORDERING_DELAY_CYCLES: u64 = ordering::DELAY_CYCLES;
 
 use std::path::Path;
 
@@ -111,6 +115,29 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<Resources> {
                 batch::Ended::Fault(e, mut resources) => {
                     eprintln!(
                         "{} ({}); the scenario is measured again in a process of its own",
+                        e.message,
+                        e.kind.as_str()
+                    );
+                    resources.code = FAULT_EXIT;
+                    Ok(resources)
+                }
+            }
+        }
+        Request::Ordering {
+            npp_dir,
+            device,
+            scenarios,
+        } => {
+            let ask = rounds::Batch {
+                npp_dir: npp_dir.as_deref(),
+                device,
+                scenarios: &scenarios,
+            };
+            match rounds::run(&ask, response)? {
+                rounds::Ended::Done(resources) => Ok(resources),
+                rounds::Ended::Fault(e, mut resources) => {
+                    eprintln!(
+                        "{} ({}); the scenario's rounds are recorded as not measured",
                         e.message,
                         e.kind.as_str()
                     );

@@ -7,7 +7,7 @@
 //!    millisecond), then a copy of the source's real pattern into each source (the late write,
 //!    as an upload with `cudaMemcpyAsync` is), then the NPP call with the scenario's context,
 //!    then a copy of the destination to page-locked host memory (the read after the call);
-//! 3. the caller's stream is synchronised, and the copy compared with the function's reference.
+//! 3. the device is synchronised, and the copy compared with the function's reference.
 //!
 //! Work that waits for the caller's stream reads the real pattern and is right. Work NPP runs on
 //! a stream of its own that does not wait reads the stale bytes (or writes after the read), and
@@ -22,8 +22,12 @@ use crate::error::ProbeError;
 
 /// Rounds a scenario makes: a race shows in nearly every round where there is one.
 pub(crate) const ROUNDS: u32 = 4;
-/// The caller's stream spins this long before the late write: about 1 ms at 2 GHz.
-pub(crate) const DELAY_CYCLES: u64 = 2_000_000;
+/// The caller's stream spins this long before the late write: about 0.25 ms at 2 GHz, many times
+/// what the host takes to queue the late write and the NPP call behind it (tens of µs). The
+/// spin holds the GPU from the other probes' contexts while it runs (contexts of different
+/// processes time-slice it), so it is no longer than it must be; 2,000,000 found the same races
+/// (docs/performance.md).
+pub(crate) const DELAY_CYCLES: u64 = 500_000;
 /// The byte each source holds until the late write: unlike the patterns' bytes.
 const STALE: u8 = 0x5a;
 
@@ -95,8 +99,8 @@ fn run(
                 setup.launch(&mut dst, &ctx)?;
                 dst.download_async(host, stream)?;
             }
-            stream.synchronize()?;
-            // NPP's own stream may still run: the next round starts from an idle device.
+            // The whole device, not the caller's stream alone: NPP's own stream may still run,
+            // and the next round starts from an idle device.
             gpu.synchronize()?;
             let len = setup.lock_dst().len() as usize;
             let wrong = setup.wrong_pixels(host.bytes(len));

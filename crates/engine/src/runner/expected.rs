@@ -17,6 +17,9 @@ const MEMORY_SETUP_S: f64 = 0.010;
 /// A probe process's start: CUDA context, NVML and CUPTI (the driver makes one context at a
 /// time host-wide).
 const PROCESS_START_S: f64 = 0.4;
+/// A memory scenario's ordering rounds in an ordering probe, with eight probes at once on one
+/// GPU: its set-up and four rounds.
+const ORDERING_SCENARIO_S: f64 = 0.010;
 /// A throughput scenario's time beyond criterion's warm-up and measurement: set-up, CUPTI's
 /// kernel records, host latency and the output check.
 const THROUGHPUT_OVERHEAD_S: f64 = 0.055;
@@ -25,12 +28,14 @@ const THROUGHPUT_OVERHEAD_S: f64 = 0.055;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Expected {
     pub memory: Duration,
+    /// The ordering rounds of the memory scenarios.
+    pub ordering: Duration,
     pub throughput: Duration,
 }
 
 impl Expected {
     pub fn total(&self) -> Duration {
-        self.memory + self.throughput
+        self.memory + self.ordering + self.throughput
     }
 }
 
@@ -59,8 +64,12 @@ pub fn expected(
         } else {
             0.0
         };
+    let ordering_processes = memory_scenarios.div_ceil(super::ordering_phase::MAX_PER_PROCESS as usize);
+    let ordering_s = (memory_scenarios as f64 * ORDERING_SCENARIO_S + ordering_processes as f64 * PROCESS_START_S)
+        / f64::from(jobs.max(1));
     Expected {
         memory: Duration::from_secs_f64(memory_s),
+        ordering: Duration::from_secs_f64(ordering_s),
         throughput: Duration::from_secs_f64(throughput_s),
     }
 }

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use nppbench_model::{Environment, Matrix, MemoryRecord, ThroughputRecord};
+use nppbench_model::{Environment, Matrix, MemoryRecord, OrderingRounds, ThroughputRecord};
 use serde::{Deserialize, Serialize};
 
 use super::{RunError, io_error};
@@ -21,6 +21,11 @@ pub(super) enum JournalEntry {
     },
     Memory(Box<MemoryRecord>),
     Throughput(Box<ThroughputRecord>),
+    /// A memory scenario's ordering rounds, made after its memory record's line.
+    Ordering {
+        id: String,
+        rounds: Box<OrderingRounds>,
+    },
 }
 
 pub(super) struct Journal {
@@ -91,6 +96,12 @@ pub(super) fn read(path: &Path) -> Result<Resumed, RunError> {
         match entry {
             JournalEntry::Memory(r) => resumed.memory.push(*r),
             JournalEntry::Throughput(r) => resumed.throughput.push(*r),
+            JournalEntry::Ordering { id, rounds } => {
+                let measured = resumed.memory.iter_mut().rev().find(|r| r.scenario.id == id);
+                if let Some(result) = measured.and_then(|r| r.result.as_mut()) {
+                    result.ordering = Some(*rounds);
+                }
+            }
             JournalEntry::Header { .. } => {}
         }
     }

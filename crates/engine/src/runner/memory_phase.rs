@@ -23,7 +23,7 @@ mod tests;
 
 use super::{Progress, RunError, RunOptions, Version};
 use crate::protocol::{MemoryLine, Request};
-use plan::batch_size;
+pub(super) use plan::batch_size;
 pub use plan::shuffled;
 pub(super) use plan::{MAX_CONNECTIONS_ENV, batching, connections, jobs};
 
@@ -331,7 +331,7 @@ impl<'a> Workers<'a> {
 
 /// Reaps the probes of `exiting` that have exited, then waits for the oldest until at most
 /// `keep` are left.
-fn reap(exiting: &mut Vec<std::process::Child>, keep: usize) {
+pub(super) fn reap(exiting: &mut Vec<std::process::Child>, keep: usize) {
     exiting.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
     while exiting.len() > keep {
         let mut oldest = exiting.remove(0);

@@ -11,6 +11,7 @@ mod environment_phase;
 mod expected;
 mod journal;
 mod memory_phase;
+mod ordering_phase;
 mod throughput_phase;
 
 use std::collections::BTreeSet;
@@ -19,7 +20,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use nppbench_model::{
-    Batching, Environment, Jobs, Matrix, MemoryRecord, Outcome, PhaseTime, RunFile, SCHEMA_VERSION, ThroughputRecord,
+    Batching, Environment, Jobs, Matrix, MemoryRecord, OrderingRounds, Outcome, PhaseTime, RunFile, SCHEMA_VERSION,
+    ThroughputRecord,
 };
 
 pub use self::expected::{Expected, expected};
@@ -138,6 +140,24 @@ impl Version {
         Ok(())
     }
 
+    /// Memory record `i`'s ordering rounds.
+    fn finish_rounds(&mut self, progress: &dyn Progress, i: usize, rounds: OrderingRounds) -> Result<(), RunError> {
+        let Some(record) = self.memory.get_mut(i) else {
+            return Ok(());
+        };
+        let outcome = match &rounds.not_measured {
+            Some(reason) => Outcome::NotMeasured { reason: reason.clone() },
+            None => Outcome::Ok,
+        };
+        progress.done(&format!("ordering rounds of {}", record.scenario.id), &outcome);
+        self.journal
+            .append(&ordering_phase::journal_entry(&record.scenario.id, &rounds))?;
+        if let Some(result) = record.result.as_mut() {
+            result.ordering = Some(rounds);
+        }
+        Ok(())
+    }
+
     fn finish_throughput(&mut self, progress: &dyn Progress, record: ThroughputRecord) -> Result<(), RunError> {
         progress.done(&record.scenario.id, &record.outcome);
         self.journal
@@ -252,6 +272,21 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     }
     phases.push(PhaseTime {
         phase: "memory".into(),
+        wall_s: t.elapsed().as_secs_f64(),
+    });
+    let t = Instant::now();
+    if !interrupted {
+        let rounds: usize = versions.iter().map(ordering_phase::remaining).sum();
+        progress.extend(rounds);
+        for v in &mut versions {
+            if ordering_phase::run(opts, &matrix, v, &jobs, progress, stop)? {
+                interrupted = true;
+                break;
+            }
+        }
+    }
+    phases.push(PhaseTime {
+        phase: "ordering".into(),
         wall_s: t.elapsed().as_secs_f64(),
     });
     progress.finish();

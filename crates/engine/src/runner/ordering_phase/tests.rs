@@ -1,0 +1,119 @@
+//! The ordering phase's supervision, against a stand-in probe (a shell script, no GPU) that
+//! answers, crashes or hangs where a scenario's id tells it to.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use nppbench_model::{ContextFill, Geometry, Primitive, StreamKind, Threading};
+
+use super::*;
+
+/// A stand-in ordering probe: answers each scenario of its request in order with one racing
+/// round; aborts at an id holding `crash` and hangs at `hang`. Each process appends its
+/// scenarios' ids to `calls.log`, a line per process.
+const PROBE: &str = r#"#!/bin/sh
+# probe --request R --answer A
+dir=$(dirname "$0")
+ids=$(grep -o '"id":"[^"]*"' "$3" | cut -d'"' -f4)
+echo $ids >> "$dir/calls.log"
+for id in $ids; do
+  case "$id" in *crash*) kill -ABRT $$ ;; *hang*) sleep 60 ;; esac
+  printf '{"id":"%s","rounds":{"rounds":4,"wrong_rounds":1,"wrong_pixels":14,"delay_cycles":1},"wall_ms":1.0}\n' "$id" >> "$5"
+done
+"#;
+
+fn queued(names: &[&str]) -> VecDeque<Queued> {
+    let g = Geometry::new(Primitive::CONVERT_8U32F_C1R, 31, 31, 32);
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut s = MemoryScenario::new(
+                Primitive::CONVERT_8U32F_C1R,
+                g,
+                StreamKind::Blocking,
+                ContextFill::FromStream,
+                Threading::ThreadPerCall,
+                4,
+            );
+            s.id = (*name).to_owned();
+            (i, s)
+        })
+        .collect()
+}
+
+/// Runs `names` through one worker, `max` scenarios a process, with the stand-in probe; returns
+/// each record index's rounds as they came, and the processes' scenarios, one line each.
+fn supervise(dir: &Path, names: &[&str], max: u32) -> (Vec<(usize, OrderingRounds)>, Vec<String>) {
+    let exe = dir.join("probe.sh");
+    std::fs::write(&exe, PROBE).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stop = AtomicBool::new(false);
+    let workers = Workers {
+        probe_exe: &exe,
+        pids_file: dir.join("pids"),
+        timeout: Duration::from_secs(1),
+        queues: [("GPU-test".to_owned(), Mutex::new(queued(names)))]
+            .into_iter()
+            .collect(),
+        jobs: 1,
+        max_per_process: max,
+        started: AtomicU32::new(0),
+        work_dir: dir.to_owned(),
+        npp_dir: None,
+        stop: &stop,
+    };
+    let (tx, rx) = mpsc::channel();
+    workers.work((0, "GPU-test".to_owned()), &tx);
+    drop(tx);
+    let rounds = rx
+        .into_iter()
+        .map(|d| match d {
+            Done::Rounds(i, r) => (i, r),
+            Done::Interrupted => panic!("interrupted"),
+            Done::Error(e) => panic!("{e}"),
+        })
+        .collect();
+    let log = std::fs::read_to_string(dir.join("calls.log")).unwrap();
+    (rounds, log.lines().map(str::to_owned).collect())
+}
+
+#[test]
+fn a_crash_in_an_ordering_probe_costs_only_its_scenarios_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rounds, processes) = supervise(dir.path(), &["a", "b", "crash", "c", "d"], 8);
+    assert_eq!(rounds.len(), 5, "{rounds:?}");
+    for (i, r) in &rounds {
+        if *i == 2 {
+            let why = r.not_measured.as_deref().unwrap_or_default();
+            assert!(
+                why.contains("stopped at this scenario") && why.contains("crash"),
+                "{why}"
+            );
+            assert_eq!(r.rounds, 0);
+        } else {
+            assert_eq!((r.rounds, r.wrong_rounds, &r.not_measured), (4, 1, &None), "{i}: {r:?}");
+        }
+    }
+    // The rest of the crashed process's scenarios went to a fresh one; the one at fault did not.
+    assert_eq!(processes, ["a b crash c d", "c d"]);
+}
+
+#[test]
+fn a_hung_ordering_probe_costs_only_its_scenarios_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rounds, processes) = supervise(dir.path(), &["a", "hang", "b"], 8);
+    let hung = rounds.iter().find(|(i, _)| *i == 1).unwrap();
+    let why = hung.1.not_measured.as_deref().unwrap_or_default();
+    assert!(why.contains("timeout") || why.contains("timed out"), "{why}");
+    assert!(rounds.iter().any(|(i, r)| *i == 2 && r.rounds == 4), "{rounds:?}");
+    assert_eq!(processes, ["a hang b", "b"]);
+}
+
+#[test]
+fn ordering_probes_take_an_equal_share_up_to_their_most() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rounds, processes) = supervise(dir.path(), &["a", "b", "c", "d", "e"], 2);
+    assert_eq!(rounds.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    assert_eq!(processes, ["a b", "c d", "e"]);
+}
