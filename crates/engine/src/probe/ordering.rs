@@ -1,6 +1,9 @@
 //! Whether NPP's work waits for the caller's stream: a memory scenario's ordering rounds.
 //!
-//! A round, on the scenario's stream kind and context filling, from the probe's own thread:
+//! First, once per scenario: a call outside the rounds (NPP loads a function's kernels at their
+//! first launch, slower than the spin) and a device synchronise (the sources' upload, on the
+//! legacy default stream, must land before a non-blocking stream copies them aside).
+//! Then each round, on the scenario's stream kind and context filling, from the probe's own thread:
 //! 1. each source is set to a byte pattern unlike its own, and the destination cleared; the
 //!    device is synchronised (before the late write, never between it and the call);
 //! 2. on the caller's stream: a kernel that spins for [`DELAY_CYCLES`] clock cycles (about a
@@ -74,6 +77,14 @@ fn run(
     out: &mut OrderingRounds,
 ) -> Result<(), ProbeError> {
     let gpu = setup.gpu().clone();
+    let ctx = setup.context(stream)?;
+    // A first call, outside the rounds: it loads NPP's kernels for this function (lazily, at
+    // their first launch, which takes longer than the spin and would hide a race in the first
+    // round) and makes NPP's streams for this thread and stream.
+    setup.launch(&mut setup.lock_dst(), &ctx)?;
+    // The sources were uploaded on the legacy default stream, which a non-blocking stream does
+    // not wait for: the copies below must not read them before the upload has landed.
+    gpu.synchronize()?;
     // Each source's real pattern, copied aside while the sources still hold it.
     let mut staged = Vec::new();
     for source in setup.sources() {
@@ -82,7 +93,6 @@ fn run(
         staged.push(copy);
     }
     gpu.synchronize()?;
-    let ctx = setup.context(stream)?;
     let result = (|| {
         for _ in 0..ROUNDS {
             for source in setup.sources_mut() {

@@ -158,9 +158,15 @@ impl Workers<'_> {
         exiting.extend(still_exiting);
         let mut answered = Vec::new();
         for line in child.answer().unwrap_or_default().lines() {
-            let Ok(OrderingLine { id, rounds, .. }) = serde_json::from_str::<OrderingLine>(line) else {
+            let Ok(OrderingLine {
+                id,
+                mut rounds,
+                wall_ms,
+            }) = serde_json::from_str::<OrderingLine>(line)
+            else {
                 break;
             };
+            rounds.wall_ms = Some(wall_ms);
             match batch.get(answered.len()) {
                 Some((i, s)) if s.id == id => answered.push((*i, rounds)),
                 _ => break,
@@ -239,6 +245,8 @@ pub(super) fn run(
     let (tx, rx) = mpsc::channel::<Done>();
     let mut interrupted = false;
     let mut first_error = None;
+    // As many as the memory phase ran: on an H200, the atlas's rounds took 30 s with eight at
+    // once, 37 s with four and 56 s with two (development runs; docs/performance.md).
     std::thread::scope(|scope| {
         for w in 0..jobs.jobs.max(1) as usize {
             let Some(gpu) = gpus.get(w % gpus.len().max(1)).cloned() else {

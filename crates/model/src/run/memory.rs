@@ -134,6 +134,10 @@ pub struct OrderingRounds {
     /// Why the rounds were not made (no delay kernel without NVRTC, a fault), where they were not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_measured: Option<String>,
+    /// The scenario's wall time in its ordering probe (set-up, first call and rounds; the
+    /// process's start included for its first scenario), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<f64>,
 }
 
 /// CUDA streams created and destroyed by anything in the process from the warm-up call on,
