@@ -6,12 +6,12 @@ use std::process::Command;
 
 use crate::measure::gpu_present;
 use crate::npp::npp_dir;
-use crate::{BadInput, build_nppbench, check, root};
+use crate::{Unavailable, build_nppbench, check, root};
 
 /// The CI baseline: the quick preset with five passes, on this machine's GPU.
 pub(crate) fn baseline(npp: &str, out: &Path) -> anyhow::Result<()> {
     if !gpu_present() {
-        return Err(BadInput("cargo xtask baseline measures on this machine's GPU, and it has none: run it on the machine (or the kind of runner) CI gates on".into()).into());
+        return Err(Unavailable("cargo xtask baseline measures on this machine's GPU, and it has none: run it on the machine (or the kind of runner) CI gates on".into()).into());
     }
     let bin = build_nppbench()?;
     let mut c = Command::new(bin);

@@ -89,22 +89,52 @@ enum NppCmd {
     },
 }
 
-/// Bad input: exit 2.
+/// Bad input: exit 2, as nppbench's (README: exit statuses).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 struct BadInput(String);
+
+/// This machine cannot measure (no NVIDIA GPU): exit 5, as `nppbench run` does there.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Unavailable(String);
+
+/// The exit status of a machine that cannot measure, as nppbench gives it.
+const UNAVAILABLE: u8 = 5;
+
+/// A step (nppbench, cargo) that exited with a status: xtask exits with that status, so that a
+/// failure kind keeps its status through xtask (README: exit statuses).
+#[derive(Debug, thiserror::Error)]
+#[error("{what} failed ({status})")]
+struct StepFailed {
+    what: String,
+    status: std::process::ExitStatus,
+}
 
 fn main() -> ExitCode {
     match run(Cli::parse().command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
-            if e.downcast_ref::<BadInput>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::FAILURE
-            }
+            exit_code(&e)
         }
+    }
+}
+
+fn exit_code(e: &anyhow::Error) -> ExitCode {
+    if e.downcast_ref::<BadInput>().is_some() {
+        ExitCode::from(2)
+    } else if e.downcast_ref::<Unavailable>().is_some() {
+        ExitCode::from(UNAVAILABLE)
+    } else if let Some(code) = e
+        .downcast_ref::<StepFailed>()
+        .and_then(|s| s.status.code())
+        .and_then(|c| u8::try_from(c).ok())
+        .filter(|&c| c != 0)
+    {
+        ExitCode::from(code)
+    } else {
+        ExitCode::FAILURE
     }
 }
 
@@ -162,7 +192,11 @@ fn nppbench(args: &[&str]) -> Command {
 fn check(mut cmd: Command, what: &str) -> anyhow::Result<()> {
     let status = cmd.status().with_context(|| format!("starting {what}"))?;
     if !status.success() {
-        bail!("{what} failed ({status})");
+        return Err(StepFailed {
+            what: what.to_owned(),
+            status,
+        }
+        .into());
     }
     Ok(())
 }

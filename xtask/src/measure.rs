@@ -7,7 +7,7 @@ use std::process::Command;
 use nppbench_model::RunFile;
 
 use crate::npp::npp_dir;
-use crate::{BadInput, build_nppbench, check, nppbench, root};
+use crate::{Unavailable, build_nppbench, check, nppbench, root};
 
 /// Whether this machine has an NVIDIA GPU and driver, without loading any CUDA library.
 pub(crate) fn gpu_present() -> bool {
@@ -43,7 +43,7 @@ pub(crate) fn report(
     if runs.is_empty() {
         if !gpu_present() {
             let list = samples();
-            return Err(BadInput(format!(
+            return Err(Unavailable(format!(
                 "no NVIDIA GPU here, so nothing can be measured; render a committed run instead: cargo xtask report --from {}{}",
                 list.first().map_or("RUN.json", String::as_str),
                 if list.len() > 1 { format!(" (samples: {})", list.join(", ")) } else { String::new() }
@@ -142,7 +142,17 @@ mod tests {
             return;
         }
         let err = report(&[], Path::new("reports/latest"), "quick", None, &[]).unwrap_err();
-        assert!(err.downcast_ref::<BadInput>().is_some(), "exit status 2");
+        // The status `nppbench run` gives where there is no GPU (it gave 2 here, 1 there).
+        assert_eq!(crate::exit_code(&err), std::process::ExitCode::from(crate::UNAVAILABLE));
+        let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} |", crate::UNAVAILABLE)))
+            .expect("README's exit statuses");
+        assert!(
+            row.contains("no NVIDIA GPU") && row.contains("cargo xtask report"),
+            "{row}"
+        );
         let msg = err.to_string();
         assert!(msg.contains("cargo xtask report --from reports/"), "{msg}");
         assert!(msg.contains("h100-npp-13.0.1/run.json"), "{msg}");

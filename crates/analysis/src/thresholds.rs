@@ -31,3 +31,12 @@ pub const ALPHA: f64 = 0.01;
 /// counterpart in it (and the functions and matrix names agree); below, the page says so first
 /// and `compare` exits 4 unless `--allow-partial`. 90%.
 pub const MIN_COVERAGE: f64 = 0.9;
+
+/// A trace that saw NPP for less than this, in seconds (from the first NPP call to the last
+/// flush), saw a burst, not a rate: threads a program starts in its first tenth of a second say
+/// nothing of how many it starts an hour, so no growth per hour, per day or time until the device
+/// is full is projected from it; its threads are counted as seen, and the device's headroom is
+/// given in such threads. Ten seconds: long enough that a program's start-up (its pool filled, its
+/// first requests) is not the whole of what was seen; the committed traces (reports/trace/) lasted
+/// 0.2 to 0.5 s each.
+pub const MIN_TRACE_S_FOR_A_RATE: f64 = 10.0;

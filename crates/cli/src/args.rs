@@ -21,7 +21,7 @@ fn about() -> String {
 }
 
 #[derive(Parser)]
-#[command(name = "nppbench", version, about = about())]
+#[command(name = "nppbench", version, about = about(), after_help = crate::exit::EXIT_STATUS)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Cmd,

@@ -24,8 +24,28 @@ Exit status:
      (without --allow-partial, which judges what pairs and exits 0 or 3)
 Under 0, 3 and 4 the pages, summary.md and compare.json are written.";
 
+/// Exit status of a command this machine cannot carry out: no NVIDIA GPU or driver, or no NPP
+/// where nppbench looked. One status for each, whichever command met it (`run`, `npp`, `cargo
+/// xtask report`), and whether the place looked in was named (`--npp DIR`) or searched.
+pub(crate) const UNAVAILABLE: u8 = 5;
+
 /// Exit status of a run stopped by Ctrl-C or SIGTERM, as shells report a SIGINT.
 const INTERRUPTED: u8 = 130;
+
+/// `nppbench --help`'s account of the exit statuses of every command (README: exit statuses).
+pub(crate) const EXIT_STATUS: &str = "\
+Exit status, of every command:
+  0  done
+  1  an error: a file unreadable or not written, a probe that failed
+  2  bad input: a usage error, a file or folder that does not exist, a matrix or run.json that
+     cannot be read
+  3  a --fail-on gate trips (compare, history report)
+  4  a candidate does not compare with the base (compare, without --allow-partial)
+  5  this machine cannot measure: no NVIDIA GPU or driver, no NPP where nppbench looked
+     (--npp DIR, $NPPBENCH_NPP_DIR, the toolkit, the system loader), or the probe that opens
+     them failed
+  130  interrupted (Ctrl-C, SIGTERM): run.json holds what finished
+`nppbench trace` exits with the traced program's own status.";
 
 /// Bad input: exit 2, like a usage error.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +54,15 @@ pub(crate) struct BadInput(pub(crate) String);
 
 pub(crate) fn bad_input(e: impl std::fmt::Display) -> anyhow::Error {
     BadInput(e.to_string()).into()
+}
+
+/// This machine cannot measure: no NVIDIA GPU or driver, or no NPP where nppbench looked.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Unavailable(pub(crate) String);
+
+pub(crate) fn unavailable(e: impl std::fmt::Display) -> anyhow::Error {
+    Unavailable(e.to_string()).into()
 }
 
 /// A comparison that trips a gate: the page is written, the exit status says so. The first
@@ -83,10 +112,12 @@ pub(crate) struct DoesNotCompare(pub(crate) String);
 pub(crate) struct Interrupted(pub(crate) String);
 
 /// The exit status of a command that failed with `e`: 2 bad input, 3 a tripped gate, 4 runs that
-/// do not compare, 130 interrupted, else 1.
+/// do not compare, 5 nothing to measure with, 130 interrupted, else 1.
 pub(crate) fn exit_code(e: &anyhow::Error) -> ExitCode {
     if e.downcast_ref::<BadInput>().is_some() {
         ExitCode::from(BAD_INPUT)
+    } else if e.downcast_ref::<Unavailable>().is_some() {
+        ExitCode::from(UNAVAILABLE)
     } else if e.downcast_ref::<Interrupted>().is_some() {
         ExitCode::from(INTERRUPTED)
     } else if e.downcast_ref::<GateFailed>().is_some() {
@@ -113,5 +144,27 @@ mod tests {
         }
         let pct = format!("{}%", (nppbench_analysis::compare::MIN_COVERAGE * 100.0).round());
         assert!(COMPARE_EXIT_STATUS.contains(&pct), "{pct}");
+    }
+
+    /// `nppbench --help` and README's table give every status its code, the same ones.
+    #[test]
+    fn the_help_and_readme_name_every_exit_status() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+        let table = &readme[readme.find("## Exit statuses").expect("README's exit statuses")..];
+        for code in [0, 1, BAD_INPUT, GATE_FAILED, DOES_NOT_COMPARE, UNAVAILABLE, INTERRUPTED] {
+            assert!(
+                EXIT_STATUS.contains(&format!("\n  {code}  ")),
+                "{code} is not in --help"
+            );
+            assert!(
+                table.contains(&format!("\n| {code} |")),
+                "{code} is not in README's table"
+            );
+        }
+        let gpu = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {UNAVAILABLE} |")))
+            .unwrap();
+        assert!(gpu.contains("no NVIDIA GPU") && gpu.contains("no NPP"), "{gpu}");
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use nppbench_model::catalog::Format;
 use nppbench_model::{Preset, Primitive};
 
-use crate::exit::bad_input;
+use crate::exit::unavailable;
 use crate::runs::check_npp_dir;
 
 /// `nppbench primitives`: the catalogue, one function a line.
@@ -40,15 +40,9 @@ pub(crate) fn npp(npp: Option<PathBuf>) -> anyhow::Result<()> {
     if let Some(dir) = &npp {
         check_npp_dir(dir)?;
     }
-    let lib = nppbench_engine::load_npp(npp.as_deref()).map_err(|e| {
-        // A folder the user named that holds no NPP is bad input; the system search finding
-        // none is the environment's fault.
-        if npp.is_some() {
-            bad_input(e)
-        } else {
-            anyhow::anyhow!("{e}")
-        }
-    })?;
+    // No NPP found is one failure whether the folder was named or searched: it exits as `run`
+    // does on a machine without one (a folder that does not exist is bad input, above).
+    let lib = nppbench_engine::load_npp(npp.as_deref()).map_err(unavailable)?;
     println!("NPP {}", lib.version());
     for path in lib.library_paths() {
         println!("{}", path.display());

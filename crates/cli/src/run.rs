@@ -9,7 +9,7 @@ use nppbench_engine::{RunError, RunOptions};
 use nppbench_model::{Matrix, RepeatAuto, RunFile};
 
 use crate::args::{Repeat, RunArgs};
-use crate::exit::{Interrupted, bad_input};
+use crate::exit::{Interrupted, bad_input, unavailable};
 use crate::progress::Reporter;
 use crate::runs::{check_npp_dir, check_out_dir};
 
@@ -64,6 +64,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     let runs = match nppbench_engine::run(&opts, &progress, &stop) {
         Ok(runs) => runs,
         Err(e @ RunError::Input(_)) => return Err(bad_input(e)),
+        Err(e @ RunError::Environment(_)) => return Err(unavailable(e).context("nothing was measured")),
         Err(e) => return Err(e).context("nothing was measured"),
     };
     let mut paths = Vec::new();

@@ -8,10 +8,19 @@ use nppbench_model::RunFile;
 
 /// The binary under test; `NPPBENCH_BIN` overrides it where the tests run away from their
 /// build (the GPU machine).
-fn nppbench(args: &[&str]) -> Output {
+fn command(args: &[&str]) -> Command {
     let bin = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
-    Command::new(bin).args(args).output().unwrap()
+    let mut c = Command::new(bin);
+    c.args(args);
+    c
 }
+
+fn nppbench(args: &[&str]) -> Output {
+    command(args).output().unwrap()
+}
+
+#[path = "cli/unavailable.rs"]
+mod unavailable;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -136,31 +145,6 @@ fn run_json_readers_reject_truncated_foreign_and_future_files() {
         assert_eq!(o.status.code(), Some(2), "{name}");
         assert!(stderr(&o).contains(expected), "{name}: {}", stderr(&o));
     }
-}
-
-#[test]
-fn run_without_a_gpu_says_what_is_missing() {
-    if nppbench_engine::gpu_missing().is_none() {
-        eprintln!("skipped run_without_a_gpu_says_what_is_missing: needs a machine without a GPU");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let o = nppbench(&["run", "--preset", "quick", "--out", dir.path().to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
-    assert!(err.contains("nothing was measured"), "{err}");
-    // The run names the first thing missing: the driver, checked before any probe starts; then
-    // NPP, which the probe loads before it opens the GPU; then the GPU.
-    let missing = if !nppbench_gpu::Gpu::driver_present() {
-        "no CUDA driver library (libcuda.so)".to_owned()
-    } else {
-        match nppbench_engine::load_npp(None) {
-            Err(e) => e.to_string().lines().next().unwrap_or_default().to_owned(),
-            Ok(_) => nppbench_engine::gpu_missing().expect("a GPU is missing"),
-        }
-    };
-    assert!(err.contains(&missing), "{missing:?} not in {err}");
-    assert!(!dir.path().join("run.json").exists());
 }
 
 #[test]

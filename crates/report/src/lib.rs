@@ -58,10 +58,6 @@ fn run_views(analyses: &[RunAnalysis<'_>], evidence: &view::Evidence) -> Result<
         .map_err(ReportError::Chart)
 }
 
-fn generated_by(run: &RunFile) -> String {
-    format!("nppbench {} ({})", run.tool.version, run.tool.git_commit)
-}
-
 fn page_of(
     runs: &[RunFile],
     analyses: &[RunAnalysis<'_>],
@@ -93,17 +89,23 @@ fn page_of(
                 gpus.join(", "),
                 runs.len()
             ),
-            generated_by: generated_by(first),
+            generated_by: view::rendered_by(),
             upgrade: None,
             runs: views.into_iter().take(1).collect(),
             back: None,
             pooled: Some(pooled),
         });
     }
-    let versions: Vec<String> = runs.iter().map(|r| r.environment.npp.full_version()).collect();
+    // Each version once, in the order given: `12.2.3 vs 13.0.1.2`, however many runs of each.
+    let mut versions: Vec<String> = Vec::new();
+    for v in runs.iter().map(|r| r.environment.npp.full_version()) {
+        if !versions.contains(&v) {
+            versions.push(v);
+        }
+    }
     Ok(view::Page {
         title: format!("nppbench: NPP {} on {}", versions.join(" vs "), gpus.join(", ")),
-        generated_by: generated_by(first),
+        generated_by: view::rendered_by(),
         upgrade: if runs.len() > 1 {
             Some(view::upgrade(analyses, runs, evidence).map_err(ReportError::Chart)?)
         } else {

@@ -14,6 +14,9 @@ fn committed_runs() -> Vec<PathBuf> {
     runs
 }
 
+#[path = "report/several_runs.rs"]
+mod several_runs;
+
 fn load(path: &Path) -> RunFile {
     RunFile::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -66,17 +69,49 @@ fn every_committed_run_renders_with_every_section() {
     }
 }
 
-/// No id is used twice on a page (a chart once took its section heading's id, so a link to the
-/// section could land on the chart).
+/// Every HTML id on `html` once (a chart once took its section heading's id, so a link to the
+/// section could land on the chart; the committed run pages used `run-1-throughput` twice).
+fn assert_ids_unique(html: &str, page: &str) {
+    let mut seen = std::collections::BTreeSet::new();
+    for id in html.split(" id=\"").skip(1).filter_map(|rest| rest.split('"').next()) {
+        assert!(seen.insert(id), "{page}: id {id:?} twice");
+    }
+}
+
+/// Every page of a rendering: the first page and each run's own.
+fn assert_every_page_ids_unique(r: &nppbench_report::Rendered, what: &str) {
+    assert_ids_unique(&r.index_html, &format!("{what}: index.html"));
+    for (name, html) in &r.run_pages {
+        assert_ids_unique(html, &format!("{what}: {name}"));
+    }
+}
+
+/// The pages committed under reports/ too: they are the tool's output, rendered again with
+/// `cargo xtask rerender` after a change to the pages.
+#[test]
+fn every_committed_page_file_uses_each_id_once() {
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")];
+    let mut pages = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "html") {
+                assert_ids_unique(&std::fs::read_to_string(&path).unwrap(), &path.display().to_string());
+                pages += 1;
+            }
+        }
+    }
+    assert!(pages > 0, "no committed page under reports/");
+}
+
 #[test]
 fn every_committed_run_page_uses_each_id_once() {
     for path in committed_runs() {
         let run = load(&path);
-        let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
-        let mut seen = std::collections::BTreeSet::new();
-        for id in html.split(" id=\"").skip(1).filter_map(|rest| rest.split('"').next()) {
-            assert!(seen.insert(id.to_owned()), "{}: id {id:?} twice", path.display());
-        }
+        let r = nppbench_report::render(std::slice::from_ref(&run)).unwrap();
+        assert_every_page_ids_unique(&r, &path.display().to_string());
     }
 }
 
@@ -113,6 +148,7 @@ fn the_atlas_page_lists_every_catalogued_function_with_its_rule() {
         .map(|f| load(&dir.join(f)))
         .collect();
     let r = nppbench_report::render(&runs).unwrap();
+    assert_every_page_ids_unique(&r, "the H100 atlas of NPP 13.0.1");
     let csv = r.atlas_csv.unwrap();
     let primitives = &runs[0].matrix.primitives;
     assert!(primitives.len() >= 40);
@@ -210,6 +246,7 @@ fn several_runs_open_with_what_changed_and_keep_a_page_each() {
         .map(|p| load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports").join(p)))
         .collect();
     let r = nppbench_report::render(&runs).unwrap();
+    assert_every_page_ids_unique(&r, "two H200 runs");
     let html = &r.index_html;
     // The verdict first: the status, then what changed, then the charts, then the unchanged
     // (folded), then each run.
@@ -283,6 +320,7 @@ fn failures_are_counted_by_kind_on_the_page_and_in_compare() {
     assert!(c.base_failures.is_empty());
     assert_eq!(c.cand_failures.get(&nppbench_model::FailureKind::OutOfMemory), Some(&1));
     let page = nppbench_report::render_compare(&[base, cand], Default::default(), &[]).unwrap();
+    assert_ids_unique(&page.compare_html, "compare.html");
     assert!(
         page.compare_html
             .contains("Failed scenarios: base none; candidate 2 (1 out of memory, 1 timeout)."),

@@ -7,20 +7,36 @@ use std::collections::BTreeMap;
 use nppbench_model::{TraceDevice, TraceFile};
 
 use super::{Keeping, MIB, MemoryGrowth, MemoryScope};
+use crate::thresholds::MIN_TRACE_S_FOR_A_RATE;
 
-/// What the growth costs over time, at the rate new threads kept NPP streams in the trace.
+/// What the growth costs: the memory per thread that kept NPP streams and the device's headroom
+/// in such threads; over time too, where the trace lasted long enough to show a rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cost {
-    /// Threads that kept NPP streams, per hour of the trace from the first NPP call.
-    pub keeping_threads_per_hour: f64,
+    /// Threads that kept NPP streams, and the seconds they were seen over (from the first NPP
+    /// call to the last flush).
+    pub keeping_threads: usize,
+    pub observed_s: f64,
     /// MiB per such thread: the fit's slope where there is one, else growth / threads.
     pub mib_per_thread: f64,
     pub from_fit: bool,
-    pub mib_per_hour: f64,
-    pub mib_per_day: f64,
     /// The device's memory less the process's at the last sample, MiB (with device-wide samples:
     /// the summed devices' memory less what every process used).
     pub headroom_mib: Option<f64>,
+    /// How many more such threads fill the device (headroom / MiB per thread): no rate assumed.
+    pub threads_until_full: Option<f64>,
+    /// The rate and what follows from it; `None` for a burst: a trace that saw NPP for under
+    /// [`MIN_TRACE_S_FOR_A_RATE`] seconds.
+    pub rate: Option<Rate>,
+}
+
+/// The growth over time, at the rate new threads kept NPP streams in the trace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    /// Threads that kept NPP streams, per hour of the trace from the first NPP call.
+    pub keeping_threads_per_hour: f64,
+    pub mib_per_hour: f64,
+    pub mib_per_day: f64,
     /// When the process alone would fill the device, hours from the last sample.
     pub hours_until_full: Option<f64>,
 }
@@ -59,26 +75,36 @@ pub(super) fn cost(
     capacity_mib: Option<f64>,
 ) -> Option<Cost> {
     let m = memory?;
-    let hours = (trace.wall_s - first_call_s.unwrap_or(0.0)) / 3600.0;
-    if hours <= 0.0 || keeping.threads == 0 {
+    let observed_s = trace.wall_s - first_call_s.unwrap_or(0.0);
+    if observed_s <= 0.0 || keeping.threads == 0 {
         return None;
     }
     let (mib_per_thread, from_fit) = match m.per_keeping_thread {
         Some(f) => (f.slope, true),
         None => (m.growth_mib / keeping.threads as f64, false),
     };
-    let keeping_threads_per_hour = keeping.threads as f64 / hours;
-    let mib_per_hour = mib_per_thread * keeping_threads_per_hour;
     let headroom_mib = capacity_mib.map(|c| c - m.last_mib);
+    let rate = (observed_s >= MIN_TRACE_S_FOR_A_RATE).then(|| {
+        let keeping_threads_per_hour = keeping.threads as f64 / (observed_s / 3600.0);
+        let mib_per_hour = mib_per_thread * keeping_threads_per_hour;
+        Rate {
+            keeping_threads_per_hour,
+            mib_per_hour,
+            mib_per_day: mib_per_hour * 24.0,
+            hours_until_full: headroom_mib
+                .filter(|_| mib_per_hour > 0.0)
+                .map(|h| h.max(0.0) / mib_per_hour),
+        }
+    });
     Some(Cost {
-        keeping_threads_per_hour,
+        keeping_threads: keeping.threads,
+        observed_s,
         mib_per_thread,
         from_fit,
-        mib_per_hour,
-        mib_per_day: mib_per_hour * 24.0,
         headroom_mib,
-        hours_until_full: headroom_mib
-            .filter(|_| mib_per_hour > 0.0)
-            .map(|h| h.max(0.0) / mib_per_hour),
+        threads_until_full: headroom_mib
+            .filter(|_| mib_per_thread > 0.0)
+            .map(|h| h.max(0.0) / mib_per_thread),
+        rate,
     })
 }

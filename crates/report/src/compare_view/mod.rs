@@ -82,6 +82,8 @@ pub struct EnvironmentRow {
     pub driver: String,
     pub npp: String,
     pub started_at: String,
+    /// The nppbench build that measured the run.
+    pub measured_by: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -230,7 +232,7 @@ pub fn render(
         .iter()
         .map(|c| nppbench_analysis::compare::compare(base, c, t))
         .collect();
-    let page = page_with(runs, &comparisons, t, gates, allow_partial);
+    let page = page_with(runs, &labels(runs), &comparisons, t, gates, allow_partial);
     let json = json::compare_json(runs, &comparisons, &page, t, gates, allow_partial);
     let [compare_html, summary_md] = render_templates(
         [
@@ -250,20 +252,32 @@ pub fn render(
 }
 
 /// The page of a comparison whose candidates are judged on what pairs even where they do not
-/// compare (said first on the page): the upgrade page's.
-pub(crate) fn page(runs: &[RunFile], comparisons: &[Comparison], t: Thresholds, gates: &[Gate]) -> ComparePage {
-    page_with(runs, comparisons, t, gates, true)
+/// compare, without gates: the upgrade page's, whose runs keep the labels `label` they have on the
+/// rest of that page, and whose verdict follows the order of `comparisons` (another NPP version
+/// first), each candidate's lines together: whether it compares, then what changed.
+pub(crate) fn page(runs: &[RunFile], label: &[String], comparisons: &[Comparison], t: Thresholds) -> ComparePage {
+    let mut page = page_with(runs, label, comparisons, t, &[], true);
+    // Without gates nothing fails, so the views keep the comparisons' order.
+    page.verdict = comparisons
+        .iter()
+        .zip(&page.comparisons)
+        .flat_map(|(c, v)| {
+            let partial = (!v.compares).then(|| partial_line(c, v));
+            partial.into_iter().chain(v.judged.then(|| verdict_line(v, &[])))
+        })
+        .collect();
+    page
 }
 
 fn page_with(
     runs: &[RunFile],
+    label: &[String],
     comparisons: &[Comparison],
     t: Thresholds,
     gates: &[Gate],
     allow_partial: bool,
 ) -> ComparePage {
     let group = groups(runs);
-    let label = labels(runs);
     let mut views: Vec<ComparisonView> = comparisons
         .iter()
         .enumerate()
@@ -291,7 +305,7 @@ fn page_with(
     views.sort_by_key(|v| !v.failed);
     ComparePage {
         title: format!("nppbench compare: {} run(s) against {}", comparisons.len(), label[0]),
-        generated_by: format!("nppbench {}", env!("CARGO_PKG_VERSION")),
+        generated_by: crate::view::rendered_by(),
         status: outcome.words().to_owned(),
         outcome,
         badge: if partial && outcome != Status::Partial {
@@ -303,7 +317,7 @@ fn page_with(
         failed,
         verdict,
         rule: rule_text(t, gates),
-        environments: environment_rows(runs, &label, &group),
+        environments: environment_rows(runs, label, &group),
         comparisons: views,
     }
 }
@@ -312,23 +326,23 @@ fn page_with(
 fn verdict_lines(views: &[ComparisonView], gates: &[Gate]) -> Vec<String> {
     let mut ordered: Vec<&ComparisonView> = views.iter().filter(|v| v.judged).collect();
     ordered.sort_by_key(|v| !v.failed);
-    ordered
-        .iter()
-        .map(|v| {
-            if v.failed {
-                format!(
-                    "FAIL: {} — {} item(s) trip --fail-on {}.",
-                    v.heading,
-                    v.failing_count,
-                    v.tripped.join(",")
-                )
-            } else if gates.is_empty() {
-                format!("{}: {}.", v.heading, v.counts)
-            } else {
-                format!("PASS: {} — {}; no gate asked for trips.", v.heading, v.counts)
-            }
-        })
-        .collect()
+    ordered.iter().map(|v| verdict_line(v, gates)).collect()
+}
+
+/// One judged candidate's verdict line.
+fn verdict_line(v: &ComparisonView, gates: &[Gate]) -> String {
+    if v.failed {
+        format!(
+            "FAIL: {} — {} item(s) trip --fail-on {}.",
+            v.heading,
+            v.failing_count,
+            v.tripped.join(",")
+        )
+    } else if gates.is_empty() {
+        format!("{}: {}.", v.heading, v.counts)
+    } else {
+        format!("PASS: {} — {}; no gate asked for trips.", v.heading, v.counts)
+    }
 }
 
 /// How the comparison judges, in words, with the gates asked for.
@@ -373,6 +387,7 @@ fn environment_rows(runs: &[RunFile], label: &[String], group: &[String]) -> Vec
             driver: r.environment.driver_version.clone().unwrap_or_else(|| "unknown".into()),
             npp: r.environment.npp.full_version(),
             started_at: r.started_at.clone(),
+            measured_by: crate::view::measured_by(r),
         })
         .collect()
 }

@@ -184,7 +184,7 @@ pub fn page(history: &History, findings: &Findings, gates: &[Gate]) -> Result<Hi
             words.runners().len(),
             plural(words.runners().len())
         ),
-        generated_by: format!("nppbench {}", env!("CARGO_PKG_VERSION")),
+        generated_by: crate::view::rendered_by(),
         status: {
             match (gates.is_empty(), tripped.is_empty(), latest.alarm()) {
                 (false, false, _) => "FAIL",

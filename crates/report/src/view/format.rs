@@ -142,6 +142,17 @@ pub(crate) fn class_name(class: Option<LeakClass>) -> &'static str {
     class.map_or("failed", LeakClass::as_str)
 }
 
+/// The build that renders a page: this nppbench (the report crate is built with it). A run's
+/// own build, the one that measured it, is [`measured_by`].
+pub fn rendered_by() -> String {
+    format!("nppbench {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The build that measured `run`, as run.json records it: `nppbench 0.1.0 (146057c55726-dirty)`.
+pub fn measured_by(run: &RunFile) -> String {
+    format!("{} {} ({})", run.tool.name, run.tool.version, run.tool.git_commit)
+}
+
 /// The page of run `index` in a report of several runs.
 pub fn run_page_name(index: usize) -> String {
     format!("run-{}.html", index + 1)

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::atlas::{self, AtlasRow, FunctionView};
 use super::evidence::RunEvidence;
-use super::format::{fmt, run_json_name};
+use super::format::{fmt, measured_by, run_json_name};
 use super::prose::{self, FixView, RuleView, VerdictView, fix_view, rule_view_of, verdict_view};
 use super::run_charts::{ChartView, charts_for, charts_for_atlas};
 use super::scenario_rows::{MemoryRow, ThroughputRow, memory_row, throughput_row};
@@ -57,6 +57,9 @@ pub struct RunView {
     pub not_measured: Vec<FailureRow>,
     pub reproduce: String,
     pub run_json: String,
+    /// The nppbench build that measured this run (run.json's `tool`), which need not be the one
+    /// rendering the page.
+    pub measured_by: String,
 }
 
 /// A score of the rules on scenarios they were not fitted on.
@@ -202,6 +205,7 @@ pub(crate) fn run_view(
         not_measured,
         reproduce: reproduce(run),
         run_json: run_json_name(index, run, total),
+        measured_by: measured_by(run),
         anchor,
     })
 }
@@ -254,10 +258,7 @@ fn environment(run: &RunFile) -> Vec<EnvEntry> {
             "CPU".into(),
             format!("{} ({} logical cores)", e.host.cpu.model, e.host.cpu.logical_cores),
         ),
-        (
-            "nppbench".into(),
-            format!("{} ({})", run.tool.version, run.tool.git_commit),
-        ),
+        ("Measured by".into(), measured_by(run)),
         (
             "Matrix".into(),
             format!("{} — {}", run.matrix.name, run.matrix.description),

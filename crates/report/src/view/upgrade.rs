@@ -133,6 +133,17 @@ fn further_rounds(runs: &[RunFile]) -> Vec<bool> {
         .collect()
 }
 
+/// The runs the first page compares, base first: the first run, then every run of another NPP
+/// version or GPU model (what a page of several versions is for), then the other runs of the
+/// base's own version and GPU model, each group in the order given. A further round of an atlas is
+/// pooled, not compared.
+fn compared_in_order(round: &[bool], evidence: &Evidence) -> Vec<usize> {
+    let base_group = evidence.of_run(0).group;
+    let mut candidates: Vec<usize> = (1..round.len()).filter(|&i| !round[i]).collect();
+    candidates.sort_by_key(|&i| evidence.of_run(i).group == base_group);
+    std::iter::once(0).chain(candidates).collect()
+}
+
 /// Rows a chart may hold before it is summarised (per function rather than per scenario).
 const MAX_ROWS: usize = 48;
 
@@ -146,18 +157,21 @@ pub(crate) fn upgrade(
     }
     let label = labels(runs);
     let round = further_rounds(runs);
-    let compared: Vec<usize> = (0..runs.len()).filter(|&i| !round[i]).collect();
+    let compared = compared_in_order(&round, evidence);
     let comparisons: Vec<compare::Comparison> = compared[1..]
         .iter()
         .map(|&i| compare::compare_analysed(&analyses[0], &analyses[i], Thresholds::default()))
         .collect();
-    // The runs compared; copied only where a round is left out.
-    let compared_runs: std::borrow::Cow<'_, [RunFile]> = if compared.len() == runs.len() {
+    // The runs compared, in that order (copied only where a round is left out or the order
+    // changes), and their labels: each run keeps the label (and so the number) it has in the
+    // table of runs and on its own page.
+    let compared_runs: std::borrow::Cow<'_, [RunFile]> = if compared.iter().copied().eq(0..runs.len()) {
         std::borrow::Cow::Borrowed(runs)
     } else {
         std::borrow::Cow::Owned(compared.iter().map(|&i| runs[i].clone()).collect())
     };
-    let compare = compare_view::page(&compared_runs, &comparisons, Thresholds::default(), &[]);
+    let compared_labels: Vec<String> = compared.iter().map(|&i| label[i].clone()).collect();
+    let compare = compare_view::page(&compared_runs, &compared_labels, &comparisons, Thresholds::default());
     let versions = analyses
         .iter()
         .enumerate()

@@ -3,6 +3,7 @@
 
 use nppbench_analysis::LeakClass;
 use nppbench_analysis::predict::Basis;
+use nppbench_analysis::thresholds::MIN_TRACE_S_FOR_A_RATE;
 use nppbench_analysis::trace::{
     MemoryScope, SiteGroup, SiteStream, ThreadingPattern, TraceFindings, TraceStatus, Unpredicted,
 };
@@ -337,7 +338,8 @@ pub(super) fn agreement(g: &SiteGroup) -> Option<String> {
     ))
 }
 
-/// The cost over time, and a note on what it assumes.
+/// The cost over time, and a note on what it assumes: a rate where the trace lasted long enough
+/// to show one; for a burst, the threads seen and the headroom in such threads, no projection.
 pub(super) fn cost_rows(f: &TraceFindings) -> (Vec<CostRow>, String) {
     let Some(c) = f.cost else {
         let note = match f.status {
@@ -355,34 +357,57 @@ pub(super) fn cost_rows(f: &TraceFindings) -> (Vec<CostRow>, String) {
         name: name.into(),
         value,
     };
-    let mut rows = vec![
-        row(
+    let seen = format!(
+        "{} in {} s",
+        count(c.keeping_threads as u64, "thread", "threads"),
+        fmt_sig(c.observed_s)
+    );
+    let mut rows = vec![match c.rate {
+        Some(r) => row(
             "New threads that kept NPP streams",
-            format!("{} per hour", fmt_sig(c.keeping_threads_per_hour)),
+            format!("{} per hour ({seen})", fmt_sig(r.keeping_threads_per_hour)),
         ),
-        row(
-            "Memory per such thread",
-            format!(
-                "{} MiB ({})",
-                fmt_sig(c.mib_per_thread),
-                if c.from_fit {
-                    "least squares"
-                } else {
-                    "growth / threads"
-                }
-            ),
+        None => row(
+            "New threads that kept NPP streams",
+            format!("{seen}: a burst, not a rate"),
         ),
-        row("Growth per hour", mib(c.mib_per_hour)),
-        row("Growth per day", mib(c.mib_per_day)),
-    ];
+    }];
+    rows.push(row(
+        "Memory per such thread",
+        format!(
+            "{} MiB ({})",
+            fmt_sig(c.mib_per_thread),
+            if c.from_fit {
+                "least squares"
+            } else {
+                "growth / threads"
+            }
+        ),
+    ));
+    if let Some(r) = c.rate {
+        rows.push(row("Growth per hour", mib(r.mib_per_hour)));
+        rows.push(row("Growth per day", mib(r.mib_per_day)));
+    }
     if let (Some(h), Some(d)) = (c.headroom_mib, &f.device) {
         rows.push(row("Device memory left", format!("{} of {}", mib(h), d.name)));
     }
-    if let Some(h) = c.hours_until_full {
+    if let Some(n) = c.threads_until_full {
+        rows.push(row(
+            "The device is full after",
+            format!("{} more such threads", fmt(n, 0)),
+        ));
+    }
+    if let Some(h) = c.rate.and_then(|r| r.hours_until_full) {
         rows.push(row("The device runs out of memory in", duration(h)));
     }
-    (
-        rows,
-        "At the rate new threads kept NPP streams over the trace (from the first NPP call to the last flush), and if nothing else uses the device.".into(),
-    )
+    let note = if c.rate.is_some() {
+        "At the rate new threads kept NPP streams over the trace (from the first NPP call to the last flush), and if nothing else uses the device.".to_owned()
+    } else {
+        format!(
+            "The trace saw NPP for {} s (from the first NPP call to the last flush), under the {} s it takes to show a rate: {seen} is a burst, and how many threads the program starts an hour cannot be told from it, so nothing is projected over time: trace the program for longer, under its usual load, to see its rate.",
+            fmt_sig(c.observed_s),
+            fmt(MIN_TRACE_S_FOR_A_RATE, 0)
+        )
+    };
+    (rows, note)
 }
