@@ -27,6 +27,7 @@
 
 mod atlas;
 mod cost;
+pub mod gates;
 mod groups;
 #[cfg(test)]
 mod tests;
@@ -37,7 +38,7 @@ use nppbench_model::{TraceDevice, TraceFile};
 use nppbench_stats::{Fit, GRANULE_MIB, LeakClass, least_squares};
 
 pub use self::atlas::AtlasBasis;
-pub use self::cost::Cost;
+pub use self::cost::{Cost, Rate};
 use self::cost::{capacity_mib, cost, judged_device};
 pub use self::groups::{Advice, Prediction, SiteGeometry, SiteGroup, SiteStream, ThreadingPattern, Unpredicted};
 
@@ -145,7 +146,8 @@ pub struct ThreadCounts {
     pub exited: usize,
     /// Threads whose exit is not known.
     pub exit_unknown: usize,
-    /// Threads seen per hour of the trace.
+    /// Threads seen per hour of the trace; `None` for a trace too short to show a rate
+    /// ([`crate::thresholds::MIN_TRACE_S_FOR_A_RATE`]).
     pub seen_per_hour: Option<f64>,
 }
 
@@ -367,7 +369,8 @@ fn thread_counts(trace: &TraceFile) -> ThreadCounts {
         seen,
         exited: trace.threads.iter().filter(|t| t.exited == Some(true)).count(),
         exit_unknown: trace.threads.iter().filter(|t| t.exited.is_none()).count(),
-        seen_per_hour: (trace.wall_s > 0.0).then(|| seen as f64 / (trace.wall_s / 3600.0)),
+        seen_per_hour: (trace.wall_s >= crate::thresholds::MIN_TRACE_S_FOR_A_RATE)
+            .then(|| seen as f64 / (trace.wall_s / 3600.0)),
     }
 }
 

@@ -24,7 +24,7 @@ pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf
         }
         check_not_another_report(out, &[], force)?;
         check_not_another_trace(trace, out, force)?;
-        let written = trace_page(trace, atlas, out)?;
+        let (written, _) = trace_page(trace, atlas, out)?;
         println!("{}", written.display());
         return Ok(());
     }
@@ -51,7 +51,9 @@ pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf
 /// Renders the trace at `trace_path` into `out` (index.html, summary.md, call_sites.csv, and the
 /// trace.json the page links to, copied unless it is already there), with the rules, fixes and
 /// predictions of the `atlas` runs; returns the page's path.
-pub(crate) fn trace_page(trace_path: &Path, atlas: &[PathBuf], out: &Path) -> anyhow::Result<PathBuf> {
+/// Renders the trace page of `trace_path` with the atlas runs `atlas` into `out`; returns the
+/// page's path and the atlas runs read.
+pub(crate) fn trace_page(trace_path: &Path, atlas: &[PathBuf], out: &Path) -> anyhow::Result<(PathBuf, Vec<RunFile>)> {
     let trace = read_trace(trace_path)?;
     let runs: Vec<RunFile> = read_runs(atlas)?.into_iter().map(|(_, r)| r).collect();
     let written = nppbench_report::render_trace_to_dir(&trace, &runs, out)
@@ -61,7 +63,7 @@ pub(crate) fn trace_page(trace_path: &Path, atlas: &[PathBuf], out: &Path) -> an
         std::fs::copy(trace_path, &dest)
             .with_context(|| format!("copying {} to {}", trace_path.display(), dest.display()))?;
     }
-    Ok(written)
+    Ok((written, runs))
 }
 
 /// The keys that tell a trace.json from a run.json.

@@ -19,7 +19,9 @@ use anyhow::Context;
 use clap::Args;
 use nix::sys::signal::{SigSet, Signal, kill};
 use nix::unistd::Pid;
-use nppbench_model::{Capture, TRACE_SCHEMA_VERSION, TraceEnd, TraceFile};
+use nppbench_model::{TraceEnd, TraceFile};
+
+use nppbench_analysis::trace::gates::{TraceGate, tripped};
 
 use crate::exit::bad_input;
 
@@ -35,10 +37,38 @@ pub(crate) struct TraceArgs {
     /// Atlas runs whose rules and fixes the page shows beside each call site.
     #[arg(long, value_name = "RUN")]
     pub(crate) atlas: Vec<PathBuf>,
+    /// Gates, comma-separated: `leak` trips where new threads keep NPP's streams (memory grows
+    /// for as long as the program makes new threads); `race` trips where a call site was called
+    /// while its stream still had work queued, in a configuration the atlas (--atlas) does not
+    /// call ordered (without --atlas, any such site: its calls could race). A tripped gate
+    /// exits with status 3, after the trace and its page are written; a program that failed
+    /// exits with its own status, which wins.
+    #[arg(long, value_name = "GATES", value_delimiter = ',')]
+    pub(crate) fail_on: Vec<TraceGateArg>,
     /// The program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM")]
     pub(crate) program: Vec<String>,
 }
+
+/// A gate of `trace --fail-on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TraceGateArg {
+    Leak,
+    Race,
+}
+
+impl TraceGateArg {
+    fn gate(self) -> TraceGate {
+        match self {
+            TraceGateArg::Leak => TraceGate::Leak,
+            TraceGateArg::Race => TraceGate::Race,
+        }
+    }
+}
+
+/// Exit status of a trace whose program exited 0 and that trips a `--fail-on` gate (as
+/// `compare`'s gates do).
+const GATE_FAILED: i32 = 3;
 
 /// The interposer: `$NPPBENCH_TRACE_LIB`, else beside this executable.
 fn interposer() -> anyhow::Result<PathBuf> {
@@ -188,29 +218,14 @@ const UNREADABLE: &str = "the trace the program left could not be read";
 
 /// A trace for a program that left none (or none readable), saying `why`.
 fn empty_trace(args: &TraceArgs, pid: u32, wall_s: f64, why: &str) -> TraceFile {
-    TraceFile {
-        schema_version: TRACE_SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        program: args.program.clone(),
+    TraceFile::empty(
+        args.program.clone(),
         pid,
-        started_at: jiff::Timestamp::now().to_string(),
+        jiff::Timestamp::now().to_string(),
         wall_s,
-        end: TraceEnd::Running,
-        capture: Capture {
-            calls_missing: Some(why.into()),
-            streams_missing: Some(why.into()),
-            memory_missing: Some(why.into()),
-            ..Capture::default()
-        },
-        npp_libraries: Vec::new(),
-        npp_version: None,
-        devices: Vec::new(),
-        call_sites: Vec::new(),
-        threads: Vec::new(),
-        streams: Vec::new(),
-        memory: Vec::new(),
-        overhead: Default::default(),
-    }
+        TraceEnd::Running,
+        why,
+    )
 }
 
 fn read_trace(path: &Path) -> anyhow::Result<Option<TraceFile>> {
@@ -258,13 +273,35 @@ pub(crate) fn trace(args: TraceArgs) -> anyhow::Result<()> {
     println!("{}", summary(&trace, &path, status, &descendants(&out)));
     // The page: a failure to render it (an unreadable --atlas run) is said, and the program's
     // exit status still returned; trace.json is written either way.
-    match crate::report::trace_page(&path, &args.atlas, &out) {
-        Ok(page) => println!("page: {}", page.display()),
-        Err(e) => eprintln!("error: the trace page was not rendered: {e:#}"),
-    }
+    let (page, runs) = match crate::report::trace_page(&path, &args.atlas, &out) {
+        Ok((page, runs)) => {
+            println!("page: {}", page.display());
+            (page, runs)
+        }
+        Err(e) => {
+            eprintln!("error: the trace page was not rendered: {e:#}");
+            (path.clone(), Vec::new())
+        }
+    };
     let code = exit_code(status);
     if code != 0 {
         std::process::exit(code);
+    }
+    if !args.fail_on.is_empty() {
+        let findings = nppbench_analysis::trace::findings(&trace, &runs);
+        let gates: Vec<TraceGate> = args.fail_on.iter().map(|g| g.gate()).collect();
+        let tripped = tripped(&findings, &gates);
+        for t in &tripped {
+            eprintln!("{}: {}", t.gate.as_str(), t.what);
+        }
+        if !tripped.is_empty() {
+            eprintln!(
+                "error: the trace fails --fail-on {}; see {}",
+                tripped.iter().map(|t| t.gate.as_str()).collect::<Vec<_>>().join(","),
+                page.display()
+            );
+            std::process::exit(GATE_FAILED);
+        }
     }
     Ok(())
 }

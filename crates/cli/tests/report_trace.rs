@@ -72,6 +72,8 @@ fn generated_trace() -> TraceFile {
             first_s: 0.0,
             last_s: 190.0,
             time_in_npp_ns: 20_000 * threads as u64,
+            calls_pending_asked: 0,
+            calls_with_work_pending: 0,
         }],
         threads: Vec::new(),
         streams: Vec::new(),

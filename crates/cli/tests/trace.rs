@@ -17,17 +17,27 @@ use nppbench_trace_standin::caller::{self, Plan};
 
 /// Set in the child: the caller runs and exits with this status.
 const CHILD: &str = "NPPBENCH_CLI_TRACE_CHILD";
+/// Set in the child for a race: `HANDLE,DRIVER`: Convert on the stream HANDLE (declared
+/// blocking) of the stand-in driver at DRIVER.
+const CHILD_STREAM: &str = "NPPBENCH_CLI_TRACE_CHILD_STREAM";
 
 /// The caller, when run as the child; does nothing in a normal test run.
 #[test]
 fn caller_child() {
     let Ok(code) = std::env::var(CHILD) else { return };
-    let plan = Plan {
+    let mut plan = Plan {
         threads: 3,
         calls_per_thread: 20,
         symbols: vec!["nppiCopy_8u_C1R_Ctx".into(), "nppiSet_8u_C1R_Ctx".into()],
         ..Plan::default()
     };
+    if let Ok(spec) = std::env::var(CHILD_STREAM) {
+        let (handle, driver) = spec.split_once(',').unwrap();
+        plan.symbols = vec!["nppiConvert_8u32f_C1R_Ctx".into()];
+        plan.stream = handle.parse().unwrap();
+        plan.driver = Some(PathBuf::from(driver));
+        plan.setup = Duration::from_millis(200);
+    }
     caller::run(&plan).expect("the caller runs");
     std::process::exit(code.parse().unwrap());
 }
@@ -181,6 +191,48 @@ fn calls_through_the_stand_in_are_counted_and_summarised() {
         "{:?}",
         t.capture
     );
+}
+
+/// #29 item 5: `--fail-on race` exits 3 where a call was made with work pending on its stream
+/// in a configuration that can race (no --atlas: any such site), and 0 where none was; the
+/// message names the gate, the sites and the worst. `--fail-on leak` does not trip on it.
+#[test]
+fn fail_on_race_trips_where_a_call_had_work_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let driver = nppbench_trace_standin::driver::install(dir.path()).unwrap();
+    let me = std::env::current_exe().unwrap();
+    let run = |handle: u64, gates: &str, out: &str| {
+        nppbench()
+            .args(["trace", "--fail-on", gates, "--out"])
+            .arg(dir.path().join(out))
+            .arg("--")
+            .arg(&me)
+            .args(["--exact", "caller_child", "--nocapture", "--test-threads", "1"])
+            .env(CHILD, "0")
+            .env(CHILD_STREAM, format!("{handle},{}", driver.display()))
+            .env("LD_LIBRARY_PATH", dir.path())
+            .output()
+            .unwrap()
+    };
+    // Bit 5 of the handle: the stand-in driver says the stream has work queued.
+    let pending = 0x7f00_1234_5020_u64;
+    assert!(nppbench_trace_standin::driver::pending_for(pending));
+    let o = run(pending, "leak,race", "pending");
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("race: 1 call site(s) called with work pending on their stream, the most nppiConvert_8u32f_C1R_Ctx 64x32: 60 of 60 calls"),
+        "{err}"
+    );
+    assert!(err.contains("fails --fail-on race;"), "{err}");
+    assert_eq!(
+        read(&dir.path().join("pending")).call_sites[0].calls_with_work_pending,
+        60
+    );
+    let o = run(pending, "leak", "leak-only");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = run(0x7f00_1234_5000, "leak,race", "idle");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
 #[test]

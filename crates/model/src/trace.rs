@@ -76,6 +76,40 @@ impl TraceFile {
     pub fn descendant_file_name(pid: u32) -> String {
         format!("{}{pid}.json", Self::DESCENDANT_PREFIX)
     }
+
+    /// A trace that recorded nothing, saying `why` for its calls, streams and memory alike.
+    pub fn empty(
+        program: Vec<String>,
+        pid: u32,
+        started_at: String,
+        wall_s: f64,
+        end: TraceEnd,
+        why: &str,
+    ) -> TraceFile {
+        TraceFile {
+            schema_version: TRACE_SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+            program,
+            pid,
+            started_at,
+            wall_s,
+            end,
+            capture: Capture {
+                calls_missing: Some(why.into()),
+                streams_missing: Some(why.into()),
+                memory_missing: Some(why.into()),
+                ..Capture::default()
+            },
+            npp_libraries: Vec::new(),
+            npp_version: None,
+            devices: Vec::new(),
+            call_sites: Vec::new(),
+            threads: Vec::new(),
+            streams: Vec::new(),
+            memory: Vec::new(),
+            overhead: Default::default(),
+        }
+    }
 }
 
 /// One device of the machine the program ran on.
@@ -209,6 +243,15 @@ pub struct CallSite {
     pub last_s: f64,
     /// Time inside the real function, summed over the calls, ns (host clock, call to return).
     pub time_in_npp_ns: u64,
+    /// Of these calls, those that could race (a context declaring a blocking stream, a stream
+    /// other than the legacy default) and whose stream the driver was asked about
+    /// (`cuStreamQuery`, before NPP's call); and of those, the calls whose stream still had work
+    /// queued: work NPP's own stream does not wait for. 0 in traces made before they were
+    /// recorded.
+    #[serde(default)]
+    pub calls_pending_asked: u64,
+    #[serde(default)]
+    pub calls_with_work_pending: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -38,6 +38,8 @@ fn site(geometry: (i32, i32, i32, i32), real_flags: u32, calls: u64, threads: u3
         first_s: 0.0,
         last_s: 3600.0,
         time_in_npp_ns: calls * 20_000,
+        calls_pending_asked: 0,
+        calls_with_work_pending: 0,
     }
 }
 
@@ -133,6 +135,12 @@ fn render(trace: &TraceFile, atlas: &[RunFile]) -> nppbench_report::RenderedTrac
     r.index_html = r.index_html.replace("&#x2F;", "/").replace("&#x27;", "'");
     r
 }
+
+#[path = "trace_page/real.rs"]
+mod real;
+
+#[path = "trace_page/race.rs"]
+mod race;
 
 fn position(html: &str, needle: &str) -> usize {
     html.find(needle).unwrap_or_else(|| panic!("no {needle:?} on the page"))
@@ -272,25 +280,21 @@ fn call_sites_csv_has_its_columns_and_a_row_per_group() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "function,width,height,src_stride,dst_stride,declared_flags,stream,threading,calls,threads,streams_created,streams_kept,mib_attributed,predicted_class,agrees"
+        "function,width,height,src_stride,dst_stride,declared_flags,stream,threading,calls,threads,streams_created,streams_kept,mib_attributed,predicted_class,agrees,calls_pending_asked,calls_with_work_pending,atlas_races"
     );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 3);
     // 148.5 MiB over 330 kept streams: 300 of them on the 31x31 site.
     assert_eq!(
         rows[0],
-        "nppiConvert_8u32f_C1R_Ctx,31,31,32,128,0,blocking,thread_per_call,100,100,300,300,135.00,leak,true"
+        "nppiConvert_8u32f_C1R_Ctx,31,31,32,128,0,blocking,thread_per_call,100,100,300,300,135.00,leak,true,0,0,"
     );
-    assert!(
-        rows.contains(
-            &"nppiConvert_8u32f_C1R_Ctx,64,64,64,256,0,blocking,thread_per_call,10,10,30,30,13.50,flat,false"
-        )
-    );
-    assert!(
-        rows.iter().any(|r| r.contains(",1920,1080,")
-            && r.contains(",non_blocking,pool:4,")
-            && r.ends_with(",0.00,flat,true"))
-    );
+    assert!(rows.contains(
+        &"nppiConvert_8u32f_C1R_Ctx,64,64,64,256,0,blocking,thread_per_call,10,10,30,30,13.50,flat,false,0,0,"
+    ));
+    assert!(rows.iter().any(|r| r.contains(",1920,1080,")
+        && r.contains(",non_blocking,pool:4,")
+        && r.ends_with(",0.00,flat,true,0,0,")));
 }
 
 #[test]
@@ -313,6 +317,10 @@ fn rendering_into_a_folder_writes_the_page_summary_and_csv() {
     for name in ["index.html", "summary.md", "call_sites.csv"] {
         assert!(dir.path().join(name).is_file(), "no {name}");
     }
+    // The CSV the page names is a link (it was plain text), beside the trace.json link.
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(html.contains("<a href=\"call_sites.csv\">call_sites.csv</a>"));
+    assert!(!html.contains("· call_sites.csv</p>") && !html.contains("): call_sites.csv."));
 }
 
 #[test]
@@ -372,70 +380,4 @@ fn the_npp_frames_a_stack_named_are_listed() {
         details.contains(&format!("40 streams, innermost first: {stack}")),
         "{details}"
     );
-}
-
-/// The committed real trace of the seed report's program (H100, NPP 13.0.1), with the H100
-/// atlas: the page leads with GROWS and its figure, names the 31x31 convert with its strides as
-/// the site that kept streams, with the atlas's answer agreeing, and its CSV has both call sites.
-#[test]
-fn the_real_seed_trace_page_names_the_growing_call_site() {
-    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let trace: TraceFile =
-        serde_json::from_str(&std::fs::read_to_string(reports.join("trace/seed-repro/trace.json")).unwrap()).unwrap();
-    let atlas: Vec<RunFile> = nppbench_model::find_run_files(&reports.join("h100-atlas-npp-13.0.1"))
-        .unwrap()
-        .iter()
-        .map(|p| RunFile::read(p).unwrap())
-        .collect();
-    let page = render(&trace, &atlas);
-    let md = &page.summary_md;
-    assert!(md.starts_with("## GROWS"), "{}", &md[..80]);
-    assert!(md.contains("100 threads each kept 3 NPP streams"), "{md}");
-    let row = md
-        .lines()
-        .find(|l| l.starts_with("| `nppiConvert_8u32f_C1R_Ctx` | 31x31 s32/128 |"))
-        .expect("the growing site's row");
-    assert!(
-        row.contains("| 300 |") && row.contains("| leak |") && row.ends_with("| yes |"),
-        "{row}"
-    );
-    assert!(
-        !md.contains("| `nppiConvert_8u32f_C1R_Ctx` | 32x35"),
-        "the 32x35 site kept nothing"
-    );
-    assert!(position(&page.index_html, "GROWS") < position(&page.index_html, "31x31 s32/128"));
-    assert_eq!(
-        page.call_sites_csv.lines().count(),
-        3,
-        "a header and the two call sites"
-    );
-}
-
-/// The real overhead check (eight threads, 20,000 calls each, on an H100 machine): the recording
-/// cost of a call in a loop, where the stream's flags come from and what CUPTI's callbacks cost
-/// outside NPP's calls are all said.
-#[test]
-fn the_real_overhead_check_says_what_recording_cost_and_where_flags_came_from() {
-    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let trace: TraceFile =
-        serde_json::from_str(&std::fs::read_to_string(reports.join("trace/overhead-check/trace.json")).unwrap())
-            .unwrap();
-    assert_eq!(trace.capture.flags_asked, Some(0));
-    let page = render(&trace, &[]);
-    let md = &page.summary_md;
-    assert!(md.starts_with("## NO GROWTH"), "{}", &md[..80]);
-    let later = trace
-        .overhead
-        .less(&trace.capture.first_call_overhead)
-        .per_call_ns()
-        .unwrap();
-    assert!(later < 1000.0, "{later} ns a call in a loop");
-    assert!(md.contains(&format!("over {} calls", trace.overhead.calls)), "{md}");
-    assert!(md.contains("No call asked the driver for its stream's flags"), "{md}");
-    let callbacks = trace.capture.callback_overhead.unwrap();
-    assert!(
-        md.contains(&format!("the interposer's {} CUPTI callbacks", callbacks.calls)),
-        "{md}"
-    );
-    assert!(md.contains("CUPTI's own cost is in none of these figures"), "{md}");
 }

@@ -11,7 +11,7 @@
 use std::ffi::{CStr, CString, c_int, c_void};
 use std::path::Path;
 
-use nppbench_npp::sys::{NppStatus, RawFn};
+use nppbench_npp_sys::{NppStatus, RawFn};
 
 use crate::LIB_FILE_NAME;
 pub use crate::plan::Plan;

@@ -17,6 +17,12 @@ pub fn flags_for(handle: u64) -> u32 {
     ((handle >> 4) & 1) as u32
 }
 
+/// Whether the stand-in driver says the stream `handle` still has work queued: bit 5 of the
+/// handle.
+pub fn pending_for(handle: u64) -> bool {
+    (handle >> 5) & 1 == 1
+}
+
 /// Copies the stand-in into `dir` as [`FILE_NAME`] (a copy, not a link: the loader would take a
 /// link for the stand-in already loaded). A child with `dir` on `LD_LIBRARY_PATH` finds it by
 /// name, as cudarc looks the driver up.
@@ -70,4 +76,11 @@ pub unsafe extern "C" fn cuStreamGetFlags(stream: *mut c_void, flags: *mut c_uin
     // SAFETY: non-null, and valid for a write (the caller's word).
     unsafe { *flags = flags_for(stream as u64) };
     0
+}
+
+/// The stand-in driver's [`cuStreamQuery`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html):
+/// `CUDA_ERROR_NOT_READY` (600) where [`pending_for`] the handle, else `CUDA_SUCCESS`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamQuery(stream: *mut c_void) -> c_int {
+    if pending_for(stream as u64) { 600 } else { 0 }
 }

@@ -4,7 +4,7 @@
 
 use std::ffi::c_int;
 
-use nppbench_npp::sys::{NppStatus, NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
+use nppbench_npp_sys::{NppStatus, NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
 
 use crate::lines;
 

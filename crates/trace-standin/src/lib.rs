@@ -20,7 +20,7 @@ use std::io::Write;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use nppbench_npp::sys::{NppStatus, NppiSize};
+use nppbench_npp_sys::{NppStatus, NppiSize};
 
 pub use line::Line;
 pub use plan::Values;

@@ -4,7 +4,7 @@
 use std::ffi::c_int;
 use std::fmt::Write;
 
-use nppbench_npp::sys::{NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
+use nppbench_npp_sys::{NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
 
 /// A call's line, built argument by argument.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use std::ffi::c_int;
 
-use nppbench_npp::sys::{NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
+use nppbench_npp_sys::{NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
 
 use crate::line::Line;
 

@@ -7,7 +7,7 @@ use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use nppbench_npp::sys::{NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
+use nppbench_npp_sys::{NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr};
 
 /// What to call, from how many threads, with which site facts.
 #[derive(Debug, Clone)]

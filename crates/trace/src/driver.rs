@@ -28,6 +28,8 @@ static DRIVER: AtomicU8 = AtomicU8::new(UNSEEN);
 /// The driver functions the interposer calls, from the object the program mapped.
 struct Functions {
     stream_get_flags: unsafe extern "C" fn(sys::CUstream, *mut c_uint) -> sys::CUresult,
+    /// `cuStreamQuery`, for whether a stream still has work queued; `None` in a driver without it.
+    stream_query: Option<unsafe extern "C" fn(sys::CUstream) -> sys::CUresult>,
     /// The two NVML needs to name a device; `None` in a driver without them.
     device: Option<(DeviceGet, DeviceGetPciBusId)>,
 }
@@ -52,6 +54,7 @@ fn look_up(path: &CStr) -> Option<Functions> {
     };
     let flags = symbol(c"cuStreamGetFlags")?;
     let device = symbol(c"cuDeviceGet").zip(symbol(c"cuDeviceGetPCIBusId"));
+    let query = symbol(c"cuStreamQuery");
     // SAFETY: the driver API's documented signatures for these exported names (cuda.h), with
     // cudarc's types; the object stays mapped (the handle above is never closed).
     unsafe {
@@ -60,6 +63,8 @@ fn look_up(path: &CStr) -> Option<Functions> {
                 *mut c_void,
                 unsafe extern "C" fn(sys::CUstream, *mut c_uint) -> sys::CUresult,
             >(flags),
+            stream_query: query
+                .map(|q| std::mem::transmute::<*mut c_void, unsafe extern "C" fn(sys::CUstream) -> sys::CUresult>(q)),
             device: device.map(|(get, bus_id)| {
                 (
                     std::mem::transmute::<*mut c_void, DeviceGet>(get),
@@ -114,6 +119,21 @@ pub(crate) fn stream_flags(handle: u64) -> Option<u32> {
     // driver does not know gives an error, not a fault.
     let r = unsafe { (f.stream_get_flags)(handle as sys::CUstream, &mut flags) };
     (r == sys::CUresult::CUDA_SUCCESS).then_some(flags)
+}
+
+/// Whether `handle` still has work queued (`cuStreamQuery`: not ready), where the program's
+/// driver is loaded and answers; `None` where it is not, or answers with an error (no context
+/// current for a default stream's handle, a handle it does not know). Asking changes nothing in
+/// the stream's order.
+pub(crate) fn stream_pending(handle: u64) -> Option<bool> {
+    let query = functions()?.stream_query?;
+    // SAFETY: the program's own driver; `handle` is the stream the program is passing to NPP,
+    // alive for that call. A handle the driver does not know gives an error, not a fault.
+    match unsafe { query(handle as sys::CUstream) } {
+        sys::CUresult::CUDA_SUCCESS => Some(false),
+        sys::CUresult::CUDA_ERROR_NOT_READY => Some(true),
+        _ => None,
+    }
 }
 
 /// `dlpi_adds` (the loader's count of objects added) when the driver was last looked for and

@@ -78,6 +78,10 @@ impl CallEvent {
     pub(crate) const REAL_FLAGS: u8 = 4;
     /// The call asked the driver for its stream's flags.
     pub(crate) const FLAGS_ASKED: u8 = 8;
+    /// The call could race (`site::can_race`) and the driver said whether its stream still had
+    /// work queued when NPP was called; [`CallEvent::PENDING`] if it had.
+    pub(crate) const PENDING_ASKED: u8 = 16;
+    pub(crate) const PENDING: u8 = 32;
 }
 
 /// A stream created during a catalogued call, appended before the call's own record.

@@ -5,9 +5,10 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use nppbench_npp::sys::NppStatus;
+use nppbench_npp_sys::NppStatus;
 
 use crate::clock;
+use crate::driver;
 use crate::feed::{self, InCall};
 use crate::flags;
 use crate::site::{self, Site};
@@ -34,19 +35,31 @@ struct Started {
     /// When the interposer was entered, and when NPP's call started (ns).
     entered: u64,
     start: u64,
+    /// Whether the caller's stream still had work queued when NPP was called, asked only of a
+    /// call that can race (`site::can_race`), where the driver answered.
+    pending: Option<bool>,
 }
 
 /// Marks the thread as in a call, with its record's line and its stream's flags hinted; `None`
 /// for a call inside a call (NPP's own, not recorded).
 #[inline(never)]
 fn before(site: &Site<'_>) -> Option<Started> {
+    // A forked child records nothing (its trace says so: `writer::write`).
+    if crate::work::forked() {
+        return None;
+    }
     let entered = clock::now_ns();
     let in_call = feed::enter(site.symbol)?;
     flags::prefetch(site.ctx.h_stream as u64);
+    // Before NPP's call, which queues its own work: what was queued before is the caller's.
+    let pending = site::can_race(site.ctx)
+        .then(|| driver::stream_pending(site.ctx.h_stream as u64))
+        .flatten();
     Some(Started {
         in_call,
         entered,
         start: clock::now_ns(),
+        pending,
     })
 }
 
@@ -58,6 +71,7 @@ fn after(site: &Site<'_>, started: Started, status: NppStatus) {
         in_call,
         entered,
         start,
+        pending,
     } = started;
     let end = clock::now_ns().max(start);
     in_call.leave();
@@ -69,6 +83,7 @@ fn after(site: &Site<'_>, started: Started, status: NppStatus) {
             site,
             real_flags,
             source == flags::Source::Asked,
+            pending,
             start,
             end - start,
             status,

@@ -4,7 +4,7 @@
 use std::ffi::c_int;
 
 use nppbench_model::{StatusCount, TraceStreamKind};
-use nppbench_npp::sys::{NppStatus, NppStreamContext, NppiSize};
+use nppbench_npp_sys::{NppStatus, NppStreamContext, NppiSize};
 use smallvec::SmallVec;
 
 use crate::feed::CallEvent;
@@ -73,6 +73,7 @@ pub(crate) fn event(
     site: &Site<'_>,
     real_flags: Option<u32>,
     asked: bool,
+    pending: Option<bool>,
     start_ns: u64,
     in_npp_ns: u64,
     status: NppStatus,
@@ -96,8 +97,19 @@ pub(crate) fn event(
         bits: bit(site.src_step.is_some(), CallEvent::SRC_STEP)
             | bit(site.dst_step.is_some(), CallEvent::DST_STEP)
             | bit(real_flags.is_some(), CallEvent::REAL_FLAGS)
-            | bit(asked, CallEvent::FLAGS_ASKED),
+            | bit(asked, CallEvent::FLAGS_ASKED)
+            | bit(pending.is_some(), CallEvent::PENDING_ASKED)
+            | bit(pending == Some(true), CallEvent::PENDING),
     }
+}
+
+/// Whether a call with context `ctx` can race, as the atlas measured NPP: its context declares a
+/// blocking stream (`nStreamFlags` without `cudaStreamNonBlocking`) and its stream is not the
+/// legacy default stream (handle 0 or `cudaStreamLegacy`). Only such calls ask the driver whether
+/// their stream has work queued: the others never split their work onto NPP's own stream.
+#[inline]
+pub(crate) fn can_race(ctx: &NppStreamContext) -> bool {
+    ctx.n_stream_flags & 1 == 0 && (ctx.h_stream as u64) > 1
 }
 
 /// One thread's calls at one site.
@@ -110,6 +122,9 @@ pub(crate) struct SiteStats {
     /// Few distinct statuses per site: a list searched in order, its first two held inline (a
     /// thread's first call allocates nothing for it).
     pub(crate) statuses: SmallVec<[StatusCount; 2]>,
+    /// Calls asked whether their stream had work queued, and those that had.
+    pub(crate) pending_asked: u64,
+    pub(crate) pending: u64,
 }
 
 impl SiteStats {
@@ -120,7 +135,16 @@ impl SiteStats {
             last_ns: start_ns,
             in_npp_ns: 0,
             statuses: SmallVec::new(),
+            pending_asked: 0,
+            pending: 0,
         }
+    }
+
+    /// Counts the answer of a call just counted to whether its stream had work queued.
+    #[inline]
+    pub(crate) fn count_pending(&mut self, bits: u8) {
+        self.pending_asked += u64::from(bits & CallEvent::PENDING_ASKED != 0);
+        self.pending += u64::from(bits & CallEvent::PENDING != 0);
     }
 
     /// Counts a call that started at `start_ns`, spent `in_npp_ns` in NPP and returned `status`.
@@ -139,6 +163,8 @@ impl SiteStats {
         self.first_ns = self.first_ns.min(other.first_ns);
         self.last_ns = self.last_ns.max(other.last_ns);
         self.in_npp_ns += other.in_npp_ns;
+        self.pending_asked += other.pending_asked;
+        self.pending += other.pending;
         for s in &other.statuses {
             add_status(&mut self.statuses, s.status, s.calls);
         }
@@ -182,7 +208,7 @@ mod tests {
                 dst_step: dst,
                 ctx: &ctx,
             };
-            let call = event(&site, real, true, 5, 6, -7);
+            let call = event(&site, real, true, None, 5, 6, -7);
             let key = SiteKey::of(&call);
             assert_eq!(
                 (key.symbol, key.width, key.height, key.src_stride, key.dst_stride),
@@ -195,6 +221,46 @@ mod tests {
             assert_eq!((call.start_ns, call.in_npp_ns, call.status), (5, 6, -7));
             assert_ne!(call.bits & CallEvent::FLAGS_ASKED, 0);
         }
+    }
+
+    #[test]
+    fn only_a_declared_blocking_call_off_the_legacy_stream_can_race() {
+        let mut ctx = NppStreamContext::zeroed();
+        for (handle, declared, races) in [
+            (0x7f00_1234_5000_u64, 0, true),
+            (2, 0, true),
+            (0x7f00_1234_5000, 1, false),
+            (2, 1, false),
+            (0, 0, false),
+            (1, 0, false),
+        ] {
+            ctx.h_stream = handle as _;
+            ctx.n_stream_flags = declared;
+            assert_eq!(can_race(&ctx), races, "handle {handle:#x}, declared {declared}");
+        }
+    }
+
+    #[test]
+    fn whether_work_was_pending_is_packed_and_counted_per_site() {
+        let ctx = NppStreamContext::zeroed();
+        let site = Site {
+            symbol: 1,
+            roi: NppiSize { width: 31, height: 35 },
+            src_step: Some(32),
+            dst_step: Some(128),
+            ctx: &ctx,
+        };
+        let mut stats = SiteStats::new(0);
+        for pending in [Some(true), Some(false), None, Some(true)] {
+            let call = event(&site, None, false, pending, 1, 1, 0);
+            stats.add(1, 1, 0);
+            stats.count_pending(call.bits);
+        }
+        assert_eq!((stats.calls, stats.pending_asked, stats.pending), (4, 3, 2));
+        let mut other = SiteStats::new(0);
+        other.count_pending(CallEvent::PENDING_ASKED);
+        stats.merge(&other);
+        assert_eq!((stats.pending_asked, stats.pending), (4, 2));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use nppbench_npp::sys::NppStatus;
+use nppbench_npp_sys::NppStatus;
 
 use crate::feed::{self, CallEvent, Cursor, Event, Feed};
 use crate::site::{SiteKey, SiteStats};
@@ -72,6 +72,7 @@ impl ThreadData {
             Event::Call(call) => {
                 let key = SiteKey::of(&call);
                 self.add(key, call.start_ns, call.in_npp_ns, call.status);
+                self.sites[self.last].1.count_pending(call.bits);
                 self.add_overhead(u64::from(call.overhead_ns));
                 self.flags_asked += u64::from(call.bits & CallEvent::FLAGS_ASKED != 0);
                 self.created_in_calls
@@ -258,15 +259,15 @@ mod tests {
 
     /// A call event at `key(width)` (through a real site's packing).
     fn call(width: i32, start_ns: u64) -> CallEvent {
-        let ctx = nppbench_npp::sys::NppStreamContext::zeroed();
+        let ctx = nppbench_npp_sys::NppStreamContext::zeroed();
         let site = crate::site::Site {
             symbol: 0,
-            roi: nppbench_npp::sys::NppiSize { width, height: 1 },
+            roi: nppbench_npp_sys::NppiSize { width, height: 1 },
             src_step: Some(width),
             dst_step: None,
             ctx: &ctx,
         };
-        crate::site::event(&site, None, false, start_ns, 1, 0)
+        crate::site::event(&site, None, false, None, start_ns, 1, 0)
     }
 
     #[test]

@@ -21,7 +21,7 @@ use nppbench_stats::LeakClass;
 use super::groups::{Advice, Prediction, SiteGroup, SiteStream, ThreadingPattern, Unpredicted};
 use crate::RunAnalysis;
 use crate::evidence::{Evidence, FunctionRules, groups, pool};
-use crate::predict::{answer, query};
+use crate::predict::{answer, answer_race, query};
 use crate::verdict::{Fix, fixes};
 
 /// The atlas runs the predictions come from: one NPP version and GPU model, pooled.
@@ -157,6 +157,7 @@ fn predict(
     let (geometry, stream, context, threading) = scenario(g, p)?;
     let q = query(p, geometry, stream, context, threading);
     let answer = answer(evidence, rules, &q);
+    let race = answer_race(evidence, rules, &q);
     let agrees = match (answer.class, g.observed) {
         (Some(predicted), Some(observed)) => Some((predicted == LeakClass::Leak) == (observed == LeakClass::Leak)),
         _ => None,
@@ -168,6 +169,7 @@ fn predict(
         context,
         threading,
         answer,
+        race,
         agrees,
     })
 }

@@ -9,7 +9,7 @@ use nppbench_model::{CallSite, ContextFill, Geometry, Primitive, StreamKind, Thr
 use nppbench_stats::LeakClass;
 
 use crate::evidence::FunctionRules;
-use crate::predict::Answer;
+use crate::predict::{Answer, RaceAnswer};
 use crate::verdict::Fix;
 
 /// A call site's ROI and line steps, as recorded (`None`: the function takes no such step).
@@ -105,6 +105,11 @@ pub struct SiteGroup {
     pub streams_kept: u64,
     pub mib_attributed: f64,
     pub time_in_npp_ns: u64,
+    /// Calls that could race whose stream the interposer asked about before NPP's call
+    /// (`cuStreamQuery`), and of those the calls whose stream still had work queued: work that
+    /// NPP's own stream does not wait for, where NPP splits the call.
+    pub calls_pending_asked: u64,
+    pub calls_with_work_pending: u64,
     /// Leak where a thread per call kept streams, bounded where one thread or a pool did, flat
     /// where none was kept; `None` where streams could not be counted.
     pub observed: Option<LeakClass>,
@@ -118,6 +123,14 @@ impl SiteGroup {
     /// Whether its calls were made outside any catalogued call (attributed by stack).
     pub fn attributed_by_stack(&self) -> bool {
         self.geometry.is_none()
+    }
+
+    /// A short name: `nppiConvert_8u32f_C1R_Ctx 1918x1080`.
+    pub fn short_name(&self) -> String {
+        match &self.geometry {
+            Some(g) => format!("{} {}x{}", self.function, g.width, g.height),
+            None => self.function.clone(),
+        }
     }
 
     pub(super) fn observed_class(&self) -> LeakClass {
@@ -145,6 +158,8 @@ impl SiteGroup {
             streams_kept: 0,
             mib_attributed: 0.0,
             time_in_npp_ns: 0,
+            calls_pending_asked: 0,
+            calls_with_work_pending: 0,
             observed: None,
             prediction: Err(Unpredicted::NoAtlas),
             advice: None,
@@ -197,6 +212,8 @@ pub(super) fn groups(trace: &TraceFile) -> Vec<SiteGroup> {
         g.streams_destroyed += site.streams_destroyed;
         g.streams_kept += site.streams_created.saturating_sub(site.streams_destroyed);
         g.time_in_npp_ns += site.time_in_npp_ns;
+        g.calls_pending_asked += site.calls_pending_asked;
+        g.calls_with_work_pending += site.calls_with_work_pending;
     }
     out.extend(by_stack(trace));
     out
@@ -251,9 +268,31 @@ pub struct Prediction {
     pub context: ContextFill,
     pub threading: Threading,
     pub answer: Answer,
+    /// Whether the atlas says this scenario races (its output can be wrong when the caller's
+    /// stream writes the source late), and on what basis.
+    pub race: RaceAnswer,
     /// Whether the atlas's "leaks or not" is what the trace observed; `None` where either side
     /// has no class.
     pub agrees: Option<bool>,
+}
+
+impl SiteGroup {
+    /// Whether the atlas says this group's configuration races; `None` where it gives no race
+    /// answer (no atlas, a function or geometry it cannot answer for).
+    pub fn atlas_races(&self) -> Option<bool> {
+        self.prediction.as_ref().ok()?.race.races
+    }
+
+    /// Whether the group was called with work pending on its stream in a configuration that may
+    /// race: `Some(true)` where the atlas says it races, `None` where the atlas cannot say (its
+    /// calls could race: the interposer asks only those), `Some(false)` where no call had work
+    /// pending or the atlas says the configuration is ordered.
+    pub fn called_with_work_pending(&self) -> Option<bool> {
+        if self.calls_with_work_pending == 0 {
+            return Some(false);
+        }
+        self.atlas_races()
+    }
 }
 
 /// Why a group has no prediction.

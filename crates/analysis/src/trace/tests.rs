@@ -80,6 +80,8 @@ fn site(
         first_s: 0.0,
         last_s: 3600.0,
         time_in_npp_ns: calls * 10_000,
+        calls_pending_asked: 0,
+        calls_with_work_pending: 0,
     }
 }
 
@@ -161,15 +163,40 @@ fn new_threads_that_keep_streams_grow_at_the_fitted_rate() {
     assert_eq!(f.keeping.distribution, vec![(3, 100)]);
     let c = f.cost.unwrap();
     assert!(c.from_fit);
-    assert!((c.keeping_threads_per_hour - 100.0).abs() < 1e-9);
-    assert!((c.mib_per_hour - 150.0).abs() < 1e-9);
-    assert!((c.mib_per_day - 3600.0).abs() < 1e-9);
+    assert_eq!(c.keeping_threads, 100);
+    let r = c.rate.expect("an hour's trace shows a rate");
+    assert!((r.keeping_threads_per_hour - 100.0).abs() < 1e-9);
+    assert!((r.mib_per_hour - 150.0).abs() < 1e-9);
+    assert!((r.mib_per_day - 3600.0).abs() < 1e-9);
     let headroom = 80.0 * 1024.0 - 1150.0;
     assert!((c.headroom_mib.unwrap() - headroom).abs() < 1e-9);
-    assert!((c.hours_until_full.unwrap() - headroom / 150.0).abs() < 1e-9);
+    assert!((r.hours_until_full.unwrap() - headroom / 150.0).abs() < 1e-9);
+    assert!((c.threads_until_full.unwrap() - headroom / 1.5).abs() < 1e-9);
     // Overhead: 400 ns per call, against 10 µs in NPP per call.
     assert_eq!(f.overhead.per_call_ns, Some(400.0));
     assert!((f.overhead.pct_of_npp_time.unwrap() - 4.0).abs() < 1e-9);
+}
+
+/// A 0.1 s trace once projected "out of memory in 1 minute at 4.7 million threads an hour": a
+/// burst is not a rate. The same 100 threads squeezed into a tenth of a second keep their MiB per
+/// thread and the headroom in threads, and get no rate.
+#[test]
+fn a_burst_shorter_than_the_floor_projects_no_rate() {
+    let mut t = leaking_trace();
+    let scale = 0.1 / t.wall_s;
+    t.wall_s = 0.1;
+    t.threads
+        .iter_mut()
+        .for_each(|th| (th.first_s, th.last_s) = (th.first_s * scale, th.last_s * scale));
+    t.streams.iter_mut().for_each(|s| s.created_s *= scale);
+    t.memory.iter_mut().for_each(|m| m.t_s *= scale);
+    let c = findings(&t, &[]).cost.expect("growth has a cost");
+    assert!(c.observed_s < crate::thresholds::MIN_TRACE_S_FOR_A_RATE);
+    assert_eq!(c.rate, None, "a burst projects no rate");
+    assert_eq!(c.keeping_threads, 100);
+    assert!((c.mib_per_thread - 1.5).abs() < 1e-9);
+    let headroom = 80.0 * 1024.0 - 1150.0;
+    assert!((c.threads_until_full.unwrap() - headroom / 1.5).abs() < 1e-9);
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! answer beside what the trace saw, the cost over time, the charts, every call site, the threads
 //! and streams, what recording cost), and call_sites.csv's rows. No figure is computed here.
 
+mod overhead;
+mod race;
 mod words;
 
 use serde::Serialize;
@@ -11,6 +13,9 @@ use nppbench_analysis::LeakClass;
 use nppbench_analysis::trace::{SiteGroup, TraceFindings, TraceStatus};
 use nppbench_model::TraceFile;
 
+use self::overhead::overhead;
+pub use self::race::RaceSiteView;
+use self::race::{race_sentence, race_sites};
 use self::words::{
     agreement, bytes, cost_rows, count, geometry_label, memory_label, mib, notices, prediction_text, stream_csv,
     stream_words, threading_csv, threading_words, verdict,
@@ -24,7 +29,10 @@ use crate::charts;
 #[derive(Debug, Clone, Serialize)]
 pub struct TracePage {
     pub title: String,
+    /// The nppbench that rendered the page.
     pub generated_by: String,
+    /// The interposer that recorded the trace (trace.json's `tool_version`).
+    pub recorded_by: String,
     /// `GROWS`, `BOUNDED`, `NO GROWTH` or `NOT SEEN`.
     pub status: &'static str,
     /// The status's style: `fail`, `changed` or `pass`.
@@ -36,6 +44,9 @@ pub struct TracePage {
     pub notices: Vec<String>,
     /// The groups that kept streams, leaking first.
     pub growing: Vec<GroupView>,
+    /// Call sites called while their stream still had work queued, in a configuration that may
+    /// race.
+    pub racing: Vec<RaceSiteView>,
     /// Where the atlas's answers come from, or how to get them.
     pub atlas_basis: String,
     pub disagreements: usize,
@@ -46,6 +57,8 @@ pub struct TracePage {
     pub details: Vec<CostRow>,
     pub overhead: String,
     pub trace_json: &'static str,
+    /// Every call site, as the page's table has them and more columns: a link beside the page.
+    pub call_sites_csv: &'static str,
 }
 
 /// A label and its value.
@@ -103,6 +116,11 @@ pub struct CallSiteRow {
     pub mib_attributed: String,
     pub predicted_class: &'static str,
     pub agrees: &'static str,
+    /// Calls asked whether their stream had work queued, those that had, and whether the atlas
+    /// says the configuration races (`true`, `false`, or empty: no answer).
+    pub calls_pending_asked: u64,
+    pub calls_with_work_pending: u64,
+    pub atlas_races: &'static str,
 }
 
 fn status_words(s: TraceStatus) -> (&'static str, &'static str) {
@@ -117,7 +135,9 @@ fn status_words(s: TraceStatus) -> (&'static str, &'static str) {
 /// The page of `trace` from its findings `f`.
 pub fn trace_page(trace: &TraceFile, f: &TraceFindings) -> Result<TracePage, String> {
     let (status, status_class) = status_words(f.status);
-    let (sentence, verdict_details) = verdict(trace, f);
+    let (sentence, mut verdict_details) = verdict(trace, f);
+    let racing = race_sites(f);
+    verdict_details.extend(race_sentence(&racing));
     let groups: Vec<GroupView> = f.groups.iter().enumerate().map(|(i, g)| group_view(i, g)).collect();
     let growing = advice_once(
         groups
@@ -130,13 +150,15 @@ pub fn trace_page(trace: &TraceFile, f: &TraceFindings) -> Result<TracePage, Str
     let (cost, cost_note) = cost_rows(f);
     Ok(TracePage {
         title: format!("nppbench trace: {}", trace.program.join(" ")),
-        generated_by: format!("nppbench-trace {}", trace.tool_version),
+        generated_by: super::format::rendered_by(),
+        recorded_by: format!("nppbench-trace {}", trace.tool_version),
         status,
         status_class,
         verdict: sentence,
         verdict_details,
         notices: notices(trace, f),
         growing,
+        racing,
         atlas_basis: words::atlas_basis(f),
         disagreements: groups.iter().filter(|g| g.disagreement.is_some()).count(),
         cost,
@@ -146,6 +168,7 @@ pub fn trace_page(trace: &TraceFile, f: &TraceFindings) -> Result<TracePage, Str
         details: details(trace, f),
         overhead: overhead(f),
         trace_json: "trace.json",
+        call_sites_csv: "call_sites.csv",
     })
 }
 
@@ -232,6 +255,13 @@ pub fn call_site_rows(f: &TraceFindings) -> Vec<CallSiteRow> {
                     .and_then(|p| p.answer.class)
                     .map_or("", LeakClass::as_str),
                 agrees: match g.prediction.as_ref().ok().and_then(|p| p.agrees) {
+                    Some(true) => "true",
+                    Some(false) => "false",
+                    None => "",
+                },
+                calls_pending_asked: g.calls_pending_asked,
+                calls_with_work_pending: g.calls_with_work_pending,
+                atlas_races: match g.atlas_races() {
                     Some(true) => "true",
                     Some(false) => "false",
                     None => "",
@@ -387,62 +417,3 @@ fn stack_rows(trace: &TraceFile) -> Vec<CostRow> {
 
 /// Distinct NPP stacks the details list.
 const STACKS_SHOWN: usize = 5;
-
-fn overhead(f: &TraceFindings) -> String {
-    let o = &f.overhead;
-    let split = match (o.first_call_ns, o.later_call_ns) {
-        (Some(first), Some(later)) => format!(
-            " ({} ns on each of {} first calls of a thread, which register it unless a stream it created did; {} ns \
-             on later calls)",
-            fmt_sig(first),
-            o.first_calls,
-            fmt_sig(later)
-        ),
-        (Some(_), None) => {
-            " (every call was its thread's first, which registers it unless a stream it created did)".into()
-        }
-        _ => String::new(),
-    };
-    let calls = match o.per_call_ns {
-        Some(ns) => format!(
-            "Recording cost {} ns per call on the caller's thread{split}, {} ms in all over {} calls{}.",
-            fmt_sig(ns),
-            fmt_sig(o.total_ms),
-            o.calls,
-            o.pct_of_npp_time
-                .map(|p| format!(" ({}% of the time spent inside NPP)", fmt_sig(p)))
-                .unwrap_or_default()
-        ),
-        None => "No call was recorded, so recording cost nothing per call.".into(),
-    };
-    let flags = match o.flags_asked {
-        Some(0) if o.calls > 0 => " No call asked the driver for its stream's flags: each read them from the \
-                                   interposer's cache, told when the stream was created."
-            .to_owned(),
-        Some(asked) if o.calls > 0 => format!(
-            " {asked} of them asked the driver for their stream's flags (the first with each stream no creation \
-             had told); the others read them from the interposer's cache."
-        ),
-        _ => String::new(),
-    };
-    let callbacks = match o.callbacks {
-        Some(c) if c.callbacks > 0 => format!(
-            " Outside NPP's calls, the interposer's {} CUPTI callbacks (streams created and destroyed) took {} ns \
-             each, {} ms in all.",
-            c.callbacks,
-            c.per_callback_ns.map(fmt_sig).unwrap_or_default(),
-            fmt_sig(c.total_ms)
-        ),
-        _ => String::new(),
-    };
-    // Measured apart (crates/trace/gpu-evidence: first_calls beside a subscriber that does
-    // nothing), since no figure in a trace can hold it.
-    let cupti = if o.callbacks.is_some() {
-        " CUPTI's own cost is in none of these figures: a process subscribed to CUPTI, as counting streams \
-         requires, takes longer over each thread's first CUDA call whatever the subscriber does (README: \
-         what tracing costs)."
-    } else {
-        ""
-    };
-    format!("{calls}{flags}{callbacks}{cupti}")
-}

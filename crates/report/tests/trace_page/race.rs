@@ -1,0 +1,82 @@
+//! The trace page's race (#29 item 5): the call sites called with work pending on their stream,
+//! each with what the atlas says of its configuration. The traces are generated, not
+//! measurements; the atlas run is real (the H100 atlas of NPP 13.0.1 with the race measured,
+//! `reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json`).
+
+use std::path::Path;
+
+use nppbench_model::{RunFile, TraceFile};
+
+use super::{generated_trace, render, site};
+
+/// Generated, not a measurement: 20 new threads each converting 1918x1080 (strides 1920/7680) on
+/// a blocking stream with work pending at every call; the same at 1920x1080 (whole chunks); and
+/// 1918x1080 declared non-blocking (never asked).
+fn racing_trace() -> TraceFile {
+    let mut t = generated_trace();
+    t.streams.clear();
+    let mut a = site((1918, 1080, 1920, 7680), 0, 20, 20, 0);
+    a.calls_pending_asked = 20;
+    a.calls_with_work_pending = 20;
+    let mut b = site((1920, 1080, 1920, 7680), 0, 20, 20, 0);
+    b.calls_pending_asked = 20;
+    b.calls_with_work_pending = 17;
+    let mut c = site((1918, 1080, 1920, 7680), 0, 20, 20, 0);
+    c.declared_flags = 1;
+    t.call_sites = vec![a, b, c];
+    t
+}
+
+fn race_atlas() -> RunFile {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json");
+    RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn the_sites_called_with_work_pending_where_the_atlas_says_they_race_are_named_and_no_other() {
+    let page = render(&racing_trace(), &[race_atlas()]);
+    let html = &page.index_html;
+    assert!(
+        html.contains("Call sites called with work pending on their stream"),
+        "no race section"
+    );
+    let table = &html[html.find("<table class=\"compact race\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr><td class=\"fn\">").count(), 1, "{table}");
+    assert!(table.contains("on 1918x1080 s1920/7680"), "{table}");
+    assert!(table.contains("20 of 20 calls (20 asked)"), "{table}");
+    assert!(table.contains("races (measured in the atlas)"), "{table}");
+    assert!(
+        html.contains("1 call site(s) were called while their stream still had work queued, 1 of them in configurations the atlas says race"),
+        "no verdict sentence"
+    );
+    let csv = &page.call_sites_csv;
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",calls_pending_asked,calls_with_work_pending,atlas_races")
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.contains(",1920,1080,") && l.ends_with(",20,17,false")),
+        "{csv}"
+    );
+}
+
+#[test]
+fn without_an_atlas_every_site_with_work_pending_is_named_as_unanswered() {
+    let page = render(&racing_trace(), &[]);
+    let html = &page.index_html;
+    let table = &html[html.find("<table class=\"compact race\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr><td class=\"fn\">").count(), 2, "{table}");
+    assert!(table.contains("no answer from the atlas"), "{table}");
+}
+
+#[test]
+fn a_trace_without_work_pending_has_no_race_section() {
+    let page = render(&generated_trace(), &[]);
+    assert!(!page.index_html.contains("called with work pending"));
+}
