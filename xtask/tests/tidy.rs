@@ -11,7 +11,7 @@ use std::process::Command;
 const MAX_FILE_LINES: usize = 450;
 const MAX_FN_LINES: usize = 100;
 /// The crates that bind C libraries; every other crate forbids `unsafe`.
-const FFI_CRATES: [&str; 4] = ["gpu", "npp", "trace", "trace-standin"];
+const FFI_CRATES: [&str; 5] = ["gpu", "npp", "npp-sys", "trace", "trace-standin"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()

@@ -13,6 +13,7 @@
 
 pub mod image;
 pub mod reference;
+pub use reference::GpuReference;
 mod rows;
 pub mod signature;
 
@@ -292,6 +293,8 @@ pub struct Row {
     pub tolerance: Tolerance,
     /// NVIDIA's documentation of the function's group.
     pub docs: &'static str,
+    /// The kernel of nppbench's own timed beside this function, where there is one.
+    pub gpu_reference: Option<GpuReference>,
 }
 
 impl Row {

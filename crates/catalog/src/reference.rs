@@ -1,4 +1,5 @@
-//! What the CPU references share: NPP's saturation, rounding and integer result scaling.
+//! What the CPU references share: NPP's saturation, rounding and integer result scaling; and the
+//! GPU reference kernels a row may name ([`GpuReference`]).
 
 use crate::Sample;
 
@@ -54,4 +55,14 @@ mod tests {
         assert_eq!(scaled(Sample::U8, 600.0, 0), 255.0);
         assert_eq!(scaled(Sample::U8, -4.0, 0), 0.0);
     }
+}
+
+/// A kernel of nppbench's own that computes what a function computes, timed beside NPP's as a
+/// ceiling for the geometry (`nppbench-gpu`'s `reference.rs` compiles it with NVRTC; the
+/// throughput probe checks it against the CPU reference, then times it as NPP was timed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuReference {
+    /// 8-bit to 32-bit float, one channel: a vectorised kernel where the row and steps allow,
+    /// else one pixel per thread.
+    ConvertU8ToF32,
 }

@@ -238,3 +238,19 @@ fn source_patterns_are_not_trivial() {
         image::source_pattern(Sample::U8, 64, 1)
     );
 }
+
+/// #32 item 6: the reference kernel is a column of the catalogue, not a test of one name in the
+/// throughput probe. One row has it today: the kernel converts 8-bit to 32-bit float, one channel.
+#[test]
+fn the_reference_kernel_is_a_column_of_its_row() {
+    let with: Vec<&str> = rows()
+        .iter()
+        .filter(|r| r.gpu_reference.is_some())
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(with, ["Convert_8u32f_C1R"]);
+    assert_eq!(
+        Primitive::CONVERT_8U32F_C1R.row().gpu_reference,
+        Some(GpuReference::ConvertU8ToF32)
+    );
+}

@@ -14,7 +14,7 @@ mod memory;
 mod nvml;
 mod reference;
 mod stream;
-mod toolkit;
+use nppbench_npp_sys::toolkit;
 
 pub use context::{DeviceProps, Gpu};
 pub use error::GpuError;

@@ -47,7 +47,8 @@ extern "C" __global__ void convert_plain(const unsigned char* __restrict__ src, 
 
 const BLOCK: u32 = 256;
 
-/// The primitive the reference kernel stands beside.
+/// The primitive whose geometry the kernel's buffers are sized and checked by: the catalogue's
+/// row whose `gpu_reference` is this kernel's.
 const CONVERT: nppbench_model::Primitive = nppbench_model::Primitive::CONVERT_8U32F_C1R;
 const MAX_GRID_Y: u32 = 65_535;
 

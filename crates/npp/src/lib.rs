@@ -14,7 +14,8 @@ mod check;
 mod launch;
 mod load;
 mod status;
-pub mod sys;
+/// NPP's C types, from `nppbench-npp-sys` (a crate of its own, for the interposer).
+pub use nppbench_npp_sys as sys;
 
 pub use check::{DST_FILL, WrongPixels, compare, expected_output, source_buffers, wrong_pixels};
 pub use load::{LoadError, NppSearch, Version};

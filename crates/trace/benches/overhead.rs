@@ -12,7 +12,7 @@ use std::sync::{Barrier, Once};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use nppbench_npp::sys::{NppStreamContext, NppiSize};
+use nppbench_npp_sys::{NppStreamContext, NppiSize};
 use nppbench_trace::record;
 use nppbench_trace::site::Site;
 

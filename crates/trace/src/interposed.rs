@@ -7,7 +7,7 @@
 
 use std::ffi::c_int;
 
-use nppbench_npp::sys::{NppStatus, NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr, RawFn};
+use nppbench_npp_sys::{NppStatus, NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr, RawFn};
 
 use crate::real::RealFn;
 use crate::record;

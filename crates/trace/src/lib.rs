@@ -32,6 +32,7 @@ mod prefetch;
 pub mod protocol;
 pub mod real;
 pub mod record;
+mod signals;
 pub mod site;
 mod snapshot;
 mod streams;

@@ -55,6 +55,14 @@ pub(crate) struct RawSample {
 
 impl Sampler {
     pub(crate) fn new() -> Sampler {
+        // The test hook of a slow NVML (`protocol::TEST_NVML_DELAY_MS`): loading it took about a
+        // second on the GPU machine, and the calls must be flushed meanwhile.
+        if let Some(ms) = std::env::var(crate::protocol::TEST_NVML_DELAY_MS)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         let nvml = Nvml::builder()
             .lib_path(std::ffi::OsStr::new("libnvidia-ml.so.1"))
             .init()

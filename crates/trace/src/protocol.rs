@@ -24,3 +24,7 @@ pub const DESTROYED_STREAMS_LISTED: usize = 10_000;
 /// At most this many memory samples are kept; past it every other one is dropped and the
 /// sampling interval doubles.
 pub const MEMORY_SAMPLES_KEPT: usize = 4_096;
+
+/// A test hook: `NPPBENCH_TRACE_TEST_NVML_DELAY_MS=N` makes loading NVML take N ms longer, as a
+/// slow NVML does (the signal and flush tests).
+pub const TEST_NVML_DELAY_MS: &str = "NPPBENCH_TRACE_TEST_NVML_DELAY_MS";

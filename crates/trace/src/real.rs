@@ -11,7 +11,7 @@ use std::ffi::{CStr, c_void};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
-use nppbench_npp::sys::{NppStatus, RawFn};
+use nppbench_npp_sys::{NppStatus, RawFn};
 
 /// `NPP_ERROR`: what a call returns when NPP's function cannot be found.
 pub const NPP_ERROR: NppStatus = -2;

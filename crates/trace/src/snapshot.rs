@@ -1,7 +1,7 @@
 //! The trace as it stands: every thread's sites merged into call sites, the streams, the memory
 //! samples and the overhead, as one [`TraceFile`].
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use nppbench_model::{
@@ -111,6 +111,8 @@ fn call_site(key: &SiteKey, m: &Merged, streams: (u64, u64)) -> CallSite {
         first_s: seconds(m.stats.first_ns),
         last_s: seconds(m.stats.last_ns),
         time_in_npp_ns: m.stats.in_npp_ns,
+        calls_pending_asked: m.stats.pending_asked,
+        calls_with_work_pending: m.stats.pending,
     }
 }
 
@@ -173,9 +175,12 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
     recs.sort_by_key(|s| (s.created_ns, s.handle));
     let streams: Vec<TracedStream> = recs.iter().map(|s| traced_stream(s, &index)).collect();
     let mut threads = t.threads;
-    // Threads that created streams without a catalogued call.
+    // Threads that created streams without a catalogued call (looked up in a set: a
+    // thread-per-call service has as many threads as streams, and a scan per stream made each
+    // write quadratic).
+    let calling: HashSet<i64> = threads.iter().map(|t| t.tid).collect();
     let mut stream_only: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
-    for s in recs.iter().filter(|s| !threads.iter().any(|t| t.tid == s.tid)) {
+    for s in recs.iter().filter(|s| !calling.contains(&s.tid)) {
         let e = stream_only.entry(s.tid).or_insert((s.created_ns, s.created_ns));
         e.0 = e.0.min(s.created_ns);
         e.1 = e.1.max(s.created_ns);

@@ -46,6 +46,22 @@ fn first_call() {
     on_cuda_work();
 }
 
+/// Set in a forked child (`fork` without `exec`): it has none of the writer's threads, so it
+/// records nothing more (each call then asks one flag).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// In a forked child, from `pthread_atfork`'s child handler: stops recording. Only an atomic
+/// store, as a child of a threaded process may do before it `exec`s.
+pub(crate) extern "C" fn on_fork_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
+
+/// Whether this process is a forked copy of the traced one.
+#[inline]
+pub(crate) fn forked() -> bool {
+    FORKED.load(Ordering::Relaxed)
+}
+
 /// Whether a call has been recorded.
 pub(crate) fn calls_began() -> bool {
     CALLS_BEGAN.load(Ordering::Relaxed)

@@ -1,7 +1,8 @@
 //! Starting in the traced process and writing the trace: the initialiser (run by the loader
 //! before `main`), the writer thread that samples memory every tenth of a second (and at once
 //! when the process makes its first NPP call, for a baseline) and rewrites the file every half
-//! second, and the exit path that samples and writes it once more. Each write goes to a
+//! second, and the exit path that samples and writes it once more (or, for SIGTERM, SIGINT and
+//! SIGHUP left to their default action, the signal's handler: `signals.rs`). Each write goes to a
 //! temporary file renamed over the trace, so a reader (or a crash) never sees half a file. The
 //! writer also does the once-per-process lookup of the CUDA driver (`driver::prepare`), so that
 //! a caller's thread seldom pays for it.
@@ -13,12 +14,13 @@ use std::sync::{LazyLock, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use nppbench_model::{TraceDevice, TraceEnd, TraceFile};
-use nppbench_npp::sys::{GetLibVersion, NppLibraryVersion};
+use nppbench_npp_sys::{GetLibVersion, NppLibraryVersion};
 
 use crate::clock::{self, seconds};
 use crate::driver;
 use crate::memory::{Sampler, Samples, live_threads};
 use crate::protocol::{self, FLUSH_INTERVAL_S, SAMPLE_INTERVAL_S};
+use crate::signals;
 use crate::snapshot::{self, Context, live_streams};
 use crate::streams;
 use crate::symbolise;
@@ -96,6 +98,9 @@ fn npp_version() -> Option<String> {
 pub(crate) fn write(end: TraceEnd) {
     let Some(cfg) = CONFIG.get() else { return };
     if std::process::id() != cfg.pid {
+        if work::forked() && !matches!(end, TraceEnd::Running) {
+            forked_child_trace(cfg, end);
+        }
         return;
     }
     let deadline = Instant::now() + BUSY_WAIT;
@@ -132,6 +137,18 @@ pub(crate) fn write(end: TraceEnd) {
     st.finished = final_write;
 }
 
+/// A forked child's trace, at its exit: it stopped recording at the fork (it has none of the
+/// writer's threads, and its copy of the parent's records is the parent's), and says so.
+fn forked_child_trace(cfg: &Config, end: TraceEnd) {
+    let pid = std::process::id();
+    let why = format!(
+        "a forked child of process {} (fork without exec): the interposer stops recording in a forked child, so its NPP calls after the fork are in no trace",
+        cfg.pid
+    );
+    let trace = TraceFile::empty(program(), pid, clock::started_at(), seconds(clock::now_ns()), end, &why);
+    let _ = write_atomic(&cfg.out.with_file_name(TraceFile::descendant_file_name(pid)), &trace);
+}
+
 /// Writes `trace` to a temporary file beside `path`, then renames it over `path`.
 pub(crate) fn write_atomic(path: &Path, trace: &TraceFile) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
@@ -146,32 +163,51 @@ fn take_sample(sampler: &Sampler) -> crate::memory::RawSample {
     sampler.sample(seconds(clock::now_ns()), live_threads(), live_streams())
 }
 
-/// The writer thread: a first write at once, then NVML, then a sample every
-/// [`SAMPLE_INTERVAL_S`] (and one within [`FIRST_CALL_SLICE`] of the first NPP call: the
+/// The writer thread: a first write at once, then a sample every [`SAMPLE_INTERVAL_S`] (once
+/// NVML has loaded, on a thread of its own: loading it can take a second, and the calls are
+/// flushed meanwhile; and one sample within [`FIRST_CALL_SLICE`] of the first NPP call: the
 /// baseline of the memory's growth) and a write every [`FLUSH_INTERVAL_S`], until the exit path
-/// has written.
+/// has written, or a signal's handler asks for the final write (`signals.rs`).
 fn writer_thread() {
     // Here, not in the library's initialiser: it starts and joins a thread.
     crate::tid::prepare();
+    // Before NVML's thread starts, which inherits the mask.
+    signals::block_on_this_thread();
     write(TraceEnd::Running);
-    let sampler = SAMPLER.get_or_init(Sampler::new);
-    if let Some(mut st) = lock_until(&STATE, Instant::now() + BUSY_WAIT) {
-        st.memory_unavailable = sampler.missing.clone();
-        st.devices = sampler.devices.clone();
-    }
+    let _ = std::thread::Builder::new().name("nppbench-nvml".into()).spawn(|| {
+        let _ = std::panic::catch_unwind(|| {
+            let sampler = SAMPLER.get_or_init(Sampler::new);
+            if let Some(mut st) = lock_until(&STATE, Instant::now() + BUSY_WAIT) {
+                st.memory_unavailable = sampler.missing.clone();
+                st.devices = sampler.devices.clone();
+            }
+        });
+    });
     let flush = Duration::from_secs_f64(FLUSH_INTERVAL_S);
     let mut written = Instant::now();
     let mut sampled_at_first_call = false;
     loop {
+        if let Some(sig) = signals::pending() {
+            write(TraceEnd::Signal {
+                signal: sig,
+                name: signals::name(sig),
+            });
+            signals::flushed();
+            return;
+        }
         driver::prepare();
         crate::feed::refill();
         // The threads' records are read at every tick, not only at each write, so that the
         // chunks go back to the pool sooner (a busy thread then rarely allocates one).
         crate::thread::each_thread(Instant::now() + BUSY_WAIT, |_| {});
-        let s = take_sample(sampler);
+        let s = SAMPLER.get().map(take_sample);
         match lock_until(&STATE, Instant::now() + BUSY_WAIT) {
             Some(st) if st.finished => return,
-            Some(mut st) => st.samples.push(s),
+            Some(mut st) => {
+                if let Some(s) = s {
+                    st.samples.push(s);
+                }
+            }
             None => {}
         }
         if written.elapsed() >= flush {
@@ -187,22 +223,23 @@ const FIRST_CALL_SLICE: Duration = Duration::from_millis(5);
 
 /// Waits `interval`, or less: until calls begin, it looks every [`FIRST_CALL_SLICE`] and returns
 /// once they have, noting in `sampled_at_first_call` that the next sample is the calls' first.
+/// A signal's handler ends the wait at once.
 fn wait_for_tick(interval: Duration, sampled_at_first_call: &mut bool) {
     let until = Instant::now() + interval;
     loop {
         let now = Instant::now();
-        if now >= until {
+        if now >= until || signals::pending().is_some() {
             return;
         }
         if *sampled_at_first_call {
-            std::thread::park_timeout(until - now);
-            return;
+            signals::wait(until - now);
+            continue;
         }
         if work::calls_began() {
             *sampled_at_first_call = true;
             return;
         }
-        std::thread::park_timeout(FIRST_CALL_SLICE.min(until - now));
+        signals::wait(FIRST_CALL_SLICE.min(until - now));
     }
 }
 
@@ -281,6 +318,9 @@ fn start() {
         st.streams_missing = streams_missing;
     }
     work::install_exit_handler(at_exit);
+    signals::install();
+    // SAFETY: registers a child handler that only stores an atomic.
+    unsafe { libc::pthread_atfork(None, None, Some(work::on_fork_child)) };
     crate::feed::refill();
     let _ = std::thread::Builder::new().name("nppbench-trace".into()).spawn(|| {
         let _ = std::panic::catch_unwind(writer_thread);

@@ -82,6 +82,7 @@ const fn base(name: &'static str, operation: &'static str, format: Format, args:
         reference: add_c,
         tolerance: Tolerance::Exact,
         docs: DOCS,
+        gpu_reference: None,
     }
 }
 

@@ -54,6 +54,7 @@ const fn gray_row(name: &'static str, src: Format, dst: Format, tolerance: Toler
         reference: rgb_to_gray,
         tolerance,
         docs: DOCS,
+        gpu_reference: None,
     }
 }
 

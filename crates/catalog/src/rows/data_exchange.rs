@@ -2,7 +2,7 @@
 
 use super::map;
 use crate::reference::{round_half_even, saturate};
-use crate::{Args, Constant, DstShape, Format, Image, Library, ROUND_NEAR, Row, Sample, Tolerance};
+use crate::{Args, Constant, DstShape, Format, GpuReference, Image, Library, ROUND_NEAR, Row, Sample, Tolerance};
 
 const DOCS: &str = "https://docs.nvidia.com/cuda/npp/image_data_exchange_and_initialization.html";
 
@@ -59,6 +59,7 @@ const fn convert(name: &'static str, src: Format, dst: Format) -> Row {
         reference: copy,
         tolerance: Tolerance::Exact,
         docs: DOCS,
+        gpu_reference: None,
     }
 }
 
@@ -106,7 +107,10 @@ const fn to_integer_row(name: &'static str, dst: Format) -> Row {
 }
 
 pub(super) static ROWS: &[Row] = &[
-    convert("Convert_8u32f_C1R", U8_1, F32_1),
+    Row {
+        gpu_reference: Some(GpuReference::ConvertU8ToF32),
+        ..convert("Convert_8u32f_C1R", U8_1, F32_1)
+    },
     convert("Convert_8u32f_C3R", U8_3, F32_3),
     convert("Convert_8u32f_C4R", U8_4, F32_4),
     convert("Convert_8u16u_C1R", U8_1, U16_1),

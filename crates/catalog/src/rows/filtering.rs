@@ -68,6 +68,7 @@ const fn box_row(name: &'static str, format: Format, tolerance: Tolerance) -> Ro
         reference: box_filter,
         tolerance,
         docs: DOCS,
+        gpu_reference: None,
     }
 }
 

@@ -68,6 +68,7 @@ const fn mirror_row(name: &'static str, format: Format, axis: i32) -> Row {
         reference: mirror,
         tolerance: Tolerance::Exact,
         docs: DOCS,
+        gpu_reference: None,
     }
 }
 

@@ -37,6 +37,7 @@ const fn reduce(name: &'static str, operation: &'static str, src: Format, buffer
         reference: sum,
         tolerance: Tolerance::Rel(1e-9),
         docs: DOCS,
+        gpu_reference: None,
     }
 }
 

@@ -37,6 +37,7 @@ const fn threshold_row(name: &'static str, format: Format, value: f64, op: CmpOp
         reference: threshold,
         tolerance: Tolerance::Exact,
         docs: DOCS,
+        gpu_reference: None,
     }
 }
 

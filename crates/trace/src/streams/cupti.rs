@@ -147,40 +147,22 @@ fn resource_handle(cbdata: *const c_void) -> u64 {
     }
 }
 
-/// Opens libcupti by full path from the CUDA toolkit folders, so that cudarc's open by name
-/// finds it mapped (a toolkit outside the loader's path is otherwise not found).
-fn preload_cupti() {
-    let mut dirs = Vec::new();
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(home) = std::env::var_os(var) {
-            dirs.push(std::path::PathBuf::from(home).join("extras/CUPTI/lib64"));
-        }
-    }
-    dirs.push("/usr/local/cuda/extras/CUPTI/lib64".into());
-    for dir in dirs {
-        for file in ["libcupti.so.13", "libcupti.so.12", "libcupti.so"] {
-            let Ok(path) = std::ffi::CString::new(dir.join(file).into_os_string().into_encoded_bytes()) else {
-                continue;
-            };
-            // SAFETY: opening CUPTI runs only its own initialisers; the handle stays open for the
-            // process's life.
-            if !unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW) }.is_null() {
-                return;
-            }
-        }
-    }
-}
-
 /// Subscribes to stream creation and destruction for the process's life. The error says why
 /// streams cannot be counted.
 pub(crate) fn subscribe() -> Result<(), String> {
     symbolise::prime();
-    preload_cupti();
+    // By full path from the toolkit's folders, so that cudarc's open by name finds it mapped.
+    let _ = nppbench_npp_sys::toolkit::preload("cupti");
     // SAFETY: only tries to open the library.
     if !unsafe { sys::is_culib_present() } {
-        return Err("libcupti could not be loaded (looked in $CUDA_HOME, $CUDA_PATH, \
-                    /usr/local/cuda/extras/CUPTI/lib64 and the loader's path)"
-            .into());
+        let dirs: Vec<String> = nppbench_npp_sys::toolkit::toolkit_dirs()
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        return Err(format!(
+            "libcupti could not be loaded (looked in {} and the loader's path)",
+            dirs.join(", ")
+        ));
     }
     let mut subscriber = std::ptr::null_mut();
     // SAFETY: `on_callback` matches CUpti_CallbackFunc and needs no user data; the subscription

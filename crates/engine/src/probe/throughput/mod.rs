@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use nppbench_gpu::{DelayKernel, DeviceBuffer, Gpu, HostBuffer, ProcessMemoryProbe, ReferenceConvert, Stream};
+use nppbench_model::catalog::GpuReference;
 use nppbench_model::{
-    CallTiming, FailureKind, Geometry, GpuProcess, HostLatency, KernelRecords, Outcome, Primitive, ReferenceResult,
-    Settings, ThroughputRecord, ThroughputResult, ThroughputScenario,
+    CallTiming, FailureKind, Geometry, GpuProcess, HostLatency, KernelRecords, Outcome, ReferenceResult, Settings,
+    ThroughputRecord, ThroughputResult, ThroughputScenario,
 };
 use nppbench_npp::{DST_FILL, StreamContext};
 use nppbench_stats::{median, quantile};
@@ -107,10 +108,7 @@ impl Bench {
     /// only, where a scenario needs it), the calibration hook's delay kernel and the L2 flush.
     fn open(gpu: &Gpu, ask: &Ask<'_>) -> Bench {
         let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok().map(Rc::new);
-        let needs_reference = ask
-            .scenarios
-            .iter()
-            .any(|s| s.primitive == Primitive::CONVERT_8U32F_C1R);
+        let needs_reference = ask.scenarios.iter().any(|s| s.primitive.row().gpu_reference.is_some());
         // The reference is a ceiling for the geometry, read from the first pass and never
         // compared between passes: later passes neither compile nor time it.
         let reference = if ask.pass > 1 {
@@ -237,7 +235,8 @@ impl Calls<'_> {
         name: &str,
     ) -> (Option<ReferenceResult>, Option<String>) {
         match &bench.reference {
-            _ if s.primitive != Primitive::CONVERT_8U32F_C1R => {
+            // The catalogue's column: the one kernel of nppbench's own there is (`ReferenceConvert`).
+            _ if s.primitive.row().gpu_reference != Some(GpuReference::ConvertU8ToF32) => {
                 (None, Some("no reference kernel for this primitive".to_owned()))
             }
             Err(why) => (None, Some(why.clone())),

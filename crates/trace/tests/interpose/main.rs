@@ -16,7 +16,7 @@ use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use nppbench_model::{TraceEnd, TraceFile, TraceStreamKind};
-use nppbench_npp::sys::NppiSize;
+use nppbench_npp_sys::NppiSize;
 use nppbench_trace_standin::caller::{self, Plan};
 use nppbench_trace_standin::{FAILING_WIDTH, status_for};
 
@@ -95,6 +95,38 @@ fn caller_child() {
             // SAFETY: signals this process; SIGKILL ends it at once.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
         }
+        // A service stopped the ordinary way: the signal, its action the default, at once.
+        let signal = match then {
+            "term" => Some(libc::SIGTERM),
+            "int" => Some(libc::SIGINT),
+            "hup" => Some(libc::SIGHUP),
+            _ => None,
+        };
+        if let Some(sig) = signal {
+            // SAFETY: signals this process.
+            unsafe { libc::kill(libc::getpid(), sig) };
+            std::thread::sleep(Duration::from_secs(10));
+        }
+        // A fork without exec, both processes calling on.
+        if then == "fork" {
+            // SAFETY: fork; the child calls (the stand-in) and exits without returning here.
+            let child = unsafe { libc::fork() };
+            let again = caller::run(&plan).expect("the caller runs again");
+            if child == 0 {
+                // SAFETY: ends the forked child at once, through the interposed `_exit`.
+                unsafe { libc::_exit(if again.records.is_empty() { 1 } else { 0 }) };
+            }
+            let mut status = 0;
+            // SAFETY: waits for the child just forked.
+            unsafe { libc::waitpid(child, &mut status, 0) };
+            assert_eq!(status, 0, "the forked child's calls");
+        }
+        // Killed past two flush intervals, without waiting for any write.
+        if then == "kill_late" {
+            std::thread::sleep(Duration::from_millis(1_200));
+            // SAFETY: as above.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
     }
     if then == "exit" {
         std::process::exit(3);
@@ -120,6 +152,8 @@ struct Run {
     records: Vec<Record>,
     /// The stand-in's lines.
     log: Vec<String>,
+    /// The traces beside trace.json (`trace-<pid>.json`), of processes the child started.
+    descendants: Vec<TraceFile>,
 }
 
 fn interposer() -> PathBuf {
@@ -140,6 +174,10 @@ fn read_trace(path: &Path) -> TraceFile {
 }
 
 fn run_child(spec: &str) -> Run {
+    run_child_with(spec, &[])
+}
+
+fn run_child_with(spec: &str, env: &[(&str, &str)]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let (trace, records, log) = (
         dir.path().join("trace.json"),
@@ -166,6 +204,7 @@ fn run_child(spec: &str) -> Run {
         .env(TraceFile::OUT_VAR, &trace)
         .env_remove(TraceFile::PARENT_VAR)
         .env("LD_PRELOAD", interposer())
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let text = std::fs::read_to_string(&records).unwrap_or_default();
@@ -195,6 +234,16 @@ fn run_child(spec: &str) -> Run {
         flags_asked,
         records,
         log: log.lines().map(str::to_owned).collect(),
+        descendants: std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(TraceFile::DESCENDANT_PREFIX) && n.ends_with(".json"))
+            })
+            .map(|p| read_trace(&p))
+            .collect(),
     }
 }
 
@@ -378,3 +427,5 @@ fn memory_is_sampled_once_more_at_exit_and_says_whose_it_is() {
         t.capture
     );
 }
+
+mod lifecycle;

@@ -1,6 +1,12 @@
 //! The C side of NPP: `#[repr(C)]` types from `nppdefs.h` and the function-pointer types of each
-//! argument list a catalogue row can have ([`nppbench_catalog::Args`]). Nothing here is safe to
-//! call directly.
+//! argument list a catalogue row can have (`nppbench_catalog::Args`). Nothing here is safe to
+//! call directly. Also where the CUDA toolkit's libraries are looked for ([`toolkit`]).
+//!
+//! A crate of its own, on libc alone, as cudarc keeps `driver/sys` apart: the interposer
+//! `nppbench trace` preloads into a program needs these types and that search, and nothing of
+//! the safe layers (`nppbench-npp`, `nppbench-gpu`) or what they pull in.
+
+pub mod toolkit;
 
 use std::ffi::{c_int, c_uint, c_void};
 

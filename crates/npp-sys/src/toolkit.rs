@@ -1,19 +1,17 @@
-//! Finding CUDA toolkit libraries (CUPTI, NVRTC) that cudarc opens by bare name.
+//! Finding CUDA toolkit libraries (CUPTI, NVRTC) that cudarc opens by bare name: the one search,
+//! for nppbench's probes (`nppbench-gpu`) and the interposer alike.
 //!
 //! cudarc dlopens `libcupti.so`, `libcupti.so.13`, … by name, so a toolkit outside the loader's
 //! path is not found. Opening the file by full path first makes the later open by soname find
-//! the library already mapped.
+//! the library already mapped. The handle is never closed: the library stays mapped for the
+//! process's life.
 
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-use libloading::Library;
-
-/// Libraries opened here stay open for the life of the process.
-static KEPT: Mutex<Vec<Library>> = Mutex::new(Vec::new());
 
 /// The folders a toolkit library is looked for in, in order.
-pub(crate) fn toolkit_dirs() -> Vec<PathBuf> {
+pub fn toolkit_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
         if let Some(home) = std::env::var_os(var) {
@@ -30,7 +28,7 @@ pub(crate) fn toolkit_dirs() -> Vec<PathBuf> {
 /// Opens `lib<name>.so.{13,12}` (or the unversioned file) from the first toolkit folder holding
 /// one, and keeps it open. Returns the path opened, or `None` when no folder has it (the system
 /// loader may still find it).
-pub(crate) fn preload(name: &str) -> Option<PathBuf> {
+pub fn preload(name: &str) -> Option<PathBuf> {
     for dir in toolkit_dirs() {
         for file in [
             format!("lib{name}.so.13"),
@@ -38,11 +36,7 @@ pub(crate) fn preload(name: &str) -> Option<PathBuf> {
             format!("lib{name}.so"),
         ] {
             let path = dir.join(&file);
-            if !path.exists() {
-                continue;
-            }
-            if let Some(lib) = open(&path) {
-                KEPT.lock().unwrap_or_else(|p| p.into_inner()).push(lib);
+            if path.exists() && open(&path) {
                 return Some(path);
             }
         }
@@ -50,7 +44,12 @@ pub(crate) fn preload(name: &str) -> Option<PathBuf> {
     None
 }
 
-fn open(path: &Path) -> Option<Library> {
-    // SAFETY: opening a CUDA toolkit library runs only its own initialisers.
-    unsafe { Library::new(path) }.ok()
+/// Opens `path` for the process's life; whether it opened.
+fn open(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: opening a CUDA toolkit library runs only its own initialisers; the handle is never
+    // closed, so the library stays mapped.
+    !unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW) }.is_null()
 }
