@@ -39,13 +39,14 @@ Exit status, of every command:
   1  an error: a file unreadable or not written, a probe that failed
   2  bad input: a usage error, a file or folder that does not exist, a matrix or run.json that
      cannot be read
-  3  a --fail-on gate trips (compare, history report)
+  3  a --fail-on gate trips (compare, history report, trace)
   4  a candidate does not compare with the base (compare, without --allow-partial)
   5  this machine cannot measure: no NVIDIA GPU or driver, no NPP where nppbench looked
      (--npp DIR, $NPPBENCH_NPP_DIR, the toolkit, the system loader), or the probe that opens
      them failed
   130  interrupted (Ctrl-C, SIGTERM): run.json holds what finished
-`nppbench trace` exits with the traced program's own status.";
+`nppbench trace` exits with the traced program's own status, or, where that is 0 and a
+--fail-on gate trips, 3.";
 
 /// Bad input: exit 2, like a usage error.
 #[derive(Debug, thiserror::Error)]

@@ -275,6 +275,11 @@ fn committed_run_files() -> Vec<PathBuf> {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "json")
                 && !["compare.json", "trace.json"].iter().any(|n| path.ends_with(n))
+                // A trace of a process the traced program started (trace-<pid>.json).
+                && !path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(nppbench_model::TraceFile::DESCENDANT_PREFIX))
             {
                 out.push(path);
             }

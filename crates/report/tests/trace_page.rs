@@ -142,6 +142,9 @@ mod real;
 #[path = "trace_page/race.rs"]
 mod race;
 
+#[path = "trace_page/lifecycle.rs"]
+mod lifecycle;
+
 fn position(html: &str, needle: &str) -> usize {
     html.find(needle).unwrap_or_else(|| panic!("no {needle:?} on the page"))
 }

@@ -28,3 +28,8 @@ pub const MEMORY_SAMPLES_KEPT: usize = 4_096;
 /// A test hook: `NPPBENCH_TRACE_TEST_NVML_DELAY_MS=N` makes loading NVML take N ms longer, as a
 /// slow NVML does (the signal and flush tests).
 pub const TEST_NVML_DELAY_MS: &str = "NPPBENCH_TRACE_TEST_NVML_DELAY_MS";
+
+/// `NPPBENCH_TRACE_ASK_PENDING=0`: calls that can race do not ask the driver whether their
+/// stream has work queued (the trace then has no `calls_with_work_pending`): for measuring what
+/// the question costs.
+pub const ASK_PENDING: &str = "NPPBENCH_TRACE_ASK_PENDING";

@@ -52,7 +52,7 @@ fn before(site: &Site<'_>) -> Option<Started> {
     let in_call = feed::enter(site.symbol)?;
     flags::prefetch(site.ctx.h_stream as u64);
     // Before NPP's call, which queues its own work: what was queued before is the caller's.
-    let pending = site::can_race(site.ctx)
+    let pending = (crate::work::ask_pending() && site::can_race(site.ctx))
         .then(|| driver::stream_pending(site.ctx.h_stream as u64))
         .flatten();
     Some(Started {

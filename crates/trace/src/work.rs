@@ -62,6 +62,20 @@ pub(crate) fn forked() -> bool {
     FORKED.load(Ordering::Relaxed)
 }
 
+/// Whether calls that can race ask the driver if their stream has work queued (on unless
+/// `protocol::ASK_PENDING` is `0` in the program's environment, read once at start): the
+/// question's cost apart, for an A/B of the recording cost.
+static ASK_PENDING: AtomicBool = AtomicBool::new(true);
+
+pub(crate) fn set_ask_pending(on: bool) {
+    ASK_PENDING.store(on, Ordering::Relaxed);
+}
+
+#[inline]
+pub(crate) fn ask_pending() -> bool {
+    ASK_PENDING.load(Ordering::Relaxed)
+}
+
 /// Whether a call has been recorded.
 pub(crate) fn calls_began() -> bool {
     CALLS_BEGAN.load(Ordering::Relaxed)

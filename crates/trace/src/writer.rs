@@ -318,6 +318,7 @@ fn start() {
         st.streams_missing = streams_missing;
     }
     work::install_exit_handler(at_exit);
+    work::set_ask_pending(std::env::var(protocol::ASK_PENDING).map_or(true, |v| v != "0"));
     signals::install();
     // SAFETY: registers a child handler that only stores an atomic.
     unsafe { libc::pthread_atfork(None, None, Some(work::on_fork_child)) };

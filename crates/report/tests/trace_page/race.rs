@@ -80,3 +80,34 @@ fn a_trace_without_work_pending_has_no_race_section() {
     let page = render(&generated_trace(), &[]);
     assert!(!page.index_html.contains("called with work pending"));
 }
+
+/// Our upload-then-convert program traced on an H200 with NPP 13.0.1 (`reports/trace/race-program/`,
+/// its own output in trace.log: the first phase's output was wrong in 18 of 20 frames, the others
+/// in none), with that GPU's atlas: of its five call sites, the one called with work pending in a
+/// configuration that races is named, and no other (not the one synchronised first, not the one
+/// declared non-blocking, not the legacy stream's, not 1920 px wide with work pending, which the
+/// atlas says is ordered).
+#[test]
+fn the_real_race_program_names_the_racing_call_site_and_no_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    let trace: TraceFile =
+        serde_json::from_str(&std::fs::read_to_string(root.join("trace/race-program/trace.json")).unwrap()).unwrap();
+    let atlas = RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap();
+    assert_eq!(trace.call_sites.len(), 5);
+    let page = render(&trace, &[atlas]);
+    let html = &page.index_html;
+    let table = &html[html.find("<table class=\"compact race\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr><td class=\"fn\">").count(), 1, "{table}");
+    assert!(
+        table.contains("on 1918x1080 s1920/7680</a></td><td>created, blocking"),
+        "{table}"
+    );
+    assert!(table.contains("20 of 20 calls (20 asked)"), "{table}");
+    let log = std::fs::read_to_string(root.join("trace/race-program/trace.log")).unwrap();
+    assert!(
+        log.contains("P1 blocking, from the stream, 1918x1080: 18 of 20 frames wrong"),
+        "{log}"
+    );
+    assert!(log.contains("race: 1 call site(s) called with work pending"), "{log}");
+}

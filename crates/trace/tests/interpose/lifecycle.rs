@@ -25,6 +25,12 @@ fn calls_that_can_race_record_whether_their_stream_had_work_pending() {
     assert_eq!(count(&format!("stream={idle}")), (12, 12, 0));
     assert_eq!(count(&format!("stream={pending};flags=1")), (12, 0, 0));
     assert_eq!(count("stream=0"), (12, 0, 0));
+    // Switched off, for an A/B of what the question costs.
+    let run = run_child_with(
+        &format!("threads=3;calls=4;symbols=nppiConvert_8u32f_C1R_Ctx;driver=1;setup_ms=200;stream={pending}"),
+        &[(nppbench_trace::protocol::ASK_PENDING, "0")],
+    );
+    assert_eq!(run.trace.call_sites[0].calls_pending_asked, 0);
 }
 
 /// #32: a service stopped by SIGTERM lost its whole trace (the file covered its first 7 ms:
