@@ -309,6 +309,13 @@ fn candidates() -> [(&'static str, Box<Pick>); 6] {
     ]
 }
 
+/// Whether the scenario's context declares a non-blocking stream: from the stream's own flags, or
+/// declared whatever the stream.
+fn declares_non_blocking(s: &nppbench_model::MemoryScenario) -> bool {
+    s.context == ContextFill::DeclaredNonBlocking
+        || (s.context == ContextFill::FromStream && s.stream == StreamKind::NonBlocking)
+}
+
 /// One fix against every leaking scenario it was measured beside.
 fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
     let mut fix = Fix {
@@ -342,7 +349,12 @@ fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
         for m in &variants {
             fix.worst_growth_mib = fix.worst_growth_mib.max(m.total_growth_mib());
             let (ms, ls) = (&m.record.scenario, &l.record.scenario);
-            let changes_kernel = ms.stream != ls.stream || ms.geometry != ls.geometry;
+            // What changes the work NPP queues: another stream or geometry, or the flags the
+            // context declares (declared non-blocking, NPP runs the last columns on the caller's
+            // stream instead of its own, after the body rather than beside it).
+            let changes_kernel = ms.stream != ls.stream
+                || ms.geometry != ls.geometry
+                || declares_non_blocking(ms) != declares_non_blocking(ls);
             if changes_kernel && ls.geometry.pixels() >= LAUNCH_BOUND_PIXELS {
                 if let (Some(with), Some(without)) = (
                     a.throughput_for(m).and_then(|t| t.median_us),

@@ -321,3 +321,24 @@ fn the_race_is_shown_by_what_a_user_sees() {
     assert_eq!(e.columns[1] + 1, e.width, "{e:?}");
     assert!(e.columns[0] > e.width / 2 && e.wrong_rounds > 0, "{e:?}");
 }
+
+/// #29 items 2 and 4: the declared non-blocking fix with its leak, race and time per call, from
+/// a run that timed it beside the context filled from the stream (`docs/atlas/fix-cost.toml`,
+/// `reports/h200-fix-cost-npp-13.0.1/`, an H200 with NPP 13.0.1). The time was not counted before:
+/// a fix that changes only the context was taken not to change the work NPP queues.
+#[test]
+fn declaring_non_blocking_is_measured_on_both_hazards_and_in_time_per_call() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-fix-cost-npp-13.0.1/run.json");
+    let run = load(&path);
+    let fixes = nppbench_analysis::verdict::fixes(&RunAnalysis::new(&run));
+    let declared = fixes
+        .iter()
+        .find(|f| f.title.starts_with("Declare cudaStreamNonBlocking"))
+        .expect("the declared non-blocking fix is measured");
+    assert_eq!((declared.compared, declared.fixed), (10, 10), "{declared:?}");
+    assert_eq!((declared.race_compared, declared.race_fixed), (10, 10), "{declared:?}");
+    let (lo, hi) = declared
+        .time_change_pct
+        .expect("its time per call, at a megapixel and above");
+    assert!(lo < hi && lo > -20.0 && hi < 20.0, "{lo} to {hi}");
+}
