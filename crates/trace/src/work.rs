@@ -1,6 +1,9 @@
 //! What the process's first CUDA work sets off (its first stream created, its first call
 //! recorded), kept apart from the writer so that the modules that see that work need not import
 //! it: the writer installs its exit handler here at start, and looks here for the first call.
+//! Also the two flags the recorder reads on every call and the writer sets: whether this is a
+//! forked child (which records nothing), and whether calls that can race ask the driver about
+//! their stream.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
