@@ -41,11 +41,10 @@ pub(crate) enum Ended {
 /// The rounds of a scenario whose setup or rounds failed in a way that leaves the process sound
 /// (a function this NPP lacks, a geometry it cannot take): not measured, saying why.
 fn not_measured(why: &ProbeError) -> OrderingRounds {
-    OrderingRounds {
-        delay_cycles: super::ordering::DELAY_CYCLES,
-        not_measured: Some(format!("{} ({})", why.message, why.kind.as_str())),
-        ..OrderingRounds::default()
-    }
+    OrderingRounds::not_measured(
+        super::ordering::DELAY_CYCLES,
+        format!("{} ({})", why.message, why.kind.as_str()),
+    )
 }
 
 /// Runs `batch`, appending one [`OrderingLine`] per scenario to `answer`.

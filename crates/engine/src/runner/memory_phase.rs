@@ -21,18 +21,14 @@ mod plan;
 #[cfg(test)]
 mod tests;
 
-use super::{Progress, RunError, RunOptions, Version};
+use super::{Progress, RunError, RunOptions, Version, supervise};
 use crate::protocol::{MemoryLine, Request};
 pub(super) use plan::batch_size;
 pub use plan::shuffled;
 pub(super) use plan::{MAX_CONNECTIONS_ENV, batching, connections, jobs};
 
-/// What one worker hands back.
-enum Done {
-    Record(Box<MemoryRecord>),
-    Interrupted,
-    Error(RunError),
-}
+/// What one worker hands back: a scenario's record, or the run's end.
+type Done = supervise::Done<Box<MemoryRecord>>;
 
 /// Why a scenario measured in a batch is measured again in a process of its own, if it is: one
 /// whose growth depends on what earlier scenarios left in the process. Device memory grows in
@@ -155,7 +151,7 @@ impl<'a> Workers<'a> {
                     break;
                 }
             };
-            let sent = records.into_iter().all(|r| tx.send(Done::Record(Box::new(r))).is_ok());
+            let sent = records.into_iter().all(|r| tx.send(Done::Item(Box::new(r))).is_ok());
             if interrupted {
                 let _ = tx.send(Done::Interrupted);
             }
@@ -381,33 +377,10 @@ pub(super) fn run(
         },
         stop,
     };
-    let (tx, rx) = mpsc::channel::<Done>();
-    let mut interrupted = false;
-    let mut first_error = None;
-    std::thread::scope(|scope| {
-        for w in 0..jobs.jobs as usize {
-            let (gpu, tx, workers) = (gpus[w % gpus.len()].clone(), tx.clone(), &workers);
-            scope.spawn(move || workers.work(gpu, &tx));
-        }
-        drop(tx);
-        for done in rx {
-            match done {
-                Done::Record(record) => {
-                    if let Err(e) = v.finish_memory(progress, *record) {
-                        first_error.get_or_insert(e);
-                        stop.store(true, Ordering::SeqCst);
-                    }
-                }
-                Done::Interrupted => interrupted = true,
-                Done::Error(e) => {
-                    first_error.get_or_insert(e);
-                    stop.store(true, Ordering::SeqCst);
-                }
-            }
-        }
-    });
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    Ok(interrupted || stop.load(Ordering::SeqCst))
+    supervise::supervise(
+        jobs.jobs as usize,
+        stop,
+        |w, tx| workers.work(gpus[w % gpus.len()].clone(), tx),
+        |record| v.finish_memory(progress, *record),
+    )
 }

@@ -12,6 +12,9 @@ mod expected;
 mod journal;
 mod memory_phase;
 mod ordering_phase;
+#[cfg(test)]
+mod stand_in;
+mod supervise;
 mod throughput_phase;
 
 use std::collections::BTreeSet;

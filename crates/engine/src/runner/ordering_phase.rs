@@ -13,7 +13,7 @@ use nppbench_model::{Jobs, Matrix, MemoryScenario, OrderingRounds, Outcome};
 
 use super::child::{Child, Exit};
 use super::journal::JournalEntry;
-use super::{Progress, RunError, RunOptions, Version};
+use super::{Progress, RunError, RunOptions, Version, supervise};
 use crate::protocol::{OrderingLine, Request};
 
 /// The most scenarios one ordering probe takes: enough that its CUDA context's start is a small
@@ -25,12 +25,8 @@ pub(super) const MAX_PER_PROCESS: u32 = 256;
 /// scenario.
 type Queued = (usize, MemoryScenario);
 
-/// What one worker hands back: a scenario's rounds, or the run's end.
-enum Done {
-    Rounds(usize, OrderingRounds),
-    Interrupted,
-    Error(RunError),
-}
+/// What one worker hands back: a scenario's rounds (by record index), or the run's end.
+type Done = supervise::Done<(usize, OrderingRounds)>;
 
 /// What every worker shares.
 struct Workers<'a> {
@@ -94,7 +90,7 @@ impl Workers<'_> {
             match self.run_process(&batch, device, exiting) {
                 Ok((answered, ending)) => {
                     for (i, rounds) in answered {
-                        if tx.send(Done::Rounds(i, rounds)).is_err() {
+                        if tx.send(Done::Item((i, rounds))).is_err() {
                             return;
                         }
                     }
@@ -106,17 +102,16 @@ impl Workers<'_> {
                         }
                         Ending::Fault(mut rest, why) => {
                             let (at_fault, _) = rest.remove(0);
-                            let rounds = OrderingRounds {
-                                delay_cycles: crate::probe::ORDERING_DELAY_CYCLES,
-                                not_measured: Some(format!(
+                            let rounds = OrderingRounds::not_measured(
+                                crate::probe::ORDERING_DELAY_CYCLES,
+                                format!(
                                     "the ordering probe stopped at this scenario: {} ({})",
                                     why.message,
                                     why.kind.as_str()
-                                )),
-                                ..OrderingRounds::default()
-                            };
+                                ),
+                            );
                             self.give_back(uuid, rest);
-                            if tx.send(Done::Rounds(at_fault, rounds)).is_err() {
+                            if tx.send(Done::Item((at_fault, rounds))).is_err() {
                                 return;
                             }
                         }
@@ -230,6 +225,10 @@ pub(super) fn run(
         return Ok(false);
     }
     let gpus: Vec<(u32, String)> = v.gpus().into_iter().filter(|(_, u)| queues.contains_key(u)).collect();
+    if gpus.is_empty() {
+        // Records of GPUs this run's environment does not list: no worker can take them.
+        return Ok(false);
+    }
     let workers = Workers {
         probe_exe: &opts.probe_exe,
         pids_file: opts.probe_pids_path(),
@@ -242,40 +241,14 @@ pub(super) fn run(
         npp_dir: v.npp_dir.clone(),
         stop,
     };
-    let (tx, rx) = mpsc::channel::<Done>();
-    let mut interrupted = false;
-    let mut first_error = None;
     // As many as the memory phase ran: on an H200, the atlas's rounds took 30 s with eight at
     // once, 37 s with four and 56 s with two (development runs; docs/performance.md).
-    std::thread::scope(|scope| {
-        for w in 0..jobs.jobs.max(1) as usize {
-            let Some(gpu) = gpus.get(w % gpus.len().max(1)).cloned() else {
-                break;
-            };
-            let (tx, workers) = (tx.clone(), &workers);
-            scope.spawn(move || workers.work(gpu, &tx));
-        }
-        drop(tx);
-        for done in rx {
-            match done {
-                Done::Rounds(i, rounds) => {
-                    if let Err(e) = v.finish_rounds(progress, i, rounds) {
-                        first_error.get_or_insert(e);
-                        stop.store(true, Ordering::SeqCst);
-                    }
-                }
-                Done::Interrupted => interrupted = true,
-                Done::Error(e) => {
-                    first_error.get_or_insert(e);
-                    stop.store(true, Ordering::SeqCst);
-                }
-            }
-        }
-    });
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    Ok(interrupted || stop.load(Ordering::SeqCst))
+    supervise::supervise(
+        jobs.jobs.max(1) as usize,
+        stop,
+        |w, tx| workers.work(gpus[w % gpus.len()].clone(), tx),
+        |(i, rounds)| v.finish_rounds(progress, i, rounds),
+    )
 }
 
 /// The journal line of a scenario's rounds.

@@ -140,6 +140,17 @@ pub struct OrderingRounds {
     pub wall_ms: Option<f64>,
 }
 
+impl OrderingRounds {
+    /// No rounds made, and why (`delay_cycles`: the spin the rounds would have had).
+    pub fn not_measured(delay_cycles: u64, why: String) -> OrderingRounds {
+        OrderingRounds {
+            delay_cycles,
+            not_measured: Some(why),
+            ..OrderingRounds::default()
+        }
+    }
+}
+
 /// CUDA streams created and destroyed by anything in the process from the warm-up call on,
 /// cumulative after each call (aligned with [`MemorySeries`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,14 +1,12 @@
 //! The memory phase's supervision of batches, against a stand-in probe (a shell script, no GPU)
 //! that answers, crashes, hangs or stops where a scenario's id tells it to.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use nppbench_model::{
-    ContextFill, FailureKind, Geometry, MemoryScenario, Outcome, Preset, Primitive, StreamKind, Threading,
-};
+use nppbench_model::{FailureKind, Outcome, Preset, Threading};
 
 use super::*;
+use crate::runner::stand_in;
 
 /// A stand-in memory probe: answers each scenario of its request in order, as a probe's answer
 /// lines; aborts at an id holding `crash`, hangs at `hang`, and stops cleanly, saying so, after
@@ -26,33 +24,11 @@ for id in $ids; do
 done
 "#;
 
-/// Scenarios named as the stand-in probe reads them.
-fn scenarios(names: &[&str]) -> Vec<MemoryScenario> {
-    let g = Geometry::new(Primitive::CONVERT_8U32F_C1R, 31, 31, 32);
-    names
-        .iter()
-        .map(|name| {
-            let mut s = MemoryScenario::new(
-                Primitive::CONVERT_8U32F_C1R,
-                g,
-                StreamKind::Blocking,
-                ContextFill::FromStream,
-                Threading::ThreadPerCall,
-                4,
-            );
-            s.id = (*name).to_owned();
-            s
-        })
-        .collect()
-}
-
 /// Runs `names` through one worker, `max` scenarios a process (shuffled by `seed`, if any), with
 /// the stand-in probe; returns
 /// the records in the order they came and the processes' scenarios, one line each.
 fn supervise(dir: &Path, names: &[&str], max: u32, seed: Option<u64>) -> (Vec<MemoryRecord>, Vec<String>) {
-    let exe = dir.join("probe.sh");
-    std::fs::write(&exe, PROBE).unwrap();
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = stand_in::install(dir, PROBE);
     let mut matrix = Preset::Quick.matrix().unwrap();
     matrix.settings.scenario_timeout_s = 1;
     let opts = RunOptions {
@@ -68,7 +44,7 @@ fn supervise(dir: &Path, names: &[&str], max: u32, seed: Option<u64>) -> (Vec<Me
         command: Vec::new(),
         resume: false,
     };
-    let all = scenarios(names);
+    let all = stand_in::scenarios(names);
     let stop = AtomicBool::new(false);
     let workers = Workers {
         opts: &opts,
@@ -89,9 +65,9 @@ fn supervise(dir: &Path, names: &[&str], max: u32, seed: Option<u64>) -> (Vec<Me
     let records = rx
         .into_iter()
         .map(|d| match d {
-            Done::Record(r) => *r,
-            Done::Interrupted => panic!("interrupted"),
-            Done::Error(e) => panic!("{e}"),
+            supervise::Done::Item(r) => *r,
+            supervise::Done::Interrupted => panic!("interrupted"),
+            supervise::Done::Error(e) => panic!("{e}"),
         })
         .collect();
     let log = std::fs::read_to_string(dir.join("calls.log")).unwrap();
@@ -214,7 +190,7 @@ fn the_same_seed_gives_the_same_order_and_another_seed_another() {
 /// warm-up, keeping `kept` streams (generated values, not a measurement).
 fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> MemoryRecord {
     let mut record = MemoryRecord {
-        scenario: scenarios(&["s"]).remove(0),
+        scenario: stand_in::scenarios(&["s"]).remove(0),
         outcome: Outcome::Ok,
         result: None,
         gpu: None,

@@ -1,12 +1,10 @@
 //! The ordering phase's supervision, against a stand-in probe (a shell script, no GPU) that
 //! answers, crashes or hangs where a scenario's id tells it to.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use nppbench_model::{ContextFill, Geometry, Primitive, StreamKind, Threading};
-
 use super::*;
+use crate::runner::stand_in;
 
 /// A stand-in ordering probe: answers each scenario of its request in order with one racing
 /// round; aborts at an id holding `crash` and hangs at `hang`. Each process appends its
@@ -23,31 +21,13 @@ done
 "#;
 
 fn queued(names: &[&str]) -> VecDeque<Queued> {
-    let g = Geometry::new(Primitive::CONVERT_8U32F_C1R, 31, 31, 32);
-    names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let mut s = MemoryScenario::new(
-                Primitive::CONVERT_8U32F_C1R,
-                g,
-                StreamKind::Blocking,
-                ContextFill::FromStream,
-                Threading::ThreadPerCall,
-                4,
-            );
-            s.id = (*name).to_owned();
-            (i, s)
-        })
-        .collect()
+    stand_in::scenarios(names).into_iter().enumerate().collect()
 }
 
 /// Runs `names` through one worker, `max` scenarios a process, with the stand-in probe; returns
 /// each record index's rounds as they came, and the processes' scenarios, one line each.
 fn supervise(dir: &Path, names: &[&str], max: u32) -> (Vec<(usize, OrderingRounds)>, Vec<String>) {
-    let exe = dir.join("probe.sh");
-    std::fs::write(&exe, PROBE).unwrap();
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = stand_in::install(dir, PROBE);
     let stop = AtomicBool::new(false);
     let workers = Workers {
         probe_exe: &exe,
@@ -69,9 +49,9 @@ fn supervise(dir: &Path, names: &[&str], max: u32) -> (Vec<(usize, OrderingRound
     let rounds = rx
         .into_iter()
         .map(|d| match d {
-            Done::Rounds(i, r) => (i, r),
-            Done::Interrupted => panic!("interrupted"),
-            Done::Error(e) => panic!("{e}"),
+            supervise::Done::Item((i, r)) => (i, r),
+            supervise::Done::Interrupted => panic!("interrupted"),
+            supervise::Done::Error(e) => panic!("{e}"),
         })
         .collect();
     let log = std::fs::read_to_string(dir.join("calls.log")).unwrap();
