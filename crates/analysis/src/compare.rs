@@ -15,14 +15,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use nppbench_model::{FailureKind, Outcome, RunFile};
 
-use crate::thresholds::{ALPHA, LATENCY_NOISE_PCT, NOISE_PCT};
+use crate::thresholds::{ALPHA, KERNEL_TIME_RESOLUTION_NS, LATENCY_NOISE_PCT, NOISE_PCT};
 use crate::{MemoryAnalysis, RunAnalysis};
 use nppbench_stats::LeakClass;
 pub use nppbench_stats::tests_of_passes::{MIN_PASSES, PassTest};
 
 pub use self::coverage::{Coverage, MIN_COVERAGE, Mismatch};
 pub use self::gate::Gate;
-pub use self::passes::{ThroughputJudgement, ThroughputPasses, judge_throughput};
+pub use self::passes::{ByLayout, LayoutTest, ThroughputJudgement, ThroughputPasses, judge_throughput, tested_figures};
 
 /// How a comparison judges throughput.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -37,6 +37,18 @@ pub struct Thresholds {
     /// Only images of at least this many pixels can fail the regression gate (0: every size;
     /// the test on passes is calibrated at every size).
     pub gate_min_pixels: u64,
+}
+
+impl Thresholds {
+    /// The noise band of a kernel time per call whose base is `base_ns`, percent: `noise_pct`,
+    /// or wider where the GPU's clock cannot resolve that much ([`KERNEL_TIME_RESOLUTION_NS`]:
+    /// a call of under 3.2 µs).
+    pub fn kernel_band_pct(&self, base_ns: Option<f64>) -> f64 {
+        match base_ns {
+            Some(b) if b > 0.0 => self.noise_pct.max(100.0 * KERNEL_TIME_RESOLUTION_NS / b),
+            _ => self.noise_pct,
+        }
+    }
 }
 
 impl Default for Thresholds {
@@ -86,15 +98,22 @@ pub struct ThroughputChange {
     /// recorded them, else CUDA events around batches (see `metric`).
     pub kernel: PassTest,
     pub metric: Metric,
-    /// Host latency per call, tested on the per-pass medians: judged for launch-bound images.
+    /// Each layout's time tested apart, where the calls' kernels ran at once in some passes and
+    /// in turn in others (see `judge_throughput`); `kernel` is then the main layout's test.
+    pub by_layout: Vec<LayoutTest>,
+    /// Host latency per call, tested on the per-pass medians for launch-bound images: shown,
+    /// never part of the verdict.
     pub latency: Option<PassTest>,
-    /// Faster or slower when the kernel time is, or (launch-bound) the host latency is.
+    /// Faster or slower when the time per call is (each layout's, where they mix).
     pub verdict: Change,
     /// Whether this scenario can fail the regression gate (see [`Thresholds::gate_min_pixels`]).
     pub gated: bool,
-    /// The passes each side had.
+    /// The passes each side had, of the figure tested.
     pub base_passes: usize,
     pub cand_passes: usize,
+    /// What the rule read of each side: every pass's figures, so that a page can show them.
+    pub base_values: ThroughputPasses,
+    pub cand_values: ThroughputPasses,
     /// GB/s at the kernel time per call (for the reader; the test is on the times).
     pub base_gbps: Option<f64>,
     pub cand_gbps: Option<f64>,
@@ -104,6 +123,11 @@ impl ThroughputChange {
     /// Whether the regression gate counts this scenario.
     pub fn fails_regression(&self) -> bool {
         self.gated && self.verdict == Change::Slower
+    }
+
+    /// Each side's passes of the figure tested over all calls (see [`tested_figures`]).
+    pub fn pass_values(&self) -> (&[f64], &[f64]) {
+        tested_figures(&self.base_values, &self.cand_values).map_or((&[], &[]), |(_, b, c)| (b, c))
     }
 
     /// The gate among `gates` this scenario trips, if any: the regression gate, where it counts

@@ -5,6 +5,8 @@
 use nppbench_model::ThroughputResult;
 use nppbench_stats::median;
 
+use crate::thresholds::{AT_ONCE_MIN_SHARE, IN_TURN_MIN_SHARE};
+
 /// A figure measured once per throughput pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PassFigure {
@@ -23,6 +25,14 @@ pub enum PassFigure {
     /// before per-call grouping recorded the kernel time over all calls divided by the calls;
     /// that mean stands in for them.
     KernelTimeSummedPerCallWarm,
+    /// [`PassFigure::KernelTimePerCallWarm`] over the calls of one layout only: those whose
+    /// kernels ran at once, or those whose kernels ran one after another. Whether a call's
+    /// kernels overlap is decided by when the host launches them, and the share that do moves
+    /// between processes (the 1918×1080 convert on a blocking stream: most calls of one process,
+    /// few of the next), so the busy time over all calls falls into modes between processes
+    /// while each layout's own is steady. A pass has the figure where at least
+    /// [`IN_TURN_MIN_SHARE`] of its calls ran in turn, or [`AT_ONCE_MIN_SHARE`] at once.
+    KernelTimePerCallWarmIn(CallLayoutKind),
     /// Kernel time per call, cold (L2 flushed before each call), ns.
     KernelTimePerCallCold,
     /// Host latency of a call (launch plus synchronise), median over calls, µs.
@@ -36,6 +46,8 @@ impl PassFigure {
             PassFigure::EventTimePerCall => "event_time_per_call_ns",
             PassFigure::KernelTimePerCallWarm => "kernel_time_per_call_warm_ns",
             PassFigure::KernelTimeSummedPerCallWarm => "kernel_time_summed_per_call_warm_ns",
+            PassFigure::KernelTimePerCallWarmIn(CallLayoutKind::AtOnce) => "kernel_time_per_call_warm_at_once_ns",
+            PassFigure::KernelTimePerCallWarmIn(CallLayoutKind::InTurn) => "kernel_time_per_call_warm_in_turn_ns",
             PassFigure::KernelTimePerCallCold => "kernel_time_per_call_cold_ns",
             PassFigure::HostLatencyPerCall => "host_latency_per_call_us",
         }
@@ -55,9 +67,33 @@ impl PassFigure {
                 .as_ref()
                 .map(|c| c.median_ns)
                 .or_else(|| r.kernel_records.map(|k| k.per_call_ns)),
+            PassFigure::KernelTimePerCallWarmIn(kind) => {
+                let c = r.per_call.as_ref()?;
+                let l = c.layout.as_ref()?;
+                let (calls, median, min_share) = match kind {
+                    CallLayoutKind::AtOnce => (l.overlapped_calls, l.busy_at_once_median_ns, AT_ONCE_MIN_SHARE),
+                    CallLayoutKind::InTurn => (
+                        c.calls.saturating_sub(l.overlapped_calls),
+                        l.busy_in_turn_median_ns,
+                        IN_TURN_MIN_SHARE,
+                    ),
+                };
+                median.filter(|_| f64::from(calls) >= min_share * f64::from(c.calls.max(1)))
+            }
             PassFigure::KernelTimePerCallCold => r.cold.as_ref().map(|c| c.median_ns),
             PassFigure::HostLatencyPerCall => r.host_latency.map(|h| h.median_us),
         }
+    }
+
+    /// Whether a pass knows the busy time of each layout of its calls apart: one kernel a call
+    /// (one layout, trivially), or the layout recorded with each layout's median.
+    pub fn layouts_known(r: &ThroughputResult) -> bool {
+        r.per_call.as_ref().is_some_and(|c| {
+            c.kernels_per_call <= 1
+                || c.layout
+                    .as_ref()
+                    .is_some_and(|l| l.busy_at_once_median_ns.is_some() || l.busy_in_turn_median_ns.is_some())
+        })
     }
 
     /// Whether a pass knows its calls' busy time: one kernel a call, or the layout recorded.
@@ -70,6 +106,28 @@ impl PassFigure {
     /// The figure of each pass that measured it, in pass order.
     pub fn of_passes<'r>(self, passes: impl IntoIterator<Item = &'r ThroughputResult>) -> Vec<f64> {
         passes.into_iter().filter_map(|r| self.of(r)).collect()
+    }
+}
+
+/// How the kernels of one call lay on the GPU's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallLayoutKind {
+    /// Two of the call's kernels ran at the same time (NPP's own stream beside the caller's).
+    AtOnce,
+    /// The call's kernels ran one after another (as one kernel always does).
+    InTurn,
+}
+
+impl CallLayoutKind {
+    pub const ALL: [CallLayoutKind; 2] = [CallLayoutKind::AtOnce, CallLayoutKind::InTurn];
+
+    /// In words: `kernels at once`.
+    pub fn words(self) -> &'static str {
+        match self {
+            CallLayoutKind::AtOnce => "kernels at once",
+            CallLayoutKind::InTurn => "kernels in turn",
+        }
     }
 }
 
@@ -101,6 +159,8 @@ mod tests {
             PassFigure::EventTimePerCall,
             PassFigure::KernelTimePerCallWarm,
             PassFigure::KernelTimeSummedPerCallWarm,
+            PassFigure::KernelTimePerCallWarmIn(CallLayoutKind::AtOnce),
+            PassFigure::KernelTimePerCallWarmIn(CallLayoutKind::InTurn),
             PassFigure::KernelTimePerCallCold,
             PassFigure::HostLatencyPerCall,
         ];

@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod calibration;
 pub mod compare;
 pub mod design;
 pub mod evidence;

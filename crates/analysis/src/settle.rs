@@ -11,30 +11,38 @@
 use nppbench_model::ThroughputResult;
 use nppbench_stats::tests_of_passes::{MIN_PASSES, mean_half_width_pct};
 
-use crate::compare::Thresholds;
-use crate::figure::PassFigure;
-use crate::thresholds::LAUNCH_BOUND_PIXELS;
+use nppbench_stats::median;
 
-/// Whether the passes of one scenario (one GPU) are settled: each figure compare judges it on
-/// pinned to within a noise band over √2. The kernel time per call (CUDA events where CUPTI gave
-/// none), and for a launch-bound image its host latency too.
-pub fn passes_settled(passes: &[&ThroughputResult], pixels: u64, t: Thresholds) -> bool {
-    let pinned = |values: Vec<f64>, band_pct: f64| {
+use crate::compare::{ByLayout, Thresholds};
+use crate::figure::{CallLayoutKind, PassFigure};
+use crate::throughput::by_layout;
+
+/// Whether the passes of one scenario (one GPU) are settled: the figure compare judges it on
+/// pinned to within its noise band over √2. That is the kernel time per call (CUDA events where
+/// CUPTI gave none) with the kernel time's band ([`Thresholds::kernel_band_pct`]). Where the
+/// scenario's calls ran their kernels at once in some passes and in turn in others, compare tests
+/// each layout's own time instead: then a layout needs [`MIN_PASSES`] passes, and each layout
+/// that has them must be pinned (a layout seen in fewer passes is tested where the other run has
+/// it in as many, or not at all). Host latency is not judged, so it needs no passes.
+pub fn passes_settled(passes: &[&ThroughputResult], t: Thresholds) -> bool {
+    let pinned = |values: &[f64], band_pct: f64| {
         values.len() >= MIN_PASSES
-            && mean_half_width_pct(&values).is_some_and(|h| h * std::f64::consts::SQRT_2 <= band_pct)
+            && mean_half_width_pct(values).is_some_and(|h| h * std::f64::consts::SQRT_2 <= band_pct)
     };
     let kernel = PassFigure::KernelTimePerCallWarm.of_passes(passes.iter().copied());
-    let kernel = if kernel.len() == passes.len() {
-        kernel
-    } else {
-        PassFigure::EventTimePerCall.of_passes(passes.iter().copied())
-    };
-    if !pinned(kernel, t.noise_pct) {
-        return false;
+    if kernel.len() != passes.len() {
+        let events = PassFigure::EventTimePerCall.of_passes(passes.iter().copied());
+        return pinned(&events, t.noise_pct);
     }
-    pixels >= LAUNCH_BOUND_PIXELS
-        || pinned(
-            PassFigure::HostLatencyPerCall.of_passes(passes.iter().copied()),
-            t.latency_noise_pct,
-        )
+    if let Some(layouts) = by_layout(passes)
+        && layouts.mixed_with(&ByLayout::default())
+    {
+        let enough: Vec<&[f64]> = CallLayoutKind::ALL
+            .iter()
+            .map(|&k| layouts.get(k))
+            .filter(|v| v.len() >= MIN_PASSES)
+            .collect();
+        return !enough.is_empty() && enough.iter().all(|v| pinned(v, t.kernel_band_pct(median(v))));
+    }
+    pinned(&kernel, t.kernel_band_pct(median(&kernel)))
 }

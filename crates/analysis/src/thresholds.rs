@@ -18,6 +18,27 @@ pub const STREAMS_NEVER_DESTROYED_MARGIN: u32 = 1;
 /// finds a difference at all.
 pub const NOISE_PCT: f64 = 2.0;
 
+/// The smallest change in kernel time per call that can be told from the GPU's clock, ns: CUPTI
+/// stamps kernels on a clock that ticks every 32 ns on these GPUs (every per-call median in the
+/// committed runs is a multiple of 32 ns, or half-way between two), so the median of a pass moves
+/// by a tick or two between processes with nothing changed (a 31×31 convert: 2144, 2176 or 2208 ns
+/// in one run). Two ticks. Below 3.2 µs a call, this is wider than [`NOISE_PCT`], and
+/// the noise band of the kernel time is this instead.
+pub const KERNEL_TIME_RESOLUTION_NS: f64 = 64.0;
+
+/// A pass has a figure for the calls whose kernels ran in turn where at least this share of its
+/// recorded calls did: 20 of 200 calls, so that the median is not one or two calls'. 10%. Kernels
+/// in turn do not share the GPU, so their busy time is steady whatever the share (6.80 to 6.88 µs
+/// for the 1918×1080 convert on GPU-a9b49c52, in passes with 0 to 147 of 200 calls at once).
+pub const IN_TURN_MIN_SHARE: f64 = 0.1;
+
+/// A pass has a figure for the calls whose kernels ran at once where at least this share of its
+/// recorded calls did: most of them. Where only a few calls of a pass overlap, the last-columns
+/// kernel was launched late and overlaps only in part, so their busy time slides between the two
+/// layouts' (6.56 to 6.90 µs on GPU-a9b49c52 in passes with 1 to 20 of 200 calls at once, 6.24
+/// to 6.27 µs in passes with 107 to 147). 50%.
+pub const AT_ONCE_MIN_SHARE: f64 = 0.5;
+
 /// Host-latency changes smaller than this, in percent, are noise: one call's launch and
 /// synchronisation take 14.5 µs in one process and 18 µs in the next on the same H200 (the
 /// host's scheduling), so same-against-same pairs move by up to 23.8% (docs/calibration.md), with

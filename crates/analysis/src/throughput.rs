@@ -4,7 +4,8 @@
 use nppbench_model::{Outcome, ThroughputRecord, ThroughputResult};
 use nppbench_stats::{median, median_interval};
 
-use crate::figure::{PassFigure, gbps, over_passes};
+use crate::compare::ByLayout;
+use crate::figure::{CallLayoutKind, PassFigure, gbps, over_passes};
 
 /// One throughput scenario on one GPU, over its passes (each a fresh process).
 #[derive(Debug, Clone)]
@@ -27,6 +28,9 @@ pub struct ThroughputAnalysis<'a> {
     pub pass_kernel_summed_ns: Vec<f64>,
     /// Whether every pass knew its calls' busy time ([`PassFigure::busy_time_known`]).
     pub busy_time_known: bool,
+    /// Each measured pass's kernel time per call over the calls of each layout apart
+    /// ([`PassFigure::KernelTimePerCallWarmIn`]), where every pass knows its layouts apart.
+    pub pass_kernel_by_layout: Option<ByLayout>,
     /// How a call's kernels lay in time, over the passes that recorded it (calls of several
     /// kernels only).
     pub layout: Option<LayoutSummary>,
@@ -138,6 +142,32 @@ fn layout_summary(results: &[&ThroughputResult], pass_kernel_summed_ns: &[f64]) 
     })
 }
 
+/// Each pass's kernel time per call over the calls of each layout apart, where every pass knows
+/// its layouts apart. A call of one kernel runs it in turn: its passes' figures are the in-turn
+/// ones.
+pub(crate) fn by_layout(results: &[&ThroughputResult]) -> Option<ByLayout> {
+    if results.is_empty() || !results.iter().all(|r| PassFigure::layouts_known(r)) {
+        return None;
+    }
+    let of = |kind| {
+        results
+            .iter()
+            .filter_map(|r| {
+                let single = r.per_call.as_ref().is_some_and(|c| c.kernels_per_call <= 1);
+                match (single, kind) {
+                    (true, CallLayoutKind::InTurn) => PassFigure::KernelTimePerCallWarm.of(r),
+                    (true, CallLayoutKind::AtOnce) => None,
+                    (false, _) => PassFigure::KernelTimePerCallWarmIn(kind).of(r),
+                }
+            })
+            .collect()
+    };
+    Some(ByLayout {
+        at_once_ns: of(CallLayoutKind::AtOnce),
+        in_turn_ns: of(CallLayoutKind::InTurn),
+    })
+}
+
 pub(crate) fn analyse_throughput<'a>(
     passes: Vec<&'a ThroughputRecord>,
     gpu: Option<&'a str>,
@@ -154,6 +184,7 @@ pub(crate) fn analyse_throughput<'a>(
     let pass_kernel_ns = PassFigure::KernelTimePerCallWarm.of_passes(results.iter().copied());
     let pass_kernel_summed_ns = PassFigure::KernelTimeSummedPerCallWarm.of_passes(results.iter().copied());
     let busy_time_known = !results.is_empty() && results.iter().all(|r| PassFigure::busy_time_known(r));
+    let pass_kernel_by_layout = by_layout(&results);
     let pass_latency_us = PassFigure::HostLatencyPerCall.of_passes(results.iter().copied());
     let pass_cold_ns = PassFigure::KernelTimePerCallCold.of_passes(results.iter().copied());
     let first = results.first().copied();
@@ -214,6 +245,7 @@ pub(crate) fn analyse_throughput<'a>(
         layout: layout_summary(&results, &pass_kernel_summed_ns),
         pass_kernel_summed_ns,
         busy_time_known,
+        pass_kernel_by_layout,
         pass_latency_us,
         pass_cold_ns,
     }

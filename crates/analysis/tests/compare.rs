@@ -181,10 +181,11 @@ fn a_slower_4k_convert_trips_the_regression_gate() {
 }
 
 #[test]
-fn a_launch_bound_image_is_judged_on_its_host_latency() {
+fn host_latency_is_shown_but_never_judged() {
     let base = run("h200-full-npp-13.0.1");
     // Altered copy: the 31×31 scenarios' host latency made 50% longer in every pass (beyond the
-    // 30% band), the kernel unchanged.
+    // 30% band), the kernel unchanged. Host latency moves with the host between processes (+33%
+    // same against same on an H100, issue #31): shown, with its own test, but no verdict.
     let mut cand = base.clone();
     for t in cand.throughput.iter_mut().filter(|t| t.scenario.geometry.width == 31) {
         if let Some(h) = t.result.as_mut().and_then(|r| r.host_latency.as_mut()) {
@@ -192,18 +193,37 @@ fn a_launch_bound_image_is_judged_on_its_host_latency() {
         }
     }
     let c = compare(&base, &cand, Thresholds::default());
-    let slow: Vec<_> = c.throughput.iter().filter(|t| t.verdict == Change::Slower).collect();
-    assert!(!slow.is_empty());
+    let small: Vec<_> = c.throughput.iter().filter(|t| t.pixels == 31 * 31).collect();
+    assert!(!small.is_empty());
     assert!(
-        slow.iter()
-            .all(|t| t.pixels < 1_000_000 && t.kernel.change_pct == 0.0 && t.kernel.verdict != Change::Slower)
+        small
+            .iter()
+            .any(|t| t.latency.map(|l| l.verdict) == Some(Change::Slower)),
+        "the latency's own test finds it"
+    );
+    for t in &small {
+        assert_ne!(t.verdict, Change::Slower, "{}: no verdict from host latency", t.id);
+    }
+    assert!(c.tripped(&ALL).is_empty());
+    // The kernel time of the same images made 30% longer is judged at every size by default; a
+    // size cut-off, where asked for, leaves them reported but not gated.
+    let mut cand = base.clone();
+    for t in cand.throughput.iter_mut().filter(|t| t.scenario.geometry.width == 31) {
+        if let Some(c) = t.result.as_mut().and_then(|r| r.per_call.as_mut()) {
+            c.median_ns *= 1.3;
+        }
+    }
+    let c = compare(&base, &cand, Thresholds::default());
+    assert!(
+        c.throughput
+            .iter()
+            .any(|t| t.pixels == 31 * 31 && t.verdict == Change::Slower)
     );
     assert_eq!(
         c.tripped(&ALL),
         vec![Gate::Regression],
         "every size is gated by default"
     );
-    // A size cut-off, where asked for, leaves them reported but not gated.
     let cut = Thresholds {
         gate_min_pixels: 1_000_000,
         ..Thresholds::default()

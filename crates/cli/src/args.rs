@@ -155,8 +155,10 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) out: PathBuf,
     /// Exit with status 3 when a candidate trips any of these gates (comma-separated):
-    /// `regression`, a scenario found in both runs that is significantly slower beyond the noise
-    /// threshold; `leak`, a new leak: a scenario found in both that leaks in the candidate and
+    /// `regression`, a scenario found in both runs whose kernel time per call is significantly
+    /// slower beyond the noise threshold (where its calls ran their kernels at once in some passes
+    /// and in turn in others, each layout's time apart; host latency is shown, never gated);
+    /// `leak`, a new leak: a scenario found in both that leaks in the candidate and
     /// did not in the base; `streams`, a scenario found in both whose NPP creates more streams per
     /// thread, or leaves more undestroyed; `any-leak`, any scenario of the candidate that leaks,
     /// new or not; `failed`, any scenario of the candidate that failed.
@@ -168,10 +170,13 @@ pub(crate) struct CompareArgs {
     #[arg(long)]
     pub(crate) allow_partial: bool,
     /// Kernel-time changes smaller than this percentage are noise (calibrated on
-    /// same-against-same runs: docs/calibration.md).
+    /// same-against-same runs of machines left out of the fit: docs/calibration.md); for a call
+    /// of under 3.2 µs, two ticks of the GPU's 32 ns clock instead.
     #[arg(long, allow_negative_numbers = true, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
     pub(crate) noise_pct: f64,
-    /// Host-latency changes smaller than this percentage are noise (images under a megapixel).
+    /// Host-latency changes smaller than this percentage are called noise in the host latency
+    /// the page shows for images under a megapixel. Host latency is not judged: it moves with the
+    /// host between processes (docs/calibration.md), so it makes no verdict and trips no gate.
     #[arg(long, allow_negative_numbers = true, default_value_t = nppbench_analysis::thresholds::LATENCY_NOISE_PCT)]
     pub(crate) latency_noise_pct: f64,
     /// Significance level of Welch's t-test on the per-pass medians.

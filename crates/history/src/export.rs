@@ -54,6 +54,8 @@ pub const COLUMNS: &[&str] = &[
     "pass_kernel_summed_ns",
     "busy_time_known",
     "pass_latency_us",
+    "pass_kernel_at_once_ns",
+    "pass_kernel_in_turn_ns",
 ];
 
 const QUERY: &str = "
@@ -63,7 +65,8 @@ const QUERY: &str = "
         s.gpu_model, s.status, s.passes, s.kernel_ns, s.kernel_ns_min, s.kernel_ns_max, s.timing, s.gbps,
         s.host_latency_us, s.kernels_per_call, s.leak_class, s.mib_per_thread, s.mib_per_thread_lo,
         s.mib_per_thread_hi, s.threads_spawned, s.hidden_streams_per_thread, s.pixels, s.pass_event_ns,
-        s.pass_kernel_ns, s.pass_kernel_summed_ns, s.busy_time_known, s.pass_latency_us
+        s.pass_kernel_ns, s.pass_kernel_summed_ns, s.busy_time_known, s.pass_latency_us,
+        s.pass_kernel_at_once_ns, s.pass_kernel_in_turn_ns
     FROM results s JOIN runs r ON r.id = s.run_id JOIN scenarios c ON c.id = s.scenario
     ORDER BY r.started_at, r.id, c.kind, c.scenario_id, s.gpu_uuid";
 

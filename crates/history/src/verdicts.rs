@@ -28,12 +28,12 @@ pub struct Step {
 impl Step {
     /// compare's verdict; not judged where the history has no per-pass figures of a side.
     pub fn verdict(&self) -> Change {
-        self.judged.map_or(Change::NotEnoughPasses, |j| j.verdict)
+        self.judged.as_ref().map_or(Change::NotEnoughPasses, |j| j.verdict)
     }
 
     /// Whether the regression gate counts this step (as compare's `fails_regression`).
     pub fn fails_regression(&self) -> bool {
-        self.judged.is_some_and(|j| j.fails_regression())
+        self.judged.as_ref().is_some_and(|j| j.fails_regression())
     }
 }
 

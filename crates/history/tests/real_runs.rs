@@ -205,7 +205,7 @@ fn history_verdicts(runs: &[PathBuf]) -> (BTreeMap<String, (Change, PassTest)>, 
     let verdicts = f
         .new_steps()
         .map(|(series, step)| {
-            let j = step.judged.expect("both runs were added with their passes");
+            let j = step.judged.clone().expect("both runs were added with their passes");
             (h.series[series].key.scenario_id.clone(), (step.verdict(), j.kernel))
         })
         .collect();

@@ -37,7 +37,8 @@ pub(super) fn throughput_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Th
         else {
             continue;
         };
-        let Some(judged) = judge_throughput(&ThroughputPasses::of(bt), &ThroughputPasses::of(ct), t) else {
+        let (base_values, cand_values) = (ThroughputPasses::of(bt), ThroughputPasses::of(ct));
+        let Some(judged) = judge_throughput(&base_values, &cand_values, t) else {
             continue;
         };
         throughput.push(ThroughputChange {
@@ -46,12 +47,15 @@ pub(super) fn throughput_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Th
             pixels: bt.record.scenario.geometry.pixels(),
             gpu_index: index,
             kernel: judged.kernel,
+            by_layout: judged.by_layout,
             latency: judged.latency,
             verdict: judged.verdict,
             gated: judged.gated,
             base_passes: judged.base_passes,
             cand_passes: judged.cand_passes,
             metric: judged.metric,
+            base_values,
+            cand_values,
             base_gbps: bt.kernel_gbps,
             cand_gbps: ct.kernel_gbps,
         });

@@ -3,10 +3,11 @@
 //! [`judge_throughput`]; the history keeps the same figures per result and judges two points of a
 //! series with the same function, so the two never disagree on the same two runs.
 
-use nppbench_stats::tests_of_passes::compare_passes;
+use nppbench_stats::tests_of_passes::{compare_passes, compare_passes_within};
 
 use super::{Change, Metric, PassTest, Thresholds};
 use crate::ThroughputAnalysis;
+use crate::figure::CallLayoutKind;
 use crate::thresholds::LAUNCH_BOUND_PIXELS;
 
 /// A throughput scenario on one GPU as the comparison rule reads it: each measured pass's
@@ -23,8 +24,38 @@ pub struct ThroughputPasses {
     pub kernel_summed_ns: Vec<f64>,
     /// Whether every pass knew its calls' busy time.
     pub busy_time_known: bool,
+    /// Each pass's kernel time per call over the calls of each layout apart (at once, in turn),
+    /// where every pass knows its layouts apart; `None` where one does not (runs made before
+    /// 2026-11-27, or without CUPTI).
+    pub by_layout: Option<ByLayout>,
     /// Each pass's median host latency per call, µs.
     pub latency_us: Vec<f64>,
+}
+
+/// Each pass's kernel time per call over the calls of one layout, per layout: the passes that
+/// had enough such calls ([`crate::thresholds::IN_TURN_MIN_SHARE`],
+/// [`crate::thresholds::AT_ONCE_MIN_SHARE`]), in pass order.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ByLayout {
+    pub at_once_ns: Vec<f64>,
+    pub in_turn_ns: Vec<f64>,
+}
+
+impl ByLayout {
+    pub fn get(&self, kind: CallLayoutKind) -> &[f64] {
+        match kind {
+            CallLayoutKind::AtOnce => &self.at_once_ns,
+            CallLayoutKind::InTurn => &self.in_turn_ns,
+        }
+    }
+
+    /// Whether passes of both layouts are here: the scenario's calls ran at once in some passes
+    /// and in turn in some.
+    pub fn mixed_with(&self, other: &ByLayout) -> bool {
+        CallLayoutKind::ALL
+            .iter()
+            .all(|&k| !self.get(k).is_empty() || !other.get(k).is_empty())
+    }
 }
 
 impl ThroughputPasses {
@@ -35,6 +66,7 @@ impl ThroughputPasses {
             kernel_ns: t.pass_kernel_ns.clone(),
             kernel_summed_ns: t.pass_kernel_summed_ns.clone(),
             busy_time_known: t.busy_time_known,
+            by_layout: t.pass_kernel_by_layout.clone(),
             latency_us: t.pass_latency_us.clone(),
         }
     }
@@ -46,19 +78,34 @@ impl ThroughputPasses {
 }
 
 /// One scenario, base against candidate, judged.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ThroughputJudgement {
     /// What the time per call was (see [`Metric`]).
     pub metric: Metric,
     /// The time per call, tested on the per-pass figures.
     pub kernel: PassTest,
-    /// Host latency per call, tested on the per-pass figures: judged for launch-bound images.
+    /// Where the scenario's calls ran their kernels at once in some passes and in turn in others
+    /// (on either side), `kernel` is the change with the layout held fixed (see
+    /// [`judge_throughput`]) and these are each layout's own tests, for the reader (a layout with
+    /// fewer than [`super::MIN_PASSES`] passes a side is not judged on its own).
+    pub by_layout: Vec<LayoutTest>,
+    /// Host latency per call, tested on the per-pass figures for launch-bound images: shown,
+    /// never part of the verdict (it moves with the host between processes: docs/calibration.md).
     pub latency: Option<PassTest>,
-    /// Faster or slower when the time per call is, or (launch-bound) the host latency is.
+    /// Faster or slower when the time per call is (with the layout held fixed, where they mix).
     pub verdict: Change,
     /// Whether this scenario can fail the regression gate (see [`Thresholds::gate_min_pixels`]).
     pub gated: bool,
     /// The passes each side had, of the figure tested.
+    pub base_passes: usize,
+    pub cand_passes: usize,
+}
+
+/// The time per call over the calls of one layout, base against candidate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayoutTest {
+    pub layout: CallLayoutKind,
+    pub test: PassTest,
     pub base_passes: usize,
     pub cand_passes: usize,
 }
@@ -72,43 +119,86 @@ impl ThroughputJudgement {
 
 /// The comparison rule for one throughput scenario: the kernel time per call where both sides
 /// have CUPTI's records (the busy time where both know it, else the kernels summed on both sides:
-/// like with like), else CUDA events; tested on the passes by Welch's test beyond the noise band,
-/// with host latency beside it for images under [`LAUNCH_BOUND_PIXELS`]. Fewer than
+/// like with like), else CUDA events; tested on the passes by Welch's test beyond the noise band
+/// ([`Thresholds::kernel_band_pct`] for kernel times). Where both sides know each pass's layouts
+/// apart and the calls ran their kernels at once in some passes and in turn in others, the
+/// layouts' own times are tested with the layout held fixed instead
+/// ([`compare_passes_within`]): which layout a process draws is the host's doing, so one run
+/// drawing one layout more often is no change. Host latency is tested beside for
+/// images under [`LAUNCH_BOUND_PIXELS`], and shown: it is not part of the verdict. Fewer than
 /// [`super::MIN_PASSES`] passes a side: not judged. `None` where the two sides share no figure.
 pub fn judge_throughput(
     base: &ThroughputPasses,
     cand: &ThroughputPasses,
     t: Thresholds,
 ) -> Option<ThroughputJudgement> {
-    let (metric, base_ns, cand_ns) = if !base.kernel_ns.is_empty() && !cand.kernel_ns.is_empty() {
-        if base.busy_time_known == cand.busy_time_known {
-            (Metric::KernelRecords, &base.kernel_ns, &cand.kernel_ns)
-        } else {
-            (Metric::KernelRecords, &base.kernel_summed_ns, &cand.kernel_summed_ns)
-        }
-    } else if !base.event_ns.is_empty() && !cand.event_ns.is_empty() {
-        (Metric::Events, &base.event_ns, &cand.event_ns)
-    } else {
-        return None;
+    let (metric, base_ns, cand_ns) = tested_figures(base, cand)?;
+    let band = |values: &[f64]| match metric {
+        Metric::KernelRecords => t.kernel_band_pct(nppbench_stats::median(values)),
+        Metric::Events => t.noise_pct,
     };
-    let kernel = compare_passes(base_ns, cand_ns, t.alpha, t.noise_pct);
+    let mut kernel = compare_passes(base_ns, cand_ns, t.alpha, band(base_ns));
+    let mut by_layout = Vec::new();
+    if let (Metric::KernelRecords, true, Some(b), Some(c)) = (
+        metric,
+        base.busy_time_known && cand.busy_time_known,
+        &base.by_layout,
+        &cand.by_layout,
+    ) && b.mixed_with(c)
+    {
+        // The change with the layout held fixed; each layout's own test beside it, for the reader.
+        let groups: Vec<(&[f64], &[f64])> = CallLayoutKind::ALL.iter().map(|&k| (b.get(k), c.get(k))).collect();
+        kernel = compare_passes_within(&groups, t.alpha, band(base_ns));
+        by_layout = judge_by_layout(b, c, t);
+    }
     let pixels = base.pixels;
     let latency = (pixels < LAUNCH_BOUND_PIXELS && !base.latency_us.is_empty() && !cand.latency_us.is_empty())
         .then(|| compare_passes(&base.latency_us, &cand.latency_us, t.alpha, t.latency_noise_pct));
-    let verdict = match (kernel.verdict, latency.map(|l| l.verdict)) {
-        (Change::Slower, _) | (_, Some(Change::Slower)) => Change::Slower,
-        (Change::NotEnoughPasses, _) => Change::NotEnoughPasses,
-        (Change::Faster, _) | (_, Some(Change::Faster)) => Change::Faster,
-        (Change::Unsettled, _) => Change::Unsettled,
-        _ => Change::Same,
-    };
     Some(ThroughputJudgement {
         metric,
         kernel,
+        by_layout,
         latency,
-        verdict,
+        verdict: kernel.verdict,
         gated: pixels >= t.gate_min_pixels,
         base_passes: base_ns.len(),
         cand_passes: cand_ns.len(),
     })
+}
+
+/// The figure the rule tests over all calls, and each side's passes of it: the kernel time per
+/// call where both sides have CUPTI's records (the busy time where both know it, else the
+/// kernels summed on both sides), else CUDA events; `None` where the two share no figure.
+pub fn tested_figures<'a>(
+    base: &'a ThroughputPasses,
+    cand: &'a ThroughputPasses,
+) -> Option<(Metric, &'a [f64], &'a [f64])> {
+    if !base.kernel_ns.is_empty() && !cand.kernel_ns.is_empty() {
+        if base.busy_time_known == cand.busy_time_known {
+            Some((Metric::KernelRecords, &base.kernel_ns, &cand.kernel_ns))
+        } else {
+            Some((Metric::KernelRecords, &base.kernel_summed_ns, &cand.kernel_summed_ns))
+        }
+    } else if !base.event_ns.is_empty() && !cand.event_ns.is_empty() {
+        Some((Metric::Events, &base.event_ns, &cand.event_ns))
+    } else {
+        None
+    }
+}
+
+/// Each layout's time per call tested apart (those with too few passes a side as such).
+fn judge_by_layout(base: &ByLayout, cand: &ByLayout, t: Thresholds) -> Vec<LayoutTest> {
+    CallLayoutKind::ALL
+        .iter()
+        .filter(|&&k| !base.get(k).is_empty() || !cand.get(k).is_empty())
+        .map(|&k| {
+            let (b, c) = (base.get(k), cand.get(k));
+            LayoutTest {
+                layout: k,
+                test: compare_passes(b, c, t.alpha, t.kernel_band_pct(nppbench_stats::median(b))),
+                base_passes: b.len(),
+                cand_passes: c.len(),
+            }
+        })
+        .collect()
 }

@@ -8,6 +8,7 @@ mod batch;
 mod environment;
 mod faults;
 mod memory;
+pub(crate) use memory::shared_stream_kind;
 mod ordering;
 mod processes;
 mod rounds;

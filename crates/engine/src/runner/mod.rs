@@ -265,9 +265,32 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
         wall_s: t.elapsed().as_secs_f64(),
     });
     let t = Instant::now();
+    let mut beside = 0.0;
     if !interrupted {
         for v in &mut versions {
-            if memory_phase::run(opts, &matrix, v, &jobs, progress, stop)? {
+            // On one GPU, the rounds of each configuration start beside the memory phase, half as
+            // many processes at once (ordering_phase.rs says why that is sound).
+            let early = ordering_phase::Early::plan(opts, &matrix, v);
+            let (memory, rounds) = std::thread::scope(|scope| {
+                let rounds = early.as_ref().map(|e| {
+                    scope.spawn(|| {
+                        let t = Instant::now();
+                        (e.measure(opts, &matrix, (jobs.jobs / 2).max(1), stop), t.elapsed())
+                    })
+                });
+                let memory = memory_phase::run(opts, &matrix, v, &jobs, progress, stop);
+                (memory, rounds.map(|h| h.join()))
+            });
+            let memory_interrupted = memory?;
+            if let (Some(early), Some(joined)) = (&early, rounds) {
+                let (measured, took) =
+                    joined.map_err(|_| RunError::Environment("the ordering rounds' supervisor panicked".into()))?;
+                let (measured, rounds_interrupted) = measured?;
+                beside += took.as_secs_f64();
+                early.keep(v, measured, progress)?;
+                interrupted |= rounds_interrupted;
+            }
+            if memory_interrupted || interrupted {
                 interrupted = true;
                 break;
             }
@@ -277,6 +300,13 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
         phase: "memory".into(),
         wall_s: t.elapsed().as_secs_f64(),
     });
+    if beside > 0.0 {
+        // Inside the memory phase's time: the rounds made beside it.
+        phases.push(PhaseTime {
+            phase: "ordering_beside_memory".into(),
+            wall_s: beside,
+        });
+    }
     let t = Instant::now();
     if !interrupted {
         let rounds: usize = versions.iter().map(ordering_phase::remaining).sum();

@@ -1,7 +1,15 @@
 //! The ordering phase: the ordering rounds of every memory scenario that measured, in probe
-//! processes of their own (`probe/rounds.rs` says why), `jobs` at once, each scenario on the GPU
-//! that measured its memory. A fault costs one scenario's rounds, recorded as not measured with
-//! the fault; the rest of its process's scenarios go to a fresh process.
+//! processes of their own (`probe/rounds.rs` says why), each scenario on the GPU that measured
+//! its memory. A fault costs one scenario's rounds, recorded as not measured with the fault; the
+//! rest of its process's scenarios go to a fresh process.
+//!
+//! On one GPU the rounds start with the memory phase, beside it ([`Early`]): nothing in either
+//! is timed, and a memory probe reads its own process's memory. They are made once per
+//! configuration (function, geometry, stream kind, context filling): rounds run from the probe's
+//! own thread, so scenarios that differ only in their threading model share them
+//! (`shared_from` names whose they are). What is still missing once the memory phase is done (a
+//! scenario whose configuration's first scenario failed in the memory phase, several GPUs, an
+//! interrupted start) is measured after it, one scenario each ([`run`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -21,11 +29,17 @@ use crate::protocol::{OrderingLine, Request};
 /// little work to a fresh process.
 pub(super) const MAX_PER_PROCESS: u32 = 256;
 
-/// A scenario waiting for its rounds: its index among the version's memory records, and the
-/// scenario.
+/// The fewest scenarios one ordering probe takes where there are as many: a probe's start (its
+/// CUDA context, NPP, the delay kernel compiled) takes about a second, a scenario's rounds 10 to
+/// 200 ms (`wall_ms` in the quick preset's runs on an H100), so a probe of one or two scenarios
+/// is mostly its start.
+pub(super) const MIN_PER_PROCESS: u32 = 8;
+
+/// A scenario waiting for its rounds: its index (among the version's memory records, or among
+/// [`Early`]'s configurations), and the scenario.
 type Queued = (usize, MemoryScenario);
 
-/// What one worker hands back: a scenario's rounds (by record index), or the run's end.
+/// What one worker hands back: a scenario's rounds (by index), or the run's end.
 type Done = supervise::Done<(usize, OrderingRounds)>;
 
 /// What every worker shares.
@@ -51,7 +65,9 @@ impl Workers<'_> {
             return Vec::new();
         };
         let mut queue = queue.lock().unwrap_or_else(|p| p.into_inner());
-        let n = super::memory_phase::batch_size(queue.len(), self.jobs, self.max_per_process).min(queue.len());
+        let n = super::memory_phase::batch_size(queue.len(), self.jobs, self.max_per_process)
+            .max(MIN_PER_PROCESS.min(self.max_per_process) as usize)
+            .min(queue.len());
         queue.drain(..n).collect()
     }
 
@@ -249,6 +265,138 @@ pub(super) fn run(
         |w, tx| workers.work(gpus[w % gpus.len()].clone(), tx),
         |(i, rounds)| v.finish_rounds(progress, i, rounds),
     )
+}
+
+/// The configuration an ordering round measures: what differs between two scenarios whose rounds
+/// differ (the function, geometry, the stream kind it runs on, the context filling).
+fn configuration(s: &MemoryScenario) -> String {
+    format!(
+        "{:?}/{:?}/{}/{}",
+        s.primitive,
+        s.geometry,
+        crate::probe::shared_stream_kind(s).as_str(),
+        s.context.as_str()
+    )
+}
+
+/// One scenario of each configuration among `scenarios` (the first), with the ids of every
+/// scenario that shares it (its own first), in the order they come.
+fn by_configuration<'a>(scenarios: impl Iterator<Item = &'a MemoryScenario>) -> Vec<(MemoryScenario, Vec<String>)> {
+    let mut firsts: Vec<(MemoryScenario, Vec<String>)> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    for s in scenarios {
+        match index.get(&configuration(s)) {
+            Some(&k) => firsts[k].1.push(s.id.clone()),
+            None => {
+                index.insert(configuration(s), firsts.len());
+                firsts.push((s.clone(), vec![s.id.clone()]));
+            }
+        }
+    }
+    firsts
+}
+
+/// The rounds of a version's memory scenarios, started beside its memory phase on its one GPU:
+/// one scenario of each configuration that has no rounds yet, and every scenario that shares it.
+pub(super) struct Early {
+    gpu: (u32, String),
+    npp_dir: Option<PathBuf>,
+    work_dir: PathBuf,
+    /// One scenario per configuration, and the ids of every scenario of the matrix that shares
+    /// its configuration (its own first).
+    firsts: Vec<(MemoryScenario, Vec<String>)>,
+}
+
+impl Early {
+    /// What `v`'s memory scenarios in `matrix` will need, where `v` runs on one GPU (else `None`:
+    /// which GPU measures a scenario is known only once it has).
+    pub(super) fn plan(opts: &RunOptions, matrix: &Matrix, v: &Version) -> Option<Early> {
+        let gpus = v.gpus();
+        let [gpu] = gpus.as_slice() else {
+            return None;
+        };
+        let has_rounds: std::collections::HashSet<&str> = v
+            .memory
+            .iter()
+            .filter(|r| r.result.as_ref().is_some_and(|x| x.ordering.is_some()))
+            .map(|r| r.scenario.id.as_str())
+            .collect();
+        let firsts = by_configuration(matrix.memory.iter().filter(|s| !has_rounds.contains(s.id.as_str())));
+        (!firsts.is_empty()).then(|| Early {
+            gpu: gpu.clone(),
+            npp_dir: v.npp_dir.clone(),
+            work_dir: opts.work_dir(v.index),
+            firsts,
+        })
+    }
+
+    /// Measures the rounds of each configuration, `jobs` processes at once; returns them (by
+    /// index among the configurations) and whether the run was interrupted. Touches nothing of
+    /// the version: [`Early::keep`] files the rounds once the memory phase is done.
+    pub(super) fn measure(
+        &self,
+        opts: &RunOptions,
+        matrix: &Matrix,
+        jobs: u32,
+        stop: &AtomicBool,
+    ) -> Result<(Vec<(usize, OrderingRounds)>, bool), RunError> {
+        let queue: VecDeque<Queued> = self.firsts.iter().map(|(s, _)| s.clone()).enumerate().collect();
+        let workers = Workers {
+            probe_exe: &opts.probe_exe,
+            pids_file: opts.probe_pids_path(),
+            timeout: Duration::from_secs(matrix.settings.scenario_timeout_s),
+            queues: BTreeMap::from([(self.gpu.1.clone(), Mutex::new(queue))]),
+            jobs,
+            max_per_process: MAX_PER_PROCESS,
+            started: AtomicU32::new(0),
+            work_dir: self.work_dir.clone(),
+            npp_dir: self.npp_dir.clone(),
+            stop,
+        };
+        let mut measured = Vec::new();
+        let interrupted = supervise::supervise(
+            jobs.max(1) as usize,
+            stop,
+            |_, tx| workers.work(self.gpu.clone(), tx),
+            |item| {
+                measured.push(item);
+                Ok(())
+            },
+        )?;
+        Ok((measured, interrupted))
+    }
+
+    /// Files `measured` on the version's memory records that measured and have no rounds: each
+    /// configuration's rounds on every scenario that shares it, naming whose they are on the
+    /// others. A scenario that did not measure its memory keeps none.
+    pub(super) fn keep(
+        &self,
+        v: &mut Version,
+        measured: Vec<(usize, OrderingRounds)>,
+        progress: &dyn Progress,
+    ) -> Result<(), RunError> {
+        for (k, rounds) in measured {
+            let Some((first, ids)) = self.firsts.get(k) else {
+                continue;
+            };
+            for id in ids {
+                let Some(i) = v.memory.iter().position(|r| {
+                    &r.scenario.id == id
+                        && matches!(r.outcome, Outcome::Ok | Outcome::StoppedAtBudget { .. })
+                        && r.result.as_ref().is_some_and(|x| x.ordering.is_none())
+                }) else {
+                    continue;
+                };
+                let mut rounds = rounds.clone();
+                if *id != first.id {
+                    rounds.shared_from = Some(first.id.clone());
+                }
+                progress.extend(1);
+                v.finish_rounds(progress, i, rounds)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The journal line of a scenario's rounds.

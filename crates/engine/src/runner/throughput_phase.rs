@@ -228,7 +228,7 @@ fn unsettled(matrix: &Matrix, v: &Version, pass: u32) -> Vec<ThroughputScenario>
             }
             by_gpu
                 .values()
-                .any(|results| !passes_settled(results, s.geometry.pixels(), Thresholds::default()))
+                .any(|results| !passes_settled(results, Thresholds::default()))
         })
         .cloned()
         .collect()

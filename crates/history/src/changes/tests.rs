@@ -277,7 +277,7 @@ fn results_without_per_pass_figures_are_not_judged() {
     }
     let (_, f) = findings(&db);
     let step = &f.series[0].latest[0];
-    assert_eq!((step.judged, step.verdict()), (None, Change::NotEnoughPasses));
+    assert_eq!((step.judged.clone(), step.verdict()), (None, Change::NotEnoughPasses));
     assert!(f.tripped(&[Gate::Regression]).is_empty());
 }
 

@@ -92,6 +92,16 @@ pub const MIGRATIONS: &[Migration] = &[
             ALTER TABLE results ADD COLUMN pass_latency_us TEXT;
         ",
     },
+    Migration {
+        version: 4,
+        what: "each throughput result's per-pass kernel time over the calls of each layout apart",
+        // NULL where a pass did not know its layouts apart (runs made before 2026-11-27): compare
+        // then judges the busy time over all calls, as it does for the run itself.
+        sql: "
+            ALTER TABLE results ADD COLUMN pass_kernel_at_once_ns TEXT;
+            ALTER TABLE results ADD COLUMN pass_kernel_in_turn_ns TEXT;
+        ",
+    },
 ];
 
 /// The schema version this nppbench writes.

@@ -123,9 +123,9 @@ fn insert_results(
                     kernel_ns_min, kernel_ns_max, timing, gbps, host_latency_us, kernels_per_call, leak_class,
                     mib_per_thread, mib_per_thread_lo, mib_per_thread_hi, threads_spawned,
                     hidden_streams_per_thread, pixels, pass_event_ns, pass_kernel_ns, pass_kernel_summed_ns,
-                    busy_time_known, pass_latency_us)
+                    busy_time_known, pass_latency_us, pass_kernel_at_once_ns, pass_kernel_in_turn_ns)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                    ?20, ?21, ?22, ?23, ?24, ?25)
+                    ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)
                  ON CONFLICT DO NOTHING",
         )?;
         for r in rows {
@@ -177,6 +177,8 @@ fn insert_results(
                 p.kernel_summed_ns,
                 p.busy_time_known,
                 p.latency_us,
+                p.at_once_ns,
+                p.in_turn_ns,
             ])?;
         }
     }
@@ -193,6 +195,9 @@ struct PassColumns {
     kernel_summed_ns: Option<String>,
     busy_time_known: Option<bool>,
     latency_us: Option<String>,
+    /// Each layout's per-pass figures; `None` where the passes did not know their layouts apart.
+    at_once_ns: Option<String>,
+    in_turn_ns: Option<String>,
 }
 
 impl PassColumns {
@@ -207,6 +212,8 @@ impl PassColumns {
             kernel_summed_ns: Some(values_text(&p.kernel_summed_ns)),
             busy_time_known: Some(p.busy_time_known),
             latency_us: Some(values_text(&p.latency_us)),
+            at_once_ns: p.by_layout.as_ref().map(|l| values_text(&l.at_once_ns)),
+            in_turn_ns: p.by_layout.as_ref().map(|l| values_text(&l.in_turn_ns)),
         }
     }
 }
@@ -227,7 +234,7 @@ fn fill_passes(
 ) -> rusqlite::Result<()> {
     let mut fill = tx.prepare_cached(
         "UPDATE results SET pixels = ?4, pass_event_ns = ?5, pass_kernel_ns = ?6, pass_kernel_summed_ns = ?7,
-            busy_time_known = ?8, pass_latency_us = ?9
+            busy_time_known = ?8, pass_latency_us = ?9, pass_kernel_at_once_ns = ?10, pass_kernel_in_turn_ns = ?11
          WHERE run_id = ?1 AND scenario = ?2 AND gpu_uuid = ?3 AND pass_event_ns IS NULL",
     )?;
     for r in rows {
@@ -246,6 +253,8 @@ fn fill_passes(
                 p.kernel_summed_ns,
                 p.busy_time_known,
                 p.latency_us,
+                p.at_once_ns,
+                p.in_turn_ns,
             ])?;
         }
     }

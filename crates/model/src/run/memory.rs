@@ -138,6 +138,11 @@ pub struct OrderingRounds {
     /// process's start included for its first scenario), ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_ms: Option<f64>,
+    /// The scenario whose rounds these are, where they were made once for several scenarios:
+    /// rounds run from the probe's own thread on the scenario's stream kind and context filling,
+    /// so scenarios that differ only in their threading model share them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_from: Option<String>,
 }
 
 impl OrderingRounds {

@@ -126,6 +126,17 @@ pub struct CallLayout {
     pub overlapped_next_calls: u32,
     /// How many distinct CUPTI stream ids the call's kernels ran on.
     pub streams: u32,
+    /// Median busy time of the calls in which two kernels ran at once (the
+    /// `overlapped_calls`), ns; `None` where none did. Whether a call's kernels overlap is
+    /// decided by when the host launches them, and moves between processes: the busy time of
+    /// each layout apart is what `compare` tests where the layouts mix (runs made before
+    /// 2026-11-27 have neither).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_at_once_median_ns: Option<f64>,
+    /// Median busy time of the calls whose kernels ran one after another, ns; `None` where
+    /// every call's kernels overlapped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_in_turn_median_ns: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

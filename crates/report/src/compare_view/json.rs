@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use nppbench_analysis::LeakClass;
 use nppbench_analysis::compare::{
     Change, Comparison, Counts, FailedScenario, Gate, MIN_COVERAGE, MIN_PASSES, Metric, Mismatch, PassTest, Thresholds,
+    ThroughputPasses,
 };
+use nppbench_analysis::figure::CallLayoutKind;
 use nppbench_model::{FailureKind, Primitive, RunFile};
 use serde::Serialize;
 
@@ -114,20 +116,35 @@ pub struct ThroughputJson {
     pub primitive: Primitive,
     pub pixels: u64,
     pub gpu_index: usize,
-    /// The scenario's verdict (the time's, or for a launch-bound image its host latency's).
+    /// The scenario's verdict: the time's (each layout's, where they mix).
     pub verdict: Change,
     pub metric: Metric,
-    /// Time per call in nanoseconds, as `metric` says.
+    /// Time per call in nanoseconds, as `metric` says (the main layout's, where they mix).
     pub time: TestJson,
-    /// Host latency per call in microseconds (images under a megapixel).
+    /// Where the calls' kernels ran at once in some passes and in turn in others: each layout's
+    /// time tested apart; empty otherwise.
+    pub by_layout: Vec<LayoutJson>,
+    /// Host latency per call in microseconds (images under a megapixel): shown, not judged.
     pub host_latency: Option<TestJson>,
     pub base_passes: usize,
     pub candidate_passes: usize,
+    /// Every pass's figure of the time tested over all calls, ns, in pass order.
+    pub base_pass_values: Vec<f64>,
+    pub candidate_pass_values: Vec<f64>,
     pub base_gbps: Option<f64>,
     pub candidate_gbps: Option<f64>,
     /// Whether this scenario's size lets it fail the regression gate.
     pub regression_gated: bool,
     pub gate: Option<Gate>,
+}
+
+/// One layout's time per call (ns), base against candidate, with every pass's figure.
+#[derive(Debug, Serialize)]
+pub struct LayoutJson {
+    pub layout: CallLayoutKind,
+    pub time: TestJson,
+    pub base_pass_values: Vec<f64>,
+    pub candidate_pass_values: Vec<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -200,9 +217,29 @@ fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -
             verdict: x.verdict,
             metric: x.metric,
             time: test_json(&x.kernel),
+            by_layout: x
+                .by_layout
+                .iter()
+                .map(|l| {
+                    let values = |p: &ThroughputPasses| {
+                        p.by_layout
+                            .as_ref()
+                            .map(|b| b.get(l.layout).to_vec())
+                            .unwrap_or_default()
+                    };
+                    LayoutJson {
+                        layout: l.layout,
+                        time: test_json(&l.test),
+                        base_pass_values: values(&x.base_values),
+                        candidate_pass_values: values(&x.cand_values),
+                    }
+                })
+                .collect(),
             host_latency: x.latency.as_ref().map(test_json),
             base_passes: x.base_passes,
             candidate_passes: x.cand_passes,
+            base_pass_values: x.pass_values().0.to_vec(),
+            candidate_pass_values: x.pass_values().1.to_vec(),
             base_gbps: x.base_gbps,
             candidate_gbps: x.cand_gbps,
             regression_gated: x.gated,

@@ -148,6 +148,8 @@ pub struct ThroughputChangeRow {
     pub p_value: String,
     pub latency: String,
     pub passes: String,
+    /// Every pass's figure of each side, sorted, µs (of each layout apart where they mix).
+    pub pass_values: String,
     /// `faster`, `slower`, `same`, `unsettled: …`, `not enough passes to judge`.
     pub verdict: String,
     /// This row trips the regression gate.

@@ -99,11 +99,22 @@ fn layout(records: &[KernelRecord], per_call: usize) -> CallLayout {
     let calls: Vec<&[KernelRecord]> = records.chunks(per_call).collect();
     let spans = calls.iter().map(|c| (last_end(c) - first_start(c)) as f64).collect();
     let busy: Vec<u64> = calls.iter().map(|c| busy_ns(c)).collect();
-    let overlapped = calls
+    let at_once: Vec<bool> = calls
         .iter()
         .zip(&busy)
-        .filter(|(c, b)| **b < c.iter().map(KernelRecord::duration_ns).sum::<u64>())
-        .count();
+        .map(|(c, b)| *b < c.iter().map(KernelRecord::duration_ns).sum::<u64>())
+        .collect();
+    let overlapped = at_once.iter().filter(|o| **o).count();
+    // The busy time of the calls of one layout, median; `None` where no call had it.
+    let busy_of = |layout: bool| {
+        let v: Vec<f64> = busy
+            .iter()
+            .zip(&at_once)
+            .filter(|(_, o)| **o == layout)
+            .map(|(b, _)| *b as f64)
+            .collect();
+        (!v.is_empty()).then(|| sorted_median(v))
+    };
     let next = calls.windows(2).filter(|w| first_start(w[1]) < last_end(w[0])).count();
     let mut streams: Vec<u32> = calls[0].iter().map(|r| r.stream).collect();
     streams.sort_unstable();
@@ -114,6 +125,8 @@ fn layout(records: &[KernelRecord], per_call: usize) -> CallLayout {
         overlapped_calls: overlapped as u32,
         overlapped_next_calls: next as u32,
         streams: streams.len() as u32,
+        busy_at_once_median_ns: busy_of(true),
+        busy_in_turn_median_ns: busy_of(false),
     }
 }
 
@@ -200,5 +213,12 @@ mod tests {
         assert_eq!(l.streams, 2);
         assert_eq!(l.span_median_ns, 13.5);
         assert_eq!(l.busy_median_ns, 13.0);
+        assert_eq!(l.busy_at_once_median_ns, Some(12.0));
+        assert_eq!(l.busy_in_turn_median_ns, Some(14.0));
+        let all_at_once = layout(&records[..2], 2);
+        assert_eq!(
+            (all_at_once.busy_at_once_median_ns, all_at_once.busy_in_turn_median_ns),
+            (Some(12.0), None)
+        );
     }
 }

@@ -27,6 +27,11 @@ fn queued(names: &[&str]) -> VecDeque<Queued> {
 /// Runs `names` through one worker, `max` scenarios a process, with the stand-in probe; returns
 /// each record index's rounds as they came, and the processes' scenarios, one line each.
 fn supervise(dir: &Path, names: &[&str], max: u32) -> (Vec<(usize, OrderingRounds)>, Vec<String>) {
+    supervise_among(dir, names, max, 1)
+}
+
+/// [`supervise`] with `jobs` workers sharing the queue (one runs here: the share is what counts).
+fn supervise_among(dir: &Path, names: &[&str], max: u32, jobs: u32) -> (Vec<(usize, OrderingRounds)>, Vec<String>) {
     let exe = stand_in::install(dir, PROBE);
     let stop = AtomicBool::new(false);
     let workers = Workers {
@@ -36,7 +41,7 @@ fn supervise(dir: &Path, names: &[&str], max: u32) -> (Vec<(usize, OrderingRound
         queues: [("GPU-test".to_owned(), Mutex::new(queued(names)))]
             .into_iter()
             .collect(),
-        jobs: 1,
+        jobs,
         max_per_process: max,
         started: AtomicU32::new(0),
         work_dir: dir.to_owned(),
@@ -96,4 +101,47 @@ fn ordering_probes_take_an_equal_share_up_to_their_most() {
     let (rounds, processes) = supervise(dir.path(), &["a", "b", "c", "d", "e"], 2);
     assert_eq!(rounds.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
     assert_eq!(processes, ["a b", "c d", "e"]);
+}
+
+#[test]
+fn an_ordering_probe_takes_several_scenarios_where_there_are_as_many() {
+    // Five scenarios among eight workers: an equal share would be one a process, each paying
+    // a probe's start; at least MIN_PER_PROCESS go to one.
+    let dir = tempfile::tempdir().unwrap();
+    let (rounds, processes) = supervise_among(dir.path(), &["a", "b", "c", "d", "e"], 256, 8);
+    assert_eq!(rounds.len(), 5);
+    assert_eq!(processes, ["a b c d e"]);
+}
+
+#[test]
+fn scenarios_that_differ_only_in_threading_share_their_rounds() {
+    use nppbench_model::{StreamKind, Threading};
+    let mut s = stand_in::scenarios(&[
+        "blocking/single",
+        "blocking/thread",
+        "blocking/pool",
+        "nb/own",
+        "nb/thread",
+        "pt/thread",
+    ]);
+    s[0].threading = Threading::Single;
+    s[2].threading = Threading::Pool(4);
+    // A thread with its own stream runs on a non-blocking one: as a non-blocking scenario does.
+    s[3].threading = Threading::ThreadPerCallOwnStream;
+    s[4].stream = StreamKind::NonBlocking;
+    s[5].stream = StreamKind::PerThreadDefault;
+    let groups: Vec<Vec<String>> = by_configuration(s.iter()).into_iter().map(|(_, ids)| ids).collect();
+    assert_eq!(
+        groups,
+        [
+            vec!["blocking/single", "blocking/thread", "blocking/pool"],
+            vec!["nb/own", "nb/thread"],
+            vec!["pt/thread"],
+        ]
+    );
+    // Another geometry is another configuration.
+    let mut wider = s[0].clone();
+    wider.geometry = nppbench_model::Geometry::new(nppbench_model::Primitive::CONVERT_8U32F_C1R, 1918, 1080, 1920);
+    wider.id = "wider".into();
+    assert_eq!(by_configuration([&s[0], &wider].into_iter()).len(), 2);
 }
