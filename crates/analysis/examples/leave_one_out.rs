@@ -1,6 +1,6 @@
 //! Prints docs/calibration.md's leave-one-out table (a development aid): each machine folder
-//! under the given folder (default `reports/calibration/machines`) held out in turn, judged with
-//! the noise band fitted on the others.
+//! under the given folder (default `reports/calibration`) held out in turn, judged with the noise
+//! band fitted on the others.
 use std::path::PathBuf;
 
 use nppbench_analysis::calibration::{FalseAlarms, Machine, leave_one_out};
@@ -10,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = PathBuf::from(
         std::env::args()
             .nth(1)
-            .unwrap_or_else(|| "reports/calibration/machines".to_owned()),
+            .unwrap_or_else(|| "reports/calibration".to_owned()),
     );
     let machines = Machine::read_all(&dir)?;
     println!(

@@ -42,7 +42,7 @@ pub struct Thresholds {
 impl Thresholds {
     /// The noise band of a kernel time per call whose base is `base_ns`, percent: `noise_pct`,
     /// or wider where the GPU's clock cannot resolve that much ([`KERNEL_TIME_RESOLUTION_NS`]:
-    /// a call of under 3.2 µs).
+    /// a call of under 2.56 µs).
     pub fn kernel_band_pct(&self, base_ns: Option<f64>) -> f64 {
         match base_ns {
             Some(b) if b > 0.0 => self.noise_pct.max(100.0 * KERNEL_TIME_RESOLUTION_NS / b),

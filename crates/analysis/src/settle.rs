@@ -15,6 +15,7 @@ use nppbench_stats::median;
 
 use crate::compare::{ByLayout, Thresholds};
 use crate::figure::{CallLayoutKind, PassFigure};
+use crate::thresholds::KERNEL_TIME_RESOLUTION_NS;
 use crate::throughput::by_layout;
 
 /// Whether the passes of one scenario (one GPU) are settled: the figure compare judges it on
@@ -34,6 +35,18 @@ pub fn passes_settled(passes: &[&ThroughputResult], t: Thresholds) -> bool {
         let events = PassFigure::EventTimePerCall.of_passes(passes.iter().copied());
         return pinned(&events, t.noise_pct);
     }
+    // Kernel times whose passes agree to within what the GPU's clock resolves are as pinned as
+    // more passes can make them: a 1 µs kernel's passes read 1056 or 1088 ns, a tick apart, and
+    // their interval over three passes stays wider than the band however they fall.
+    let pinned = |values: &[f64], band_pct: f64| {
+        pinned(values, band_pct)
+            || (values.len() >= MIN_PASSES && {
+                let (lo, hi) = values
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+                hi - lo <= KERNEL_TIME_RESOLUTION_NS
+            })
+    };
     if let Some(layouts) = by_layout(passes)
         && layouts.mixed_with(&ByLayout::default())
     {

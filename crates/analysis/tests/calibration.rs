@@ -95,19 +95,20 @@ fn the_delay_hook_is_found_slower_and_never_faster() {
                             to_4k += 1;
                             found_to_4k += usize::from(t.verdict == Change::Slower);
                         } else {
-                            // At 8K the hook adds under 1.2%: inside the 2% noise band.
+                            // At 8K the hook adds under 1.2%: inside the noise band.
                             assert_ne!(t.verdict, Change::Slower, "{card}: {} under the noise band", t.id);
                         }
                     }
                 }
             }
         }
-        // From 1 MP to 4K, where the hook adds 3% (4K) to 13% (1080p): measured 252 of 252 on
-        // h100-a and 245 of 252 on h100-b (the misses: 3838x2160 on NPP's two streams, where the
-        // hook's kernel adds 1.4–2% to the busy time).
+        // From 1 MP to 4K, where the hook adds 3% (4K) to 13% (1080p): at the 2% band 252 of 252
+        // on h100-a and 245 of 252 on h100-b; at the 2.5% band the leave-one-out calibration fits
+        // (docs/calibration.md), 244 of 252 on h100-b (the misses: 3838x2160 on NPP's two
+        // streams, where the hook's kernel adds 1.4–2.5% to the busy time).
         assert_eq!(to_4k, 252, "{card}");
         assert!(
-            found_to_4k * 100 >= to_4k * 97,
+            found_to_4k * 100 >= to_4k * 96,
             "{card}: {found_to_4k} of {to_4k} found from 1 MP to 4K"
         );
         assert_eq!(large, 252 + 16, "{card}");
@@ -154,14 +155,77 @@ fn a_delay_scaled_to_the_image_is_found_from_1_mp_to_8k_and_never_faster() {
             }
         }
     }
-    // Measured: 126 of 128 from 1 MP to 8K, 14 of 16 at 8K.
+    // Measured: 126 of 128 from 1 MP to 8K and 14 of 16 at 8K at the 2% band; 124 of 128 and 12
+    // of 16 at the 2.5% band (the misses: 7678x4320 on a blocking or per-thread stream, where the
+    // hook's kernel overlaps NPP's last-columns kernel and adds 1.7 to 2.4%).
     assert_eq!((large, at_8k), (128, 16), "{card}");
     assert!(
         found * 100 >= large * 95,
         "{card}: {found} of {large} found from 1 MP up"
     );
     assert!(
-        found_8k * 100 >= at_8k * 85,
+        found_8k * 100 >= at_8k * 75,
         "{card}: {found_8k} of {at_8k} found at 8K"
     );
+}
+
+/// The calibration judged the way a stranger would (issue #31): every machine folder under
+/// reports/calibration (a machine is a GPU UUID: the four measured with per-layout figures on
+/// 2026-11-27, GPU-*, and h100-a, -b, -c of 2026-11-26), each held out in turn and judged with the
+/// noise band fitted on the others. Every held-out machine: no gate trip, no scenario slower or
+/// faster, none unsettled; the delay scaled to the image found slower in at least 95% of the
+/// comparisons from 1 MP up, and never faster. The shipped band is the one fitted on all.
+#[test]
+fn every_machine_left_out_is_quiet_at_the_band_fitted_on_the_others_and_finds_the_known_change() {
+    use nppbench_analysis::calibration::{Machine, fit_noise_pct, leave_one_out};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/calibration");
+    let machines = Machine::read_all(&dir).unwrap();
+    let new: Vec<&Machine> = machines.iter().filter(|m| m.name.starts_with("GPU-")).collect();
+    assert!(new.len() >= 4, "four machines or more: {}", new.len());
+    for m in &new {
+        assert_eq!((m.quick.len(), m.full.len(), m.scaled_quick.len(), m.scaled_full.len()), (7, 2, 2, 2), "{}", m.name);
+        assert!(m.gpu_uuid.starts_with(&m.name), "{}: named after its GPU ({})", m.name, m.gpu_uuid);
+    }
+    let mut uuids: Vec<&str> = machines.iter().map(|m| m.gpu_uuid.as_str()).collect();
+    uuids.sort();
+    uuids.dedup();
+    assert_eq!(uuids.len(), machines.len(), "each folder a machine of its own");
+    for h in leave_one_out(&machines, Thresholds::default()) {
+        for (preset, f) in [("quick", h.quick), ("full", h.full)] {
+            assert_eq!(
+                (f.pairs_tripped, f.slower_or_faster, f.unsettled, f.unjudged),
+                (0, 0, 0, 0),
+                "{} left out, {preset} at {}%: {f:?}",
+                h.machine,
+                h.fitted_noise_pct
+            );
+        }
+        let k = h.known_change;
+        assert_eq!(k.called_faster, 0, "{}", h.machine);
+        if k.large > 0 {
+            assert!(k.large_found_pct() >= 95.0, "{}: {k:?}", h.machine);
+            assert_eq!(k.small_found, k.small, "{}: under 1 MP the hook adds 20% or more", h.machine);
+        }
+    }
+    let all: Vec<&Machine> = machines.iter().collect();
+    assert_eq!(fit_noise_pct(&all, Thresholds::default()), Thresholds::default().noise_pct);
+}
+
+/// The fit must not be judged on the machines it was fitted on: the smallest band merely quiet on
+/// the others (no near misses counted) flags the machine left out. A test that the procedure can
+/// fail: with near misses ignored, GPU-4b201cc6 left out is judged at 1% and flags.
+#[test]
+fn a_band_fitted_without_near_misses_flags_a_machine_left_out() {
+    use nppbench_analysis::calibration::{FalseAlarms, Machine};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/calibration");
+    let machines = Machine::read_all(&dir).unwrap();
+    let (out, others): (Vec<&Machine>, Vec<&Machine>) = machines.iter().partition(|m| m.name == "GPU-4b201cc6");
+    let at = |m: &Machine, noise_pct: f64| {
+        FalseAlarms::of(&m.same_against_same(Thresholds {
+            noise_pct,
+            ..Thresholds::default()
+        }))
+    };
+    assert!(others.iter().all(|m| at(m, 1.0).none()), "the others flag nothing at 1%");
+    assert!(!at(out[0], 1.0).none(), "the one left out does");
 }

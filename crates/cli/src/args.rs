@@ -171,7 +171,7 @@ pub(crate) struct CompareArgs {
     pub(crate) allow_partial: bool,
     /// Kernel-time changes smaller than this percentage are noise (calibrated on
     /// same-against-same runs of machines left out of the fit: docs/calibration.md); for a call
-    /// of under 3.2 µs, two ticks of the GPU's 32 ns clock instead.
+    /// of under 2.56 µs, two ticks of the GPU's 32 ns clock instead.
     #[arg(long, allow_negative_numbers = true, default_value_t = nppbench_analysis::thresholds::NOISE_PCT)]
     pub(crate) noise_pct: f64,
     /// Host-latency changes smaller than this percentage are called noise in the host latency
