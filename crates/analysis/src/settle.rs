@@ -41,9 +41,9 @@ pub fn passes_settled(passes: &[&ThroughputResult], t: Thresholds) -> bool {
     let pinned = |values: &[f64], band_pct: f64| {
         pinned(values, band_pct)
             || (values.len() >= MIN_PASSES && {
-                let (lo, hi) = values
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+                let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(*v), hi.max(*v))
+                });
                 hi - lo <= KERNEL_TIME_RESOLUTION_NS
             })
     };

@@ -16,7 +16,7 @@ pub const STREAMS_NEVER_DESTROYED_MARGIN: u32 = 1;
 /// Kernel-time changes smaller than this, in percent of the base, are noise: the band
 /// `calibration::fit_noise_pct` fits on every committed calibration machine, and on the others
 /// with any one of them left out, which then flags nothing on the one left out
-/// (docs/calibration.md: seven H100 machines). 2.5%.
+/// (docs/calibration.md: eight H100 machines). 2.5%.
 pub const NOISE_PCT: f64 = 2.5;
 
 /// The smallest change in kernel time per call that can be told from the GPU's clock, ns: CUPTI

@@ -183,8 +183,18 @@ fn every_machine_left_out_is_quiet_at_the_band_fitted_on_the_others_and_finds_th
     let new: Vec<&Machine> = machines.iter().filter(|m| m.name.starts_with("GPU-")).collect();
     assert!(new.len() >= 4, "four machines or more: {}", new.len());
     for m in &new {
-        assert_eq!((m.quick.len(), m.full.len(), m.scaled_quick.len(), m.scaled_full.len()), (7, 2, 2, 2), "{}", m.name);
-        assert!(m.gpu_uuid.starts_with(&m.name), "{}: named after its GPU ({})", m.name, m.gpu_uuid);
+        assert_eq!(
+            (m.quick.len(), m.full.len(), m.scaled_quick.len(), m.scaled_full.len()),
+            (7, 2, 2, 2),
+            "{}",
+            m.name
+        );
+        assert!(
+            m.gpu_uuid.starts_with(&m.name),
+            "{}: named after its GPU ({})",
+            m.name,
+            m.gpu_uuid
+        );
     }
     let mut uuids: Vec<&str> = machines.iter().map(|m| m.gpu_uuid.as_str()).collect();
     uuids.sort();
@@ -204,11 +214,18 @@ fn every_machine_left_out_is_quiet_at_the_band_fitted_on_the_others_and_finds_th
         assert_eq!(k.called_faster, 0, "{}", h.machine);
         if k.large > 0 {
             assert!(k.large_found_pct() >= 95.0, "{}: {k:?}", h.machine);
-            assert_eq!(k.small_found, k.small, "{}: under 1 MP the hook adds 20% or more", h.machine);
+            assert_eq!(
+                k.small_found, k.small,
+                "{}: under 1 MP the hook adds 20% or more",
+                h.machine
+            );
         }
     }
     let all: Vec<&Machine> = machines.iter().collect();
-    assert_eq!(fit_noise_pct(&all, Thresholds::default()), Thresholds::default().noise_pct);
+    assert_eq!(
+        fit_noise_pct(&all, Thresholds::default()),
+        Thresholds::default().noise_pct
+    );
 }
 
 /// The fit must not be judged on the machines it was fitted on: the smallest band merely quiet on
@@ -226,6 +243,59 @@ fn a_band_fitted_without_near_misses_flags_a_machine_left_out() {
             ..Thresholds::default()
         }))
     };
-    assert!(others.iter().all(|m| at(m, 1.0).none()), "the others flag nothing at 1%");
+    assert!(
+        others.iter().all(|m| at(m, 1.0).none()),
+        "the others flag nothing at 1%"
+    );
     assert!(!at(out[0], 1.0).none(), "the one left out does");
+}
+
+/// A full run of the earlier H200 calibration (`reports/calibration/full/`).
+fn read_h200(name: &str) -> RunFile {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/calibration/full")
+        .join(name);
+    RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The same delay on the full preset, where the 4K images it was sized for are: 2.2 to 3.4% there
+/// (H200, three passes a side). Sized for the 2% band of the time, it is at the edge of today's
+/// 2.5% (docs/calibration.md): a 4K scenario is found slower exactly where its change is beyond
+/// the band, and called the same where it is not; under 1% at 8K, never called slower there; the
+/// two plain runs flag nothing against each other.
+#[test]
+fn a_three_percent_change_at_4k_is_found() {
+    let plain: Vec<RunFile> = (1..=2)
+        .map(|i| read_h200(&format!("full-npp-13.0.1-{i}.json")))
+        .collect();
+    let same = compare(&plain[0], &plain[1], Thresholds::default());
+    assert!(
+        same.throughput
+            .iter()
+            .all(|t| matches!(t.verdict, Change::Same | Change::Unsettled)),
+        "same against same"
+    );
+    let (mut at_4k, mut found) = (0, 0);
+    let band = Thresholds::default().noise_pct;
+    for d in 1..=2 {
+        let delayed = read_h200(&format!("delay-100-cycles-full-npp-13.0.1-{d}.json"));
+        for p in &plain {
+            for t in compare(p, &delayed, Thresholds::default()).throughput {
+                if (8_000_000..30_000_000).contains(&t.pixels) {
+                    // + is slower: (candidate − base) / base.
+                    assert!((1.5..5.0).contains(&t.kernel.change_pct), "{}: {:?}", t.id, t.kernel);
+                    let beyond = t.kernel.change_pct > band;
+                    let expected = if beyond { Change::Slower } else { Change::Same };
+                    assert_eq!(t.verdict, expected, "{}: {:?}", t.id, t.kernel);
+                    found += usize::from(beyond);
+                    at_4k += 1;
+                }
+                if t.pixels >= 30_000_000 {
+                    assert_ne!(t.verdict, Change::Slower, "{}: under 1% is noise", t.id);
+                }
+            }
+        }
+    }
+    assert_eq!(at_4k, 4 * 14, "fourteen 4K scenarios, four comparisons");
+    assert!(found * 2 >= at_4k, "{found} of {at_4k} found slower");
 }

@@ -48,7 +48,11 @@ fn passes_a_tick_apart_are_settled() {
 #[test]
 fn passes_of_two_layouts_are_settled_on_each_layout() {
     let run = run();
-    let mixed = passes(&run, "tp/Convert_8u32f_C1R/1918x1080-s1920-d7680/per_thread_default/from_stream", 3);
+    let mixed = passes(
+        &run,
+        "tp/Convert_8u32f_C1R/1918x1080-s1920-d7680/per_thread_default/from_stream",
+        3,
+    );
     let busy: Vec<f64> = mixed
         .iter()
         .map(|r| r.per_call.as_ref().unwrap().layout.as_ref().unwrap().busy_median_ns)

@@ -7,6 +7,7 @@ use rusqlite::Connection;
 use super::*;
 use crate::generated;
 use crate::ingest::add_paths;
+use nppbench_analysis::compare::ByLayout;
 
 fn committed(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports").join(path)
@@ -225,8 +226,9 @@ fn export_joins_every_result_with_its_run() {
         tp.contains("13.0.1") && tp.contains("580.1") && tp.contains(",1000,"),
         "{tp}"
     );
-    // Its per-pass figures last: pixels, …, whether the busy time was known, host latency.
-    assert!(tp.contains(",961,") && tp.ends_with(",1,13 13 13"), "{tp}");
+    // Its per-pass figures last: pixels, …, whether the busy time was known, host latency, then
+    // each layout's figures (none: the generated passes do not know their layouts apart).
+    assert!(tp.contains(",961,") && tp.ends_with(",1,13 13 13,,"), "{tp}");
     assert_eq!(text.lines().count(), 7);
 }
 
@@ -235,14 +237,28 @@ fn per_pass_figures_read_back_exactly() {
     let (_dir, mut db) = generated::db();
     // Generated pass values with digits no decimal rounding keeps.
     let row = generated::throughput_passes("blocking", "GPU-a", &[1000.0 / 3.0, 1e-7 + 334.0, 333.25]);
+    // Each layout's figures too (schema 4), one layout seen in no pass: an empty list, not none.
+    let mut layouts = generated::throughput_passes("per_thread_default", "GPU-a", &[6304.0, 6848.0, 6305.5]);
+    layouts
+        .throughput
+        .as_mut()
+        .unwrap()
+        .per_pass
+        .as_mut()
+        .unwrap()
+        .by_layout = Some(ByLayout {
+        at_once_ns: vec![6272.0, 1000.0 / 3.0],
+        in_turn_ns: vec![],
+    });
     db.add(
         &generated::run(1, "a", "GPU-a", "13.0.1", "580.1"),
-        std::slice::from_ref(&row),
+        &[row.clone(), layouts.clone()],
     )
     .unwrap();
     let mut back = Vec::new();
     db.for_each_result(|r| back.push(r.row)).unwrap();
-    assert_eq!(back, [row]);
+    back.sort_by(|a, b| a.stream.cmp(&b.stream));
+    assert_eq!(back, [row, layouts]);
     assert_eq!(values_text(&[1.5, 2.0, 1e-7]), "1.5 2 0.0000001");
     assert_eq!(parse_values("1.5 2 0.0000001"), Some(vec![1.5, 2.0, 1e-7]));
     assert_eq!(parse_values(""), Some(vec![]));

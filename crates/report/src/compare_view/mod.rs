@@ -350,8 +350,8 @@ fn verdict_line(v: &ComparisonView, gates: &[Gate]) -> String {
 /// How the comparison judges, in words, with the gates asked for.
 fn rule_text(t: Thresholds, gates: &[Gate]) -> String {
     format!(
-        "A scenario is slower or faster when its kernel time per call (CUPTI, the kernels of a call summed; the median of each pass, every pass a fresh process) differs by more than {}% and Welch's t-test on the passes gives p < {}; for images under a megapixel (launch-bound) its host latency per call counts too, beyond {}%. Fewer than {} passes a side: not judged. The thresholds come from same-against-same runs (docs/calibration.md). Two runs compare when at least {}% of the base's scenarios have a counterpart in the candidate and both measured the same functions under a matrix of the same name; a candidate that does not is named first and given no verdict unless --allow-partial asks to judge what pairs. {}Gates: {}.",
-        fmt(t.noise_pct, 0),
+        "A scenario is slower or faster when its kernel time per call (CUPTI: the time the call's kernels kept the GPU busy; the median of each pass, every pass a fresh process) differs by more than {}% (or two ticks of the GPU's 32 ns clock, for a call that short) and Welch's t-test on the passes gives p < {}; where the call's kernels ran at once in some passes and one after the other in others (the host decides which, per process), with that layout held fixed. For images under a megapixel the host latency per call is shown with its own test (beyond {}%), and judges nothing: it moves with the host between processes. Fewer than {} passes a side: not judged. The thresholds come from same-against-same runs on machines left out of the fit (docs/calibration.md). Two runs compare when at least {}% of the base's scenarios have a counterpart in the candidate and both measured the same functions under a matrix of the same name; a candidate that does not is named first and given no verdict unless --allow-partial asks to judge what pairs. {}Gates: {}.",
+        t.noise_pct,
         t.alpha,
         fmt(t.latency_noise_pct, 0),
         MIN_PASSES,
