@@ -204,42 +204,6 @@ fn test_hooks() -> Vec<String> {
         .collect()
 }
 
-/// The memory phase of version `v`, with the ordering rounds of each configuration beside it
-/// where `v` runs on one GPU (half as many processes at once; ordering_phase.rs says why that is
-/// sound), filed on the records once the memory phase is done. Returns whether the run was
-/// interrupted, and how long the rounds took (0 where none ran beside).
-fn memory_with_rounds_beside(
-    opts: &RunOptions,
-    matrix: &Matrix,
-    v: &mut Version,
-    jobs: &Jobs,
-    progress: &dyn Progress,
-    stop: &AtomicBool,
-) -> Result<(bool, f64), RunError> {
-    let early = ordering_phase::Early::plan(opts, matrix, v);
-    let (memory, rounds) = std::thread::scope(|scope| {
-        let rounds = early.as_ref().map(|e| {
-            scope.spawn(|| {
-                let t = Instant::now();
-                (e.measure(opts, matrix, (jobs.jobs / 2).max(1), stop), t.elapsed())
-            })
-        });
-        let memory = memory_phase::run(opts, matrix, v, jobs, progress, stop);
-        (memory, rounds.map(|h| h.join()))
-    });
-    let mut interrupted = memory?;
-    let mut took = 0.0;
-    if let (Some(early), Some(joined)) = (&early, rounds) {
-        let (measured, elapsed) =
-            joined.map_err(|_| RunError::Environment("the ordering rounds' supervisor panicked".into()))?;
-        let (measured, rounds_interrupted) = measured?;
-        took = elapsed.as_secs_f64();
-        early.keep(v, measured, progress)?;
-        interrupted |= rounds_interrupted;
-    }
-    Ok((interrupted, took))
-}
-
 /// Runs the whole matrix for every version (or, with `resume`, what an interrupted run left).
 /// Scenario faults are recorded in the result; only a fault that leaves nothing to measure (no
 /// GPU, no NPP, a matrix or `--jobs` too large for the device) is an error. When `stop` is set,
@@ -303,26 +267,18 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     let t = Instant::now();
     let mut beside = 0.0;
     if !interrupted {
-        for v in &mut versions {
-            let (stopped, rounds_s) = memory_with_rounds_beside(opts, &matrix, v, &jobs, progress, stop)?;
-            beside += rounds_s;
-            if stopped {
-                interrupted = true;
-                break;
-            }
-        }
+        (interrupted, beside) =
+            ordering_phase::memory_with_rounds_beside(opts, &matrix, &mut versions, &jobs, progress, stop)?;
     }
     phases.push(PhaseTime {
         phase: "memory".into(),
         wall_s: t.elapsed().as_secs_f64(),
     });
-    if beside > 0.0 {
-        // Inside the memory phase's time: the rounds made beside it.
-        phases.push(PhaseTime {
-            phase: "ordering_beside_memory".into(),
-            wall_s: beside,
-        });
-    }
+    // Inside the memory phase's time: the rounds made beside it.
+    phases.extend((beside > 0.0).then(|| PhaseTime {
+        phase: "ordering_beside_memory".into(),
+        wall_s: beside,
+    }));
     let t = Instant::now();
     if !interrupted {
         let rounds: usize = versions.iter().map(ordering_phase::remaining).sum();

@@ -3,13 +3,12 @@
 //! its memory. A fault costs one scenario's rounds, recorded as not measured with the fault; the
 //! rest of its process's scenarios go to a fresh process.
 //!
-//! On one GPU the rounds start with the memory phase, beside it ([`Early`]): nothing in either
-//! is timed, and a memory probe reads its own process's memory. They are made once per
-//! configuration (function, geometry, stream kind, context filling): rounds run from the probe's
-//! own thread, so scenarios that differ only in their threading model share them
-//! (`shared_from` names whose they are). What is still missing once the memory phase is done (a
-//! scenario whose configuration's first scenario failed in the memory phase, several GPUs, an
-//! interrupted start) is measured after it, one scenario each ([`run`]).
+//! On one GPU the rounds start with the memory phase, beside it ([`memory_with_rounds_beside`]),
+//! once per configuration (function, geometry, stream kind, context filling): rounds run from the
+//! probe's own thread, so scenarios that differ only in their threading model share them
+//! (`shared_from` names whose). What is still missing after the memory phase (a configuration
+//! whose first scenario failed there, several GPUs, an interrupted start) is measured after it,
+//! one scenario each ([`run`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -29,10 +28,9 @@ use crate::protocol::{OrderingLine, Request};
 /// little work to a fresh process.
 pub(super) const MAX_PER_PROCESS: u32 = 256;
 
-/// The fewest scenarios one ordering probe takes where there are as many: a probe's start (its
-/// CUDA context, NPP, the delay kernel compiled) takes about a second, a scenario's rounds 10 to
-/// 200 ms (`wall_ms` in the quick preset's runs on an H100), so a probe of one or two scenarios
-/// is mostly its start.
+/// The fewest scenarios one ordering probe takes where there are as many: a probe's start (CUDA
+/// context, NPP, the delay kernel compiled) takes about a second, a scenario's rounds 10 to 200 ms
+/// (`wall_ms`, quick preset, H100): a probe of one or two scenarios is mostly its start.
 pub(super) const MIN_PER_PROCESS: u32 = 8;
 
 /// A scenario waiting for its rounds: its index (among the version's memory records, or among
@@ -397,6 +395,47 @@ impl Early {
         }
         Ok(())
     }
+}
+
+/// The memory phase of each version, with the ordering rounds of each configuration beside it
+/// where the version runs on one GPU (half as many processes at once: nothing in either is timed,
+/// and a memory probe reads its own process's memory), filed on the records once the memory phase
+/// is done. Returns whether the run was interrupted, and how long the rounds took beside it.
+pub(super) fn memory_with_rounds_beside(
+    opts: &RunOptions,
+    matrix: &Matrix,
+    versions: &mut [Version],
+    jobs: &Jobs,
+    progress: &dyn Progress,
+    stop: &AtomicBool,
+) -> Result<(bool, f64), RunError> {
+    let mut took = 0.0;
+    for v in versions {
+        let early = Early::plan(opts, matrix, v);
+        let (memory, rounds) = std::thread::scope(|scope| {
+            let rounds = early.as_ref().map(|e| {
+                scope.spawn(|| {
+                    let t = std::time::Instant::now();
+                    (e.measure(opts, matrix, (jobs.jobs / 2).max(1), stop), t.elapsed())
+                })
+            });
+            let memory = super::memory_phase::run(opts, matrix, v, jobs, progress, stop);
+            (memory, rounds.map(|h| h.join()))
+        });
+        let mut interrupted = memory?;
+        if let (Some(early), Some(joined)) = (&early, rounds) {
+            let (measured, elapsed) =
+                joined.map_err(|_| RunError::Environment("the ordering rounds' supervisor panicked".into()))?;
+            let (measured, rounds_interrupted) = measured?;
+            took += elapsed.as_secs_f64();
+            early.keep(v, measured, progress)?;
+            interrupted |= rounds_interrupted;
+        }
+        if interrupted {
+            return Ok((true, took));
+        }
+    }
+    Ok((false, took))
 }
 
 /// The journal line of a scenario's rounds.
