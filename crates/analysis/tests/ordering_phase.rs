@@ -89,8 +89,10 @@ fn leaks_compared(before: &str, after: &str) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn the_ordering_phase_finds_the_races_the_rounds_in_the_memory_probes_found() {
-    let (differ, unstable, compared, races) =
-        races_compared("atlas-npp-13.0.1-ordering-before.json", "atlas-npp-13.0.1-ordering-after.json");
+    let (differ, unstable, compared, races) = races_compared(
+        "atlas-npp-13.0.1-ordering-before.json",
+        "atlas-npp-13.0.1-ordering-after.json",
+    );
     assert!(compared > 7_000, "{compared}");
     assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
     // What the one unstable function did, as docs/performance.md says it.
@@ -106,8 +108,10 @@ fn the_ordering_phase_finds_the_races_the_rounds_in_the_memory_probes_found() {
 /// `page_bound`, open in #30. Any other difference fails.
 #[test]
 fn memory_probes_on_one_connection_judge_the_leak_as_on_the_drivers_default() {
-    let (differ, runtime) =
-        leaks_compared("atlas-npp-13.0.1-ordering-before.json", "atlas-npp-13.0.1-ordering-after.json");
+    let (differ, runtime) = leaks_compared(
+        "atlas-npp-13.0.1-ordering-before.json",
+        "atlas-npp-13.0.1-ordering-after.json",
+    );
     assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
     assert_eq!(runtime.len(), 8, "{runtime:?}");
 }
@@ -118,8 +122,10 @@ fn memory_probes_on_one_connection_judge_the_leak_as_on_the_drivers_default() {
 /// (column 128, past the last full chunk) and in 0 of 4 after: a race that shows in some rounds.
 #[test]
 fn rounds_beside_the_memory_phase_find_the_races_the_phase_after_it_found() {
-    let (differ, unstable, compared, races) =
-        races_compared("atlas-npp-13.0.1-beside-before.json", "atlas-npp-13.0.1-beside-after.json");
+    let (differ, unstable, compared, races) = races_compared(
+        "atlas-npp-13.0.1-beside-before.json",
+        "atlas-npp-13.0.1-beside-after.json",
+    );
     assert!(compared > 7_000, "{compared}");
     assert_eq!(
         differ,
@@ -131,7 +137,12 @@ fn rounds_beside_the_memory_phase_find_the_races_the_phase_after_it_found() {
     let shared = after
         .memory
         .iter()
-        .filter(|m| m.result.as_ref().and_then(|r| r.ordering.as_ref()).is_some_and(|o| o.shared_from.is_some()))
+        .filter(|m| {
+            m.result
+                .as_ref()
+                .and_then(|r| r.ordering.as_ref())
+                .is_some_and(|o| o.shared_from.is_some())
+        })
         .count();
     assert_eq!(shared, 305);
 }
@@ -140,8 +151,10 @@ fn rounds_beside_the_memory_phase_find_the_races_the_phase_after_it_found() {
 /// but for two per-thread-default pools of the gap above.
 #[test]
 fn rounds_beside_the_memory_phase_leave_the_leak_classes_as_they_were() {
-    let (differ, runtime) =
-        leaks_compared("atlas-npp-13.0.1-beside-before.json", "atlas-npp-13.0.1-beside-after.json");
+    let (differ, runtime) = leaks_compared(
+        "atlas-npp-13.0.1-beside-before.json",
+        "atlas-npp-13.0.1-beside-after.json",
+    );
     assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
     assert_eq!(runtime.len(), 2, "{runtime:?}");
 }

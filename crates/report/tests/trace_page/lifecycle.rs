@@ -1,7 +1,8 @@
 //! The lifecycle traces made on an H200 with NPP 13.0.1 (#32): a program ended by SIGTERM, one
 //! that forks without exec and calls on in both processes, and one of 10,000 threads that each
 //! create a stream and make a call (`reports/trace/lifecycle-*/`, by
-//! `crates/trace/gpu-evidence/lifecycle_program.cu`).
+//! `crates/trace/gpu-evidence/lifecycle_program.cu`); and what the recorder's race question costs
+//! (`reports/trace/ask-pending-ab/`, an H100).
 
 use std::path::Path;
 
@@ -54,4 +55,35 @@ fn ten_thousand_threads_each_with_a_stream_and_a_call_lost_no_call() {
     assert_eq!(calls(&t), 10_000);
     assert_eq!(t.call_sites[0].threads, 10_000);
     assert_eq!(t.end, TraceEnd::Exited { code: Some(0) });
+}
+
+/// What asking the driver whether the caller's stream still has work queued (#29's race
+/// question, `cuStreamQuery` before each call that can race) costs the recorder: the seed's
+/// program (100 threads, a call each, then 100 calls more) traced three times with the question
+/// and three times without (`NPPBENCH_TRACE_ASK_PENDING=0`), interleaved on one H100
+/// (`reports/trace/ask-pending-ab/`). Without it a call costs 252 to 425 ns to record; with it
+/// 1,737 to 5,191 ns: the question is the recording's cost, on a thread's first call and after.
+#[test]
+fn the_race_question_is_what_a_recorded_call_costs() {
+    let per_call = |ask: u32, i: u32| {
+        let t = committed("ask-pending-ab", &format!("ask-{ask}-{i}/trace.json"));
+        assert_eq!(calls(&t), 200);
+        let asked: u64 = t.call_sites.iter().map(|s| s.calls_pending_asked).sum();
+        assert_eq!(asked > 0, ask == 1, "ask {ask} run {i}: {asked} calls asked");
+        t.overhead.recording_ns as f64 / t.overhead.calls as f64
+    };
+    let off: Vec<f64> = (1..=3).map(|i| per_call(0, i)).collect();
+    let on: Vec<f64> = (1..=3).map(|i| per_call(1, i)).collect();
+    let (off_max, on_min) = (
+        off.iter().copied().fold(0.0, f64::max),
+        on.iter().copied().fold(f64::MAX, f64::min),
+    );
+    assert!(off_max < 500.0, "without the question: {off:?} ns a call");
+    assert!(on_min > 3.0 * off_max, "with it: {on:?} against {off:?}");
+    // A page of a trace made without the question says that the race was not asked about.
+    const UNASKED: &str = "The race was not asked about";
+    let off = super::render(&committed("ask-pending-ab", "ask-0-1/trace.json"), &[]);
+    assert!(off.index_html.contains(UNASKED));
+    let on = super::render(&committed("ask-pending-ab", "ask-1-1/trace.json"), &[]);
+    assert!(!on.index_html.contains(UNASKED));
 }

@@ -257,6 +257,19 @@ pub(super) fn notices(trace: &TraceFile, f: &TraceFindings) -> Vec<String> {
             devices_words(d)
         ));
     }
+    // Calls that can race (declared blocking, off the legacy default stream) none of which was
+    // asked whether its stream had work queued: the question was off, or the driver could not
+    // answer. The race section's silence is then no finding.
+    let can_race = |g: &&SiteGroup| {
+        g.declared_flags.is_some_and(|d| d & 1 == 0)
+            && !matches!(g.stream, Some(SiteStream::LegacyDefault | SiteStream::LegacyHandle))
+    };
+    let unasked = f.groups.iter().filter(can_race).count();
+    if unasked > 0 && f.groups.iter().all(|g| g.calls_pending_asked == 0) {
+        out.push(format!(
+            "The race was not asked about: {unasked} call site(s) declare a blocking stream off the legacy default, where NPP may split a call onto a stream of its own, but no call was asked whether its stream still had work queued (NPPBENCH_TRACE_ASK_PENDING=0, or the driver could not answer). No site is named for the race, and --fail-on race cannot trip."
+        ));
+    }
     if let Some(b) = &f.atlas {
         if b.version_matches == Some(false) {
             out.push(format!(
