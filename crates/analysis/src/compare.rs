@@ -99,7 +99,7 @@ pub struct ThroughputChange {
     pub kernel: PassTest,
     pub metric: Metric,
     /// Each layout's time tested apart, where the calls' kernels ran at once in some passes and
-    /// in turn in others (see `judge_throughput`); `kernel` is then the main layout's test.
+    /// in turn in others (see `judge_throughput`); `kernel` is then the change with the layout held fixed.
     pub by_layout: Vec<LayoutTest>,
     /// Host latency per call, tested on the per-pass medians for launch-bound images: shown,
     /// never part of the verdict.

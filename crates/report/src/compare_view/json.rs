@@ -119,7 +119,7 @@ pub struct ThroughputJson {
     /// The scenario's verdict: the time's (each layout's, where they mix).
     pub verdict: Change,
     pub metric: Metric,
-    /// Time per call in nanoseconds, as `metric` says (the main layout's, where they mix).
+    /// Time per call in nanoseconds, as `metric` says (with the layout held fixed, where they mix).
     pub time: TestJson,
     /// Where the calls' kernels ran at once in some passes and in turn in others: each layout's
     /// time tested apart; empty otherwise.
