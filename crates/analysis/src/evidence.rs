@@ -231,6 +231,42 @@ pub struct Difference {
     pub candidate: LeakClass,
 }
 
+/// A scenario whose race both runs measured, racing in one and not the other: what shows that
+/// their race rules differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RaceDifference {
+    pub primitive: Primitive,
+    pub id: String,
+    pub base: bool,
+    pub candidate: bool,
+}
+
+/// Each function's first scenario whose race both runs measured and that races in one only.
+pub fn race_differences(base: &RunAnalysis<'_>, candidate: &RunAnalysis<'_>) -> Vec<RaceDifference> {
+    let theirs = cases_of(candidate);
+    let mut out: Vec<RaceDifference> = Vec::new();
+    for b in cases_of(base) {
+        let Some(races) = b.race else {
+            continue;
+        };
+        if out.iter().any(|d| d.primitive == b.primitive) {
+            continue;
+        }
+        if theirs
+            .iter()
+            .any(|c| c.id == b.id && c.race.is_some_and(|r| r != races))
+        {
+            out.push(RaceDifference {
+                primitive: b.primitive,
+                id: b.id.clone(),
+                base: races,
+                candidate: !races,
+            });
+        }
+    }
+    out
+}
+
 /// Each function's first scenario measured in both runs whose class differs, by function.
 pub fn differences(base: &RunAnalysis<'_>, candidate: &RunAnalysis<'_>) -> Vec<Difference> {
     let theirs = cases_of(candidate);

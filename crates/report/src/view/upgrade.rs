@@ -13,7 +13,7 @@ use super::run_charts::ChartView;
 use crate::charts::version_dots::{self, Mark, Row};
 use crate::compare_view::{self, ComparePage};
 use nppbench_analysis::compare::{self, Thresholds};
-use nppbench_analysis::evidence::{Difference, differences};
+use nppbench_analysis::evidence::{FunctionRules, differences, race_differences};
 use nppbench_analysis::thresholds::LAUNCH_BOUND_PIXELS;
 use nppbench_analysis::{RunAnalysis, ThroughputAnalysis};
 
@@ -31,6 +31,9 @@ pub struct UpgradeView {
     /// changed.
     pub rules: Vec<RuleRow>,
     pub rules_differ: usize,
+    /// Each function's race rule in each run, where a run measured the race (#29).
+    pub race_rules: Vec<RuleRow>,
+    pub race_rules_differ: usize,
 }
 
 /// One run of the report, with its own page.
@@ -63,23 +66,66 @@ pub struct RuleRow {
 /// Each function's rule in each run (its group's pooled rule), and whether a scenario measured in
 /// the first run and in a run of another NPP version or GPU model shows the rules differ.
 fn rule_rows(analyses: &[RunAnalysis<'_>], evidence: &Evidence) -> Vec<RuleRow> {
+    let shown = |a: &RunAnalysis<'_>, c: &RunAnalysis<'_>| {
+        differences(a, c)
+            .into_iter()
+            .map(|d| {
+                (
+                    d.primitive,
+                    d.id,
+                    d.base.as_str().to_owned(),
+                    d.candidate.as_str().to_owned(),
+                )
+            })
+            .collect()
+    };
+    rows_of(analyses, evidence, |f| Some(prose::rule_words(f).sentence), shown)
+}
+
+/// Each function's race rule in each run, where a run measured the race, and whether a scenario
+/// whose race the first run and a run of another NPP version or GPU model measured races in one
+/// only. Empty where no run measured a race.
+fn race_rule_rows(analyses: &[RunAnalysis<'_>], evidence: &Evidence) -> Vec<RuleRow> {
+    let measured = (0..analyses.len()).any(|i| evidence.of_run(i).rules.iter().any(|f| f.race.is_some()));
+    if !measured {
+        return Vec::new();
+    }
+    let words = |r: bool| if r { "races" } else { "ordered" }.to_owned();
+    let shown = |a: &RunAnalysis<'_>, c: &RunAnalysis<'_>| {
+        race_differences(a, c)
+            .into_iter()
+            .map(|d| (d.primitive, d.id, words(d.base), words(d.candidate)))
+            .collect()
+    };
+    rows_of(analyses, evidence, |f| f.race.as_ref().map(prose::race_sentence), shown)
+}
+
+/// A function's sentence in each run (`sentence` of its pooled rules; "not measured" where it has
+/// none), and the first scenario `shown` finds measured differently in the first run and a run
+/// of another group: (function, scenario, the first run's word, the other's).
+fn rows_of(
+    analyses: &[RunAnalysis<'_>],
+    evidence: &Evidence,
+    sentence: impl Fn(&FunctionRules) -> Option<String>,
+    shown: impl Fn(&RunAnalysis<'_>, &RunAnalysis<'_>) -> Vec<(Primitive, String, String, String)>,
+) -> Vec<RuleRow> {
     let per_run: Vec<BTreeMap<Primitive, String>> = (0..analyses.len())
         .map(|i| {
             evidence
                 .of_run(i)
                 .rules
                 .iter()
-                .map(|f| (f.primitive, prose::rule_words(f).sentence))
+                .filter_map(|f| sentence(f).map(|s| (f.primitive, s)))
                 .collect()
         })
         .collect();
     // Runs of the first run's own NPP version and GPU model pool with it: they are not compared.
     let first_group = evidence.of_run(0).group;
-    let shown: Vec<(usize, Difference)> = analyses
+    let shown: Vec<(usize, (Primitive, String, String, String))> = analyses
         .iter()
         .enumerate()
         .filter(|(i, _)| evidence.of_run(*i).group != first_group)
-        .flat_map(|(i, c)| differences(&analyses[0], c).into_iter().map(move |d| (i, d)))
+        .flat_map(|(i, c)| shown(&analyses[0], c).into_iter().map(move |d| (i, d)))
         .collect();
     let mut primitives: Vec<Primitive> = per_run.iter().flat_map(|m| m.keys().copied()).collect();
     primitives.sort();
@@ -91,19 +137,13 @@ fn rule_rows(analyses: &[RunAnalysis<'_>], evidence: &Evidence) -> Vec<RuleRow> 
                 .iter()
                 .map(|m| m.get(p).cloned().unwrap_or_else(|| "not measured".into()))
                 .collect();
-            let difference = shown.iter().find(|(_, d)| d.primitive == *p);
+            let difference = shown.iter().find(|(_, d)| d.0 == *p);
             RuleRow {
                 primitive: p.to_string(),
                 cells,
                 differs: difference.is_some(),
                 shown_by: difference.map_or_else(String::new, |(run, d)| {
-                    format!(
-                        "{}: {} in run 1, {} in run {}",
-                        d.id,
-                        d.base.as_str(),
-                        d.candidate.as_str(),
-                        run + 1
-                    )
+                    format!("{}: {} in run 1, {} in run {}", d.1, d.2, d.3, run + 1)
                 }),
             }
         })
@@ -206,8 +246,11 @@ pub(crate) fn upgrade(
     if rules.len() <= 1 && rules_differ == 0 {
         rules.clear();
     }
+    let mut race_rules = race_rule_rows(analyses, evidence);
+    let race_rules_differ = race_rules.iter().filter(|r| r.differs).count();
+    race_rules.sort_by_key(|r| !r.differs);
     Ok(UpgradeView {
-        status: if compare.status == "CHANGED" || rules_differ > 0 {
+        status: if compare.status == "CHANGED" || rules_differ > 0 || race_rules_differ > 0 {
             "CHANGED"
         } else {
             "NO CHANGE"
@@ -218,6 +261,8 @@ pub(crate) fn upgrade(
         charts,
         rules,
         rules_differ,
+        race_rules,
+        race_rules_differ,
     })
 }
 

@@ -88,3 +88,51 @@ fn pages_name_the_build_that_rendered_them_apart_from_the_one_that_measured() {
             .contains("<td>nppbench 9.9.9 (0123456789ab-elsewhere)</td>")
     );
 }
+
+/// #29: a page of several versions gives each function's race rule run by run, as it gives the
+/// leak rule, with the scenario that shows a difference. The H100 atlases of NPP 12.2.3 and
+/// 13.0.1 with the race measured (`reports/h100-atlas-bisected-npp-*/run-1-*.json`): 16 of 61
+/// functions race under another rule in 13.0.1. Copy_8u_C1R races where a source row is not a
+/// multiple of 32 bytes in 12.2.3 and of 128 in 13.0.1: 3392x256 (3392 bytes, 32 x 106) races in
+/// 13.0.1 only.
+#[test]
+fn the_versions_page_gives_each_functions_race_run_by_run() {
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    let runs: Vec<RunFile> = [
+        "h100-atlas-bisected-npp-12.2.3/run-1-npp-12.2.3.json",
+        "h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json",
+    ]
+    .iter()
+    .map(|p| load(&reports.join(p)))
+    .collect();
+    let page = nppbench_report::page(&runs).unwrap();
+    let upgrade = page.upgrade.as_ref().expect("a page of several versions");
+    assert_eq!((upgrade.race_rules_differ, upgrade.race_rules.len()), (16, 61));
+    let copy = upgrade
+        .race_rules
+        .iter()
+        .find(|r| r.primitive == "Copy_8u_C1R")
+        .unwrap();
+    assert!(copy.differs);
+    assert!(
+        copy.cells[0].contains("not a multiple of 32") && copy.cells[1].contains("not a multiple of 128"),
+        "{:?}",
+        copy.cells
+    );
+    assert_eq!(
+        copy.shown_by,
+        "mem/Copy_8u_C1R/3392x256-s3456-d3584/blocking/from_stream/thread_per_call: ordered in run 1, races in run 2"
+    );
+    let html = nppbench_report::render(&runs).unwrap().index_html;
+    assert!(html.contains("16 function(s) race under a different rule from one run to another"));
+    assert!(html.contains("<h2 id=\"race-rules\">Each function's race, run by run</h2>"));
+    // A page of runs that measured no race has no such table.
+    let dir = reports.join("h100-versions");
+    let old: Vec<RunFile> = nppbench_model::find_run_files(&dir)
+        .unwrap()
+        .iter()
+        .map(|p| load(p))
+        .collect();
+    let page = nppbench_report::page(&old).unwrap();
+    assert!(page.upgrade.as_ref().unwrap().race_rules.is_empty());
+}
