@@ -128,14 +128,8 @@ impl Machine {
     /// Every same-against-same pair of the machine (each quick run against each later one, each
     /// full run against each later one), compared at `t`.
     pub fn same_against_same(&self, t: Thresholds) -> Vec<Comparison> {
-        let mut out = Vec::new();
-        for runs in [&self.quick, &self.full] {
-            for (i, a) in runs.iter().enumerate() {
-                for b in &runs[i + 1..] {
-                    out.push(compare(a, b, t));
-                }
-            }
-        }
+        let mut out = every_pair(&self.quick, t);
+        out.extend(every_pair(&self.full, t));
         out
     }
 
@@ -151,6 +145,17 @@ impl Machine {
         }
         out
     }
+}
+
+/// Each of `runs` against each later one, compared at `t`.
+pub fn every_pair(runs: &[RunFile], t: Thresholds) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            out.push(compare(a, b, t));
+        }
+    }
+    out
 }
 
 /// What same-against-same comparisons flagged.
@@ -272,21 +277,12 @@ pub fn leave_one_out(machines: &[Machine], t: Thresholds) -> Vec<HeldOut> {
             let noise_pct = fit_noise_pct(&others, t);
             let fitted = Thresholds { noise_pct, ..t };
             let m = &machines[i];
-            let pairs_of = |runs: &[RunFile]| -> Vec<Comparison> {
-                let mut out = Vec::new();
-                for (k, a) in runs.iter().enumerate() {
-                    for b in &runs[k + 1..] {
-                        out.push(compare(a, b, fitted));
-                    }
-                }
-                out
-            };
             HeldOut {
                 machine: m.name.clone(),
                 gpu_uuid: m.gpu_uuid.clone(),
                 fitted_noise_pct: noise_pct,
-                quick: FalseAlarms::of(&pairs_of(&m.quick)),
-                full: FalseAlarms::of(&pairs_of(&m.full)),
+                quick: FalseAlarms::of(&every_pair(&m.quick, fitted)),
+                full: FalseAlarms::of(&every_pair(&m.full, fitted)),
                 known_change: KnownChange::of(&m.delayed_against_plain(fitted)),
             }
         })

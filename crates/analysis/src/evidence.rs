@@ -222,65 +222,52 @@ pub fn groups(runs: &[RunAnalysis<'_>]) -> Vec<(String, String, Vec<usize>)> {
     out
 }
 
-/// A scenario measured in two runs in different classes: what shows that their rules differ.
+/// A scenario measured in two runs in different classes (or, `Difference<bool>`, racing in one
+/// and not the other): what shows that their rules differ.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Difference {
+pub struct Difference<T = LeakClass> {
     pub primitive: Primitive,
     pub id: String,
-    pub base: LeakClass,
-    pub candidate: LeakClass,
+    pub base: T,
+    pub candidate: T,
 }
 
-/// A scenario whose race both runs measured, racing in one and not the other: what shows that
-/// their race rules differ.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RaceDifference {
-    pub primitive: Primitive,
-    pub id: String,
-    pub base: bool,
-    pub candidate: bool,
+/// Each function's first scenario measured in both runs whose class differs, by function.
+pub fn differences(base: &RunAnalysis<'_>, candidate: &RunAnalysis<'_>) -> Vec<Difference> {
+    first_differences(base, candidate, |c| Some(c.class))
 }
 
 /// Each function's first scenario whose race both runs measured and that races in one only.
-pub fn race_differences(base: &RunAnalysis<'_>, candidate: &RunAnalysis<'_>) -> Vec<RaceDifference> {
+pub fn race_differences(base: &RunAnalysis<'_>, candidate: &RunAnalysis<'_>) -> Vec<Difference<bool>> {
+    first_differences(base, candidate, |c| c.race)
+}
+
+/// Each function's first scenario of `base` whose `of` both runs have and that differs in
+/// `candidate`.
+fn first_differences<T: Copy + PartialEq>(
+    base: &RunAnalysis<'_>,
+    candidate: &RunAnalysis<'_>,
+    of: impl Fn(&Case) -> Option<T>,
+) -> Vec<Difference<T>> {
     let theirs = cases_of(candidate);
-    let mut out: Vec<RaceDifference> = Vec::new();
+    let mut out: Vec<Difference<T>> = Vec::new();
     for b in cases_of(base) {
-        let Some(races) = b.race else {
+        let Some(mine) = of(&b) else {
             continue;
         };
         if out.iter().any(|d| d.primitive == b.primitive) {
             continue;
         }
-        if theirs
+        if let Some(other) = theirs
             .iter()
-            .any(|c| c.id == b.id && c.race.is_some_and(|r| r != races))
+            .filter(|c| c.id == b.id)
+            .find_map(|c| of(c).filter(|x| *x != mine))
         {
-            out.push(RaceDifference {
-                primitive: b.primitive,
-                id: b.id.clone(),
-                base: races,
-                candidate: !races,
-            });
-        }
-    }
-    out
-}
-
-/// Each function's first scenario measured in both runs whose class differs, by function.
-pub fn differences(base: &RunAnalysis<'_>, candidate: &RunAnalysis<'_>) -> Vec<Difference> {
-    let theirs = cases_of(candidate);
-    let mut out: Vec<Difference> = Vec::new();
-    for b in cases_of(base) {
-        if out.iter().any(|d| d.primitive == b.primitive) {
-            continue;
-        }
-        if let Some(c) = theirs.iter().find(|c| c.id == b.id && c.class != b.class) {
             out.push(Difference {
                 primitive: b.primitive,
                 id: b.id.clone(),
-                base: b.class,
-                candidate: c.class,
+                base: mine,
+                candidate: other,
             });
         }
     }

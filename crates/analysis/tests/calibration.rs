@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use nppbench_analysis::calibration::every_pair;
 use nppbench_analysis::compare::{Change, Comparison, Gate, Thresholds, compare};
 use nppbench_model::RunFile;
 
@@ -21,17 +22,6 @@ fn read(card: &str, name: &str) -> RunFile {
         .join(dir)
         .join(format!("{name}.json"));
     RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Every pair of `runs`, compared at the default settings.
-fn pairs(runs: &[RunFile]) -> Vec<Comparison> {
-    let mut out = Vec::new();
-    for (i, a) in runs.iter().enumerate() {
-        for b in &runs[i + 1..] {
-            out.push(compare(a, b, Thresholds::default()));
-        }
-    }
-    out
 }
 
 /// Checks that no gate trips and no scenario is called slower or faster in same-against-same
@@ -60,7 +50,10 @@ fn same_against_same_flags_nothing_and_settles_on_both_machines() {
     for card in CARDS {
         let quick: Vec<RunFile> = (1..=7).map(|i| read(card, &format!("quick-{i}"))).collect();
         let full: Vec<RunFile> = (1..=2).map(|i| read(card, &format!("full-{i}"))).collect();
-        let (quick, full) = (pairs(&quick), pairs(&full));
+        let (quick, full) = (
+            every_pair(&quick, Thresholds::default()),
+            every_pair(&full, Thresholds::default()),
+        );
         assert_eq!(quick.len(), 21, "{card}: twenty-one quick pairs");
         let all: Vec<Comparison> = quick.into_iter().chain(full).collect();
         let (judged, unsettled) = same_against_same(card, &all);

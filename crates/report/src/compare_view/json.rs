@@ -209,41 +209,44 @@ fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -
     let throughput = c
         .throughput
         .iter()
-        .map(|x| ThroughputJson {
-            id: x.id.clone(),
-            primitive: x.primitive,
-            pixels: x.pixels,
-            gpu_index: x.gpu_index,
-            verdict: x.verdict,
-            metric: x.metric,
-            time: test_json(&x.kernel),
-            by_layout: x
-                .by_layout
-                .iter()
-                .map(|l| {
-                    let values = |p: &ThroughputPasses| {
-                        p.by_layout
-                            .as_ref()
-                            .map(|b| b.get(l.layout).to_vec())
-                            .unwrap_or_default()
-                    };
-                    LayoutJson {
-                        layout: l.layout,
-                        time: test_json(&l.test),
-                        base_pass_values: values(&x.base_values),
-                        candidate_pass_values: values(&x.cand_values),
-                    }
-                })
-                .collect(),
-            host_latency: x.latency.as_ref().map(test_json),
-            base_passes: x.base_passes,
-            candidate_passes: x.cand_passes,
-            base_pass_values: x.pass_values().0.to_vec(),
-            candidate_pass_values: x.pass_values().1.to_vec(),
-            base_gbps: x.base_gbps,
-            candidate_gbps: x.cand_gbps,
-            regression_gated: x.gated,
-            gate: x.trips(&tripped),
+        .map(|x| {
+            let (base_values, cand_values) = x.pass_values();
+            ThroughputJson {
+                id: x.id.clone(),
+                primitive: x.primitive,
+                pixels: x.pixels,
+                gpu_index: x.gpu_index,
+                verdict: x.verdict,
+                metric: x.metric,
+                time: test_json(&x.kernel),
+                by_layout: x
+                    .by_layout
+                    .iter()
+                    .map(|l| {
+                        let values = |p: &ThroughputPasses| {
+                            p.by_layout
+                                .as_ref()
+                                .map(|b| b.get(l.layout).to_vec())
+                                .unwrap_or_default()
+                        };
+                        LayoutJson {
+                            layout: l.layout,
+                            time: test_json(&l.test),
+                            base_pass_values: values(&x.base_values),
+                            candidate_pass_values: values(&x.cand_values),
+                        }
+                    })
+                    .collect(),
+                host_latency: x.latency.as_ref().map(test_json),
+                base_passes: x.base_passes,
+                candidate_passes: x.cand_passes,
+                base_pass_values: base_values.to_vec(),
+                candidate_pass_values: cand_values.to_vec(),
+                base_gbps: x.base_gbps,
+                candidate_gbps: x.cand_gbps,
+                regression_gated: x.gated,
+                gate: x.trips(&tripped),
+            }
         })
         .collect();
     let memory = c
