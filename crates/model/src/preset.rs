@@ -180,6 +180,18 @@ mod tests {
                 "{p}: a large image"
             );
             assert!(m.throughput.iter().any(|s| s.primitive == p), "{p}: throughput");
+            // #29: the fix that ends the leak and the race is timed in the atlas itself, beside the
+            // context it replaces, on an unaligned and an aligned large image.
+            for width in [1918, 1920] {
+                for c in [ContextFill::FromStream, ContextFill::DeclaredNonBlocking] {
+                    assert!(
+                        m.throughput
+                            .iter()
+                            .any(|s| s.primitive == p && s.geometry.width == width && s.context == c),
+                        "{p}: throughput at {width} px, {c}"
+                    );
+                }
+            }
         }
     }
 
