@@ -269,3 +269,74 @@ fn unsafe_code_is_forbidden_outside_the_ffi_crates() {
         missing.join("\n")
     );
 }
+
+// ---- the interposer's seam ----
+
+/// What the interposer's code on the program's threads (`crates/trace/src/recorder/`) must never
+/// name: a lock, or the writer (ARCHITECTURE.md: a program thread never waits for the writer, and
+/// a signal that interrupts one can never leave the exit path waiting on it).
+const RECORDER_FORBIDDEN: [&str; 7] = [
+    "Mutex",
+    "RwLock",
+    "Condvar",
+    ".lock(",
+    "lock_until",
+    "sync::lock",
+    "writer::",
+];
+
+/// The forbidden names in a recorder file's code: comments and test code (a `tests.rs` file, or
+/// what follows the first `#[cfg(test)]`) are left out, since neither runs on a program's thread.
+fn recorder_violations(text: &str) -> Vec<(usize, &'static str)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if code.starts_with("//") {
+            continue;
+        }
+        out.extend(
+            RECORDER_FORBIDDEN
+                .iter()
+                .filter(|w| code.contains(*w))
+                .map(|w| (i + 1, *w)),
+        );
+    }
+    out
+}
+
+#[test]
+fn the_recorder_takes_no_lock_and_names_no_writer() {
+    let dir = root().join("crates/trace/src/recorder");
+    let files: Vec<PathBuf> = sources()
+        .into_iter()
+        .filter(|f| f.starts_with(&dir) && f.file_name().is_some_and(|n| n != "tests.rs"))
+        .collect();
+    assert!(files.len() >= 10, "the recorder's files: {files:?}");
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            recorder_violations(&text)
+                .into_iter()
+                .map(|(line, w)| format!("{}:{line}: {w}", relative(f)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the recorder names a lock or the writer:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_seam_check_finds_a_lock_and_the_writer_and_skips_comments_and_tests() {
+    let text = "//! r\n// a Mutex in a comment\nuse crate::writer::sync::lock;\nstatic M: Mutex<()> = Mutex::new(());\n#[cfg(test)]\nmod tests { use std::sync::Mutex; }\n";
+    assert_eq!(
+        recorder_violations(text),
+        [(3, "sync::lock"), (3, "writer::"), (4, "Mutex")]
+    );
+}

@@ -8,42 +8,30 @@
 //! ([`nppbench_model::TraceFile`]) every half second and at exit (`atexit`, and `_exit`, which it
 //! interposes too).
 //!
-//! The shape is bytehound's `preload`: the caller's thread does the least (it appends one record,
-//! one cache line, to chunks of its own: `feed.rs`, `record.rs`), a writer thread does the rest
-//! (groups the records into sites per thread, `thread.rs`; then `writer.rs`, `snapshot.rs`,
-//! `memory.rs`, and naming stacks). A thread's first call costs the most (it takes a feed the
+//! The shape is bytehound's `preload`, behind one seam: what runs on the program's threads is in
+//! `recorder/` (the exports, the record path, the feeds, packing, flags, clock, thread id, the
+//! real-symbol lookup, the CUPTI callback, the signal handler), and takes no lock and names no
+//! writer module (`xtask/tests/tidy.rs` checks it); the caller's thread appends one record, one
+//! cache line, to chunks of its own, and the streams it creates and destroys go the same way.
+//! Everything else is in `writer/`: a writer thread reads the feeds, groups the records into
+//! sites per thread and keeps the stream registry (`thread.rs`, `streams.rs`), samples memory,
+//! names stacks and writes the file (`mod.rs`, `snapshot.rs`, `memory.rs`). A thread's first call costs the most (it takes a feed the
 //! writer registered ahead, unless a stream it created did); what is done once per process is
 //! never done per thread (NPP's functions are looked up once, the CUDA driver once, by the writer
 //! where it can: `driver.rs`; a stream's flags once, or never where its creation told them:
 //! `flags.rs`), and the trace gives the first calls' cost apart, and the CUPTI callbacks'. The
 //! exported functions are generated from the catalogue's rows by `build.rs` (`interposed.rs`);
-//! the one recording function they call is [`record::call`]. Linked as an rlib (the overhead
+//! the one recording function they call is [`recorder::record::call`]. Linked as an rlib (the overhead
 //! bench) it starts no writer: only the shared object does, and the bench reads the records
 //! itself ([`drain`]). The names the CLI shares with it are
 //! [`nppbench_model::TraceFile`]'s, so the CLI never links it.
 
-mod clock;
-mod driver;
-mod feed;
-mod flags;
-pub mod interposed;
-mod memory;
-mod prefetch;
 pub mod protocol;
-pub mod real;
-pub mod record;
-mod signals;
-pub mod site;
-mod snapshot;
-mod streams;
-mod symbolise;
-mod sync;
-mod thread;
-mod tid;
-mod work;
+pub mod recorder;
 mod writer;
 
-pub use interposed::SYMBOLS;
+pub use recorder::interposed::SYMBOLS;
+pub use recorder::{real, record, site};
 
 /// Held by the unit tests that need the CUDA driver unmapped while they run, and by the one that
 /// starts NVML, which maps it (on the GPU machine a flags test, finding the driver mapped midway,
@@ -55,15 +43,13 @@ pub(crate) static DRIVER_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(())
 /// each tick in the preloaded library (the overhead bench calls it, so that a new thread's first
 /// call is timed as it runs there).
 pub fn refill_spares() {
-    tid::prepare();
-    feed::refill();
+    recorder::tid::prepare();
+    recorder::feed::refill();
 }
 
 /// Reads every thread's records as the writer does at each tick in the preloaded library, giving
 /// back the chunks read (the overhead bench calls it from a thread of its own, as the writer
 /// runs beside the program's threads there).
 pub fn drain() {
-    thread::each_thread(std::time::Instant::now() + std::time::Duration::from_secs(1), |t| {
-        t.created_in_calls.clear()
-    });
+    writer::thread::each_thread(std::time::Instant::now() + std::time::Duration::from_secs(1), |_| {});
 }

@@ -29,7 +29,17 @@ pub const MEMORY_SAMPLES_KEPT: usize = 4_096;
 /// slow NVML does (the signal and flush tests).
 pub const TEST_NVML_DELAY_MS: &str = "NPPBENCH_TRACE_TEST_NVML_DELAY_MS";
 
-/// `NPPBENCH_TRACE_ASK_PENDING=0`: calls that can race do not ask the driver whether their
-/// stream has work queued (the trace then has no `calls_with_work_pending`): for measuring what
-/// the question costs.
+/// How calls that can race ask the driver whether their stream has work queued
+/// (`recorder/pending.rs`): `0` never (the trace then has no `calls_with_work_pending`), `all`
+/// every call (the recording's cost then includes the question's on every such call), unset or
+/// anything else within a budget of 0.25 µs a call.
 pub const ASK_PENDING: &str = "NPPBENCH_TRACE_ASK_PENDING";
+
+/// A test hook: `NPPBENCH_TRACE_TEST_STREAM_EVENTS=1` lets a program tell the interposer of
+/// streams created and destroyed through [`TEST_STREAM_EVENT_SYMBOL`], as CUPTI's callbacks do,
+/// on a machine without CUPTI (the signal-during-a-callback test). Without it that function does
+/// nothing.
+pub const TEST_STREAM_EVENTS: &str = "NPPBENCH_TRACE_TEST_STREAM_EVENTS";
+
+/// The test hook's exported function: `void (uint64_t handle, int created)`.
+pub const TEST_STREAM_EVENT_SYMBOL: &str = "nppbench_trace_test_stream_event";

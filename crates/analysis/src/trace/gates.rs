@@ -78,10 +78,11 @@ pub fn tripped(f: &TraceFindings, gates: &[TraceGate]) -> Vec<Tripped> {
                     out.push(Tripped {
                         gate,
                         what: format!(
-                            "{} call site(s) called with work pending on their stream, the most {}: {} of {} calls ({atlas})",
+                            "{} call site(s) called with work pending on their stream, the most {}: {} of {} calls asked, {} in all ({atlas})",
                             sites.len(),
                             worst.short_name(),
                             worst.calls_with_work_pending,
+                            worst.calls_pending_asked,
                             worst.calls
                         ),
                     });

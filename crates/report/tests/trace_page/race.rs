@@ -45,7 +45,7 @@ fn the_sites_called_with_work_pending_where_the_atlas_says_they_race_are_named_a
     let table = &table[..table.find("</table>").unwrap()];
     assert_eq!(table.matches("<tr><td class=\"fn\">").count(), 1, "{table}");
     assert!(table.contains("on 1918x1080 s1920/7680"), "{table}");
-    assert!(table.contains("20 of 20 calls (20 asked)"), "{table}");
+    assert!(table.contains("20 of 20 calls asked (20 in all)"), "{table}");
     assert!(table.contains("races (measured in the atlas)"), "{table}");
     assert!(
         html.contains("1 call site(s) were called while their stream still had work queued, 1 of them in configurations the atlas says race"),
@@ -103,7 +103,7 @@ fn the_real_race_program_names_the_racing_call_site_and_no_other() {
         table.contains("on 1918x1080 s1920/7680</a></td><td>created, blocking"),
         "{table}"
     );
-    assert!(table.contains("20 of 20 calls (20 asked)"), "{table}");
+    assert!(table.contains("20 of 20 calls asked (20 in all)"), "{table}");
     let log = std::fs::read_to_string(root.join("trace/race-program/trace.log")).unwrap();
     assert!(
         log.contains("P1 blocking, from the stream, 1918x1080: 18 of 20 frames wrong"),

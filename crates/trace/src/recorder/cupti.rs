@@ -1,17 +1,66 @@
-//! CUPTI's side of `streams.rs`: the subscription (resource domain: streams created and
-//! destroyed; driver and runtime API domains: the stream-creating calls, on their exit, for the
-//! flags they were given) and the one callback CUPTI calls, which times itself. See
+//! Every CUDA stream created or destroyed in the process, from CUPTI's callback API: the
+//! subscription (resource domain: streams created and destroyed; driver and runtime API domains:
+//! the stream-creating calls, on their exit, for the flags they were given) and the one callback
+//! CUPTI calls, on the program's thread that creates or destroys the stream. See
 //! [the callback API](https://docs.nvidia.com/cupti/api/group__CUPTI__CALLBACK__API.html).
+//!
+//! The callback appends the event to its thread's feed (`feed.rs`), as a call does: inside a
+//! catalogued call the stream is that call's; outside one, the creating stack's return addresses
+//! go with it, for the writer to name. A stream created outside a catalogued call also tells the
+//! flags cache (`flags.rs`), so that calls need not ask the driver. It takes no lock: the stream
+//! registry is the writer's (`writer/streams.rs`). The time spent in these callbacks is recording
+//! too: it is summed in two counters ([`callbacks`]).
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cudarc::cupti::{result, sys};
 
-use super::{REGISTRY, on_created, on_destroyed};
-use crate::clock;
-use crate::flags;
-use crate::symbolise;
-use crate::sync::lock;
+use crate::recorder::{clock, feed, flags, stack, work};
+
+/// The callbacks handled and the time spent in them, ns.
+static CALLBACKS: AtomicU64 = AtomicU64::new(0);
+static CALLBACKS_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The callbacks handled so far and the time spent in them, ns.
+pub(crate) fn callbacks() -> (u64, u64) {
+    (CALLBACKS.load(Ordering::Relaxed), CALLBACKS_NS.load(Ordering::Relaxed))
+}
+
+/// A stream was created on the calling thread (CUPTI's resource callback, or a test hook).
+pub(crate) fn on_created(handle: u64) {
+    let now = clock::now_ns();
+    work::on_cuda_work();
+    feed::stream_created(handle, now, stack::stack);
+}
+
+/// The test hook ([`crate::protocol::TEST_STREAM_EVENTS`]): a stream `handle` created
+/// (`created` not 0) or destroyed on the calling thread, handled as CUPTI's callback handles it,
+/// timed as a callback. Does nothing unless the hook was switched on at start.
+#[unsafe(no_mangle)]
+pub(crate) extern "C" fn nppbench_trace_test_stream_event(handle: u64, created: libc::c_int) {
+    if !work::test_stream_events() {
+        return;
+    }
+    let entered = clock::now_ns();
+    let _ = std::panic::catch_unwind(|| {
+        if created != 0 {
+            on_created(handle);
+        } else {
+            on_destroyed(handle);
+        }
+    });
+    CALLBACKS.fetch_add(1, Ordering::Relaxed);
+    CALLBACKS_NS.fetch_add(clock::now_ns().saturating_sub(entered), Ordering::Relaxed);
+}
+
+/// A stream is being destroyed on the calling thread: its flags are forgotten (a new stream may
+/// get its handle).
+pub(crate) fn on_destroyed(handle: u64) {
+    let now = clock::now_ns();
+    flags::destroyed(handle);
+    feed::stream_destroyed(handle, now);
+}
 
 /// The arguments of the stream-creating calls that pass flags (CUPTI's `cuStreamCreate_params`,
 /// `cudaStreamCreateWithFlags_v5000_params` and their priority variants), as far as they are read.
@@ -64,7 +113,7 @@ fn creating_calls() -> [(sys::CUpti_CallbackDomain, u32, bool); 5] {
 /// # Safety
 /// `data` is the `CUpti_CallbackData` CUPTI passed at the exit of one of [`creating_calls`].
 unsafe fn on_api_exit(data: &sys::CUpti_CallbackData, passes_flags: bool) {
-    if data.functionParams.is_null() || data.functionReturnValue.is_null() || crate::feed::in_call() {
+    if data.functionParams.is_null() || data.functionReturnValue.is_null() || crate::recorder::feed::in_call() {
         return;
     }
     // SAFETY: for these calls CUPTI points `functionReturnValue` at the call's CUresult or
@@ -132,9 +181,8 @@ unsafe extern "C" fn on_callback(
     });
     if matches!(handled, Ok(true)) {
         let spent = clock::now_ns().saturating_sub(entered);
-        let mut r = lock(&REGISTRY);
-        r.callbacks.0 += 1;
-        r.callbacks.1 += spent;
+        CALLBACKS.fetch_add(1, Ordering::Relaxed);
+        CALLBACKS_NS.fetch_add(spent, Ordering::Relaxed);
     }
 }
 
@@ -150,7 +198,7 @@ fn resource_handle(cbdata: *const c_void) -> u64 {
 /// Subscribes to stream creation and destruction for the process's life. The error says why
 /// streams cannot be counted.
 pub(crate) fn subscribe() -> Result<(), String> {
-    symbolise::prime();
+    stack::prime();
     // By full path from the toolkit's folders, so that cudarc's open by name finds it mapped.
     let _ = nppbench_npp_sys::toolkit::preload("cupti");
     // SAFETY: only tries to open the library.

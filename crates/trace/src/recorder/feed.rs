@@ -3,6 +3,9 @@
 //! (`thread.rs` groups them into sites). This is bytehound's shape: the caller appends, a
 //! background thread aggregates.
 //!
+//! A thread's records are its calls and the streams created and destroyed on it (told by CUPTI's
+//! callbacks, `cupti.rs`): the stream registry is the writer's alone, built from these.
+//!
 //! A record is published by its tag, stored last with release ordering: the writer reads a record
 //! only once its tag is set, so it never sees half a record, and a thread never waits for the
 //! writer. A thread that fills a chunk links the next one (from a pool the writer keeps filled)
@@ -14,12 +17,12 @@
 //! call, without a destructor (a thread-local with one would register it at the thread's first
 //! call, which allocates and takes the loader's lock). A thread takes a feed the writer
 //! registered ahead (a spare) at its first stream creation or else its first call, and hints the
-//! lines it will write ([`crate::prefetch`]). The only memory every thread touches is the
+//! lines it will write ([`crate::recorder::prefetch`]). The only memory every thread touches is the
 //! spares', the pool's and the new feeds' lock-free queues (crossbeam's `Injector`), on a
 //! thread's start and once per chunk; no lock is taken on a call. Where the spares run out (more
 //! new threads in one writer tick than it keeps), a thread makes its feed itself, on its call.
 
-use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc_zeroed, handle_alloc_error};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 use std::sync::LazyLock;
@@ -29,7 +32,7 @@ use crossbeam_deque::{Injector, Steal};
 
 mod local;
 
-pub(crate) use local::{InCall, created_in_call, enter, in_call, register_early, tid};
+pub(crate) use local::{InCall, enter, in_call, stream_created, stream_destroyed, tid};
 
 /// Records in a chunk: with its link, a chunk is 64 lines (4 KiB).
 pub(crate) const RECORDS: usize = 63;
@@ -37,14 +40,19 @@ pub(crate) const RECORDS: usize = 63;
 /// Feeds the writer keeps registered for threads to come.
 pub(crate) const SPARE: usize = 256;
 
-/// Chunks the writer keeps in the pool; more than [`POOLED_AT_MOST`] given back are freed.
+/// Chunks the writer keeps in the pool. A chunk given back is kept there, never freed: a
+/// program's thread may have allocated it (where the pool was empty), and freeing it on the
+/// writer would take that thread's malloc arena, which a signal may have interrupted it holding
+/// (the pool thus holds the most chunks ever in use at once).
 const POOLED: usize = 256;
-const POOLED_AT_MOST: usize = 4 * POOLED;
 
-/// A record's tag: not yet published, a call, a stream created during one.
+/// A record's tag: not yet published, a call, a stream created, a stream destroyed, frames of
+/// the creating stack of the stream created next.
 const EMPTY: u32 = 0;
 const CALL: u32 = 1;
 const CREATED: u32 = 2;
+const DESTROYED: u32 = 3;
+const FRAMES: u32 = 4;
 
 /// A catalogued call as its thread appended it: the site's facts packed into one line (the
 /// writer unpacks them into a `SiteKey`).
@@ -84,12 +92,40 @@ impl CallEvent {
     pub(crate) const PENDING: u8 = 32;
 }
 
-/// A stream created during a catalogued call, appended before the call's own record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A stream created on the thread: during a catalogued call (appended before the call's own
+/// record, which names its site), or outside one, after [`Frames`] records holding the creating
+/// stack's return addresses (nothing is allocated on the program's thread: the writer, who
+/// reads them, must never free a program thread's memory, `POOLED`).
+#[derive(Debug, Clone, Copy)]
 #[repr(C)]
 struct Created {
     handle: u64,
+    ns: u64,
+    /// The call's symbol, or [`OUTSIDE_CALLS`].
     symbol: u16,
+}
+
+/// Return addresses a [`Frames`] record holds.
+const FRAMES_PER_RECORD: usize = 6;
+
+/// Up to [`FRAMES_PER_RECORD`] of a creating stack's return addresses, innermost first, for the
+/// [`Created`] record that follows them.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+struct Frames {
+    n: u32,
+    addrs: [usize; FRAMES_PER_RECORD],
+}
+
+/// [`Created::symbol`] of a stream created outside a catalogued call.
+const OUTSIDE_CALLS: u16 = u16::MAX;
+
+/// A stream destroyed on the thread.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+struct Destroyed {
+    handle: u64,
+    ns: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -97,6 +133,8 @@ struct Created {
 union Body {
     call: CallEvent,
     created: Created,
+    destroyed: Destroyed,
+    frames: Frames,
 }
 
 #[repr(C, align(64))]
@@ -154,17 +192,12 @@ fn take_chunk() -> NonNull<Chunk> {
     steal(&POOL).map_or_else(new_chunk, |c| c.0)
 }
 
-/// Gives a chunk no thread will write again back to the pool, emptied (or frees it).
+/// Gives a chunk no thread will write again back to the pool, emptied.
 ///
 /// # Safety
 ///
 /// `chunk` came from [`new_chunk`], and nothing else holds or will use it.
 unsafe fn give_back(chunk: NonNull<Chunk>) {
-    if POOL.len() >= POOLED_AT_MOST {
-        // SAFETY: allocated by `new_chunk` with this layout; unused from here (# Safety).
-        unsafe { dealloc(chunk.as_ptr().cast(), Layout::new::<Chunk>()) };
-        return;
-    }
     // SAFETY: as above, the chunk is allocated and this caller's alone.
     let c = unsafe { chunk.as_ref() };
     c.next.store(std::ptr::null_mut(), Ordering::Relaxed);
@@ -204,6 +237,7 @@ impl Feed {
         Cursor {
             chunk: self.first.as_ptr(),
             index: 0,
+            frames: Vec::new(),
         }
     }
 }
@@ -236,13 +270,21 @@ pub(crate) fn new_feeds() -> Vec<&'static Feed> {
 }
 
 /// An event as the writer reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Event {
     Call(CallEvent),
-    /// A stream created during a call of `symbol`, which had not returned yet.
+    /// A stream created at `ns` during a call of `symbol` (which had not returned yet), or outside
+    /// one (`symbol` `None`), with the creating stack's return addresses, innermost first.
     Created {
         handle: u64,
-        symbol: u16,
+        ns: u64,
+        symbol: Option<u16>,
+        stack: Option<Box<[usize]>>,
+    },
+    /// A stream destroyed at `ns`.
+    Destroyed {
+        handle: u64,
+        ns: u64,
     },
 }
 
@@ -252,6 +294,8 @@ pub(crate) struct Cursor {
     /// Null once the feed's thread has ended and its chunk went back.
     chunk: *mut Chunk,
     index: usize,
+    /// The frames read for the stream created next (the writer's memory).
+    frames: Vec<usize>,
 }
 
 // SAFETY: the writer's alone; the chunk it points at is read through its tags (see `read`).
@@ -287,9 +331,29 @@ impl Cursor {
                 CREATED => {
                     // SAFETY: as above.
                     let c = unsafe { (*body).created };
+                    let symbol = (c.symbol != OUTSIDE_CALLS).then_some(c.symbol);
+                    let frames = std::mem::take(&mut self.frames);
                     Event::Created {
                         handle: c.handle,
-                        symbol: c.symbol,
+                        ns: c.ns,
+                        symbol,
+                        stack: symbol.is_none().then(|| frames.into_boxed_slice()),
+                    }
+                }
+                FRAMES => {
+                    // SAFETY: as above.
+                    let f = unsafe { (*body).frames };
+                    self.frames
+                        .extend_from_slice(&f.addrs[..(f.n as usize).min(FRAMES_PER_RECORD)]);
+                    self.index += 1;
+                    continue;
+                }
+                DESTROYED => {
+                    // SAFETY: as above.
+                    let d = unsafe { (*body).destroyed };
+                    Event::Destroyed {
+                        handle: d.handle,
+                        ns: d.ns,
                     }
                 }
                 _ => return,

@@ -12,14 +12,15 @@
 //!
 //! A handle's slot is one of [`PROBES`] from a first slot its bits choose. Where all are taken, a
 //! new handle replaces one of them: a cache, not a map, so that streams a program never destroys
-//! cannot fill it. Each slot is a sequence lock: one writer at a time (behind [`WRITER`], which
-//! the call path only tries), and a reader that finds the slot's sequence changed, or odd, while
-//! it read treats it as a miss, never as another stream's flags.
+//! cannot fill it. Each slot is a sequence lock: one writer at a time (whoever holds
+//! [`WRITING`], which the call path only tries once), and a reader that finds the slot's sequence
+//! changed, or odd, while it read treats it as a miss, never as another stream's flags. Only the
+//! program's threads write (a call, a stream's creation or destruction): the writer thread and
+//! the exit path never wait here.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::driver;
+use crate::recorder::driver;
 
 /// Slots in the cache.
 const SLOTS: usize = 4096;
@@ -49,8 +50,38 @@ static TABLE: [Slot; SLOTS] = [const {
     }
 }; SLOTS];
 
-/// Held by whoever writes a slot.
-static WRITER: Mutex<()> = Mutex::new(());
+/// Set by whoever writes a slot, for the few instructions of the write.
+static WRITING: AtomicBool = AtomicBool::new(false);
+
+/// The right to write a slot, given back when dropped.
+struct Writing;
+
+impl Writing {
+    /// Takes the right, or `None` where another thread holds it.
+    fn try_take() -> Option<Writing> {
+        WRITING
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then_some(Writing)
+    }
+
+    /// Takes the right, yielding while another program thread holds it (for a few instructions;
+    /// only program threads take it).
+    fn take() -> Writing {
+        loop {
+            if let Some(w) = Writing::try_take() {
+                return w;
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        WRITING.store(false, Ordering::Release);
+    }
+}
 
 /// Where a call's flags came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +114,7 @@ fn decode(value: u64) -> Option<Option<u32>> {
 /// after it).
 #[inline]
 pub(crate) fn prefetch(handle: u64) {
-    crate::prefetch::lines(
+    crate::recorder::prefetch::lines(
         (&raw const TABLE[first_slot(handle)]).cast(),
         std::mem::size_of::<Slot>() * 2,
     );
@@ -107,14 +138,13 @@ fn look_up(handle: u64) -> Option<Option<u32>> {
 }
 
 /// Sets `handle`'s value: in its own slot where it has one, else in a free or forgotten one,
-/// else in place of another handle. `wait`: take the writer's lock even if it is held (not on
-/// the call path, which leaves the handle untold instead).
+/// else in place of another handle. `wait`: wait for the right to write even if another thread
+/// holds it (not on the call path, which leaves the handle untold instead).
 fn store(handle: u64, value: u64, wait: bool) {
     let writing = if wait {
-        Some(crate::sync::lock(&WRITER))
+        Some(Writing::take())
     } else {
-        // Tried once: a deadline already passed.
-        crate::sync::lock_until(&WRITER, std::time::Instant::now())
+        Writing::try_take()
     };
     let Some(_writing) = writing else { return };
     let key = handle.wrapping_add(1);
@@ -166,9 +196,14 @@ fn ask(handle: u64) -> Option<u32> {
 mod tests {
     use super::*;
 
-    /// Held by every test here: the cache and its writer's lock are the process's, and the call
-    /// path only tries that lock (a test writing beside one that asks would leave it untold).
-    static SERIAL: Mutex<()> = Mutex::new(());
+    /// Held by every test here: the cache and its right to write are the process's, and the call
+    /// path only tries to take that right (a test writing beside one that asks would leave it
+    /// untold).
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 
     /// `n` handles from `start`, 8 apart, whose windows all begin where `start`'s does.
     fn sharing_a_window(start: u64, n: usize) -> Vec<u64> {
@@ -182,7 +217,7 @@ mod tests {
 
     #[test]
     fn flags_told_at_creation_are_read_without_asking_until_the_stream_is_destroyed() {
-        let _serial = crate::sync::lock(&SERIAL);
+        let _serial = serial();
         let h = 0x7f00_dead_1000;
         created(h, 1);
         assert_eq!(real_flags(h), (Some(1), Source::Cache));
@@ -201,8 +236,10 @@ mod tests {
 
     #[test]
     fn without_a_loaded_driver_flags_are_unknown_and_asked_once() {
-        let _serial = crate::sync::lock(&SERIAL);
-        let _driver = crate::sync::lock(&crate::DRIVER_TESTS);
+        let _serial = serial();
+        let _driver = crate::DRIVER_TESTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if driver::usable() {
             eprintln!("skipped: this process has the CUDA driver loaded");
             return;
@@ -214,7 +251,7 @@ mod tests {
 
     #[test]
     fn handles_that_share_a_first_slot_each_keep_their_own() {
-        let _serial = crate::sync::lock(&SERIAL);
+        let _serial = serial();
         let same = sharing_a_window(0x1000, 4);
         for (i, h) in same.iter().enumerate() {
             created(*h, i as u32);
@@ -226,7 +263,7 @@ mod tests {
 
     #[test]
     fn a_full_window_replaces_an_entry_and_never_answers_for_another_handle() {
-        let _serial = crate::sync::lock(&SERIAL);
+        let _serial = serial();
         let same = sharing_a_window(0x55_0000, PROBES + 1);
         for (i, h) in same.iter().enumerate() {
             created(*h, i as u32);
@@ -246,7 +283,7 @@ mod tests {
     #[test]
     fn readers_racing_a_writer_never_read_another_handles_flags() {
         let same = sharing_a_window(0x66_0000, PROBES * 2);
-        let _serial = crate::sync::lock(&SERIAL);
+        let _serial = serial();
         let flags_of = |h: u64| (h >> 3) as u32;
         let done = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|s| {

@@ -7,11 +7,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use nppbench_npp_sys::NppStatus;
 
-use crate::clock;
-use crate::driver;
-use crate::feed::{self, InCall};
-use crate::flags;
-use crate::site::{self, Site};
+use crate::recorder::clock;
+use crate::recorder::driver;
+use crate::recorder::feed::{self, InCall};
+use crate::recorder::flags;
+use crate::recorder::pending;
+use crate::recorder::site::{self, Site};
 
 /// Calls `forward` (NPP's function, with the caller's arguments unchanged) and records the call
 /// at `site`. Returns what `forward` returned.
@@ -36,7 +37,8 @@ struct Started {
     entered: u64,
     start: u64,
     /// Whether the caller's stream still had work queued when NPP was called, asked only of a
-    /// call that can race (`site::can_race`), where the driver answered.
+    /// call that can race (`site::can_race`), within the question's budget (`pending.rs`), where
+    /// the driver answered.
     pending: Option<bool>,
 }
 
@@ -45,15 +47,20 @@ struct Started {
 #[inline(never)]
 fn before(site: &Site<'_>) -> Option<Started> {
     // A forked child records nothing (its trace says so: `writer::write`).
-    if crate::work::forked() {
+    if crate::recorder::work::forked() {
         return None;
     }
     let entered = clock::now_ns();
     let in_call = feed::enter(site.symbol)?;
     flags::prefetch(site.ctx.h_stream as u64);
     // Before NPP's call, which queues its own work: what was queued before is the caller's.
-    let pending = (crate::work::ask_pending() && site::can_race(site.ctx))
-        .then(|| driver::stream_pending(site.ctx.h_stream as u64))
+    let pending = (site::can_race(site.ctx) && pending::ask_now())
+        .then(|| {
+            let asked = clock::now_ns();
+            let answer = driver::stream_pending(site.ctx.h_stream as u64);
+            pending::spent(clock::now_ns().saturating_sub(asked));
+            answer
+        })
         .flatten();
     Some(Started {
         in_call,

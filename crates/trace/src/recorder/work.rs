@@ -1,9 +1,8 @@
 //! What the process's first CUDA work sets off (its first stream created, its first call
 //! recorded), kept apart from the writer so that the modules that see that work need not import
 //! it: the writer installs its exit handler here at start, and looks here for the first call.
-//! Also the two flags the recorder reads on every call and the writer sets: whether this is a
-//! forked child (which records nothing), and whether calls that can race ask the driver about
-//! their stream.
+//! Also the flags the recorder reads and the writer sets: whether this is a forked child (which
+//! records nothing), and whether the test hook of stream events is on.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,18 +64,16 @@ pub(crate) fn forked() -> bool {
     FORKED.load(Ordering::Relaxed)
 }
 
-/// Whether calls that can race ask the driver if their stream has work queued (on unless
-/// `protocol::ASK_PENDING` is `0` in the program's environment, read once at start): the
-/// question's cost apart, for an A/B of the recording cost.
-static ASK_PENDING: AtomicBool = AtomicBool::new(true);
+/// Whether the test hook of stream events is on (`protocol::TEST_STREAM_EVENTS`, read once at
+/// start).
+static TEST_STREAM_EVENTS: AtomicBool = AtomicBool::new(false);
 
-pub(crate) fn set_ask_pending(on: bool) {
-    ASK_PENDING.store(on, Ordering::Relaxed);
+pub(crate) fn set_test_stream_events(on: bool) {
+    TEST_STREAM_EVENTS.store(on, Ordering::Relaxed);
 }
 
-#[inline]
-pub(crate) fn ask_pending() -> bool {
-    ASK_PENDING.load(Ordering::Relaxed)
+pub(crate) fn test_stream_events() -> bool {
+    TEST_STREAM_EVENTS.load(Ordering::Relaxed)
 }
 
 /// Whether a call has been recorded.

@@ -26,9 +26,9 @@ use nppbench_model::{MemorySample, TraceDevice};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 
-use crate::driver;
 use crate::protocol::MEMORY_SAMPLES_KEPT;
-use crate::sync::lock;
+use crate::recorder::driver;
+use crate::writer::sync::lock;
 
 /// NVML, loaded once on the writer's thread.
 pub(crate) struct Sampler {

@@ -1,8 +1,9 @@
-//! Starting in the traced process and writing the trace: the initialiser (run by the loader
-//! before `main`), the writer thread that samples memory every tenth of a second (and at once
+//! The writer: everything that does not run on the program's threads' calls and callbacks
+//! (`recorder/` is what does, and never names this module). Starting in the traced process and
+//! writing the trace: the initialiser (run by the loader before `main`), the writer thread that samples memory every tenth of a second (and at once
 //! when the process makes its first NPP call, for a baseline) and rewrites the file every half
 //! second, and the exit path that samples and writes it once more (or, for SIGTERM, SIGINT and
-//! SIGHUP left to their default action, the signal's handler: `signals.rs`). Each write goes to a
+//! SIGHUP left to their default action, the signal's handler: `recorder/signals.rs`). Each write goes to a
 //! temporary file renamed over the trace, so a reader (or a crash) never sees half a file. The
 //! writer also does the once-per-process lookup of the CUDA driver (`driver::prepare`), so that
 //! a caller's thread seldom pays for it.
@@ -16,16 +17,21 @@ use std::time::{Duration, Instant};
 use nppbench_model::{TraceDevice, TraceEnd, TraceFile};
 use nppbench_npp_sys::{GetLibVersion, NppLibraryVersion};
 
-use crate::clock::{self, seconds};
-use crate::driver;
-use crate::memory::{Sampler, Samples, live_threads};
 use crate::protocol::{self, FLUSH_INTERVAL_S, SAMPLE_INTERVAL_S};
-use crate::signals;
-use crate::snapshot::{self, Context, live_streams};
-use crate::streams;
-use crate::symbolise;
-use crate::sync::lock_until;
-use crate::work;
+use crate::recorder::clock::{self, seconds};
+use crate::recorder::pending::Asking;
+use crate::recorder::{cupti, driver, signals, work};
+use memory::{Sampler, Samples, live_threads};
+use snapshot::{Context, live_streams};
+use sync::lock_until;
+
+pub(crate) mod memory;
+pub(crate) mod site;
+mod snapshot;
+pub(crate) mod streams;
+pub(crate) mod symbolise;
+pub(crate) mod sync;
+pub(crate) mod thread;
 
 /// Where and for whom the trace is written, fixed at start.
 struct Config {
@@ -159,8 +165,12 @@ pub(crate) fn write_atomic(path: &Path, trace: &TraceFile) -> std::io::Result<()
     std::fs::rename(&tmp, path)
 }
 
-fn take_sample(sampler: &Sampler) -> crate::memory::RawSample {
-    sampler.sample(seconds(clock::now_ns()), live_threads(), live_streams())
+fn take_sample(sampler: &Sampler) -> memory::RawSample {
+    sampler.sample(
+        seconds(clock::now_ns()),
+        live_threads(),
+        live_streams(Instant::now() + BUSY_WAIT),
+    )
 }
 
 /// The writer thread: a first write at once, then a sample every [`SAMPLE_INTERVAL_S`] (once
@@ -170,7 +180,7 @@ fn take_sample(sampler: &Sampler) -> crate::memory::RawSample {
 /// has written, or a signal's handler asks for the final write (`signals.rs`).
 fn writer_thread() {
     // Here, not in the library's initialiser: it starts and joins a thread.
-    crate::tid::prepare();
+    crate::recorder::tid::prepare();
     // Before NVML's thread starts, which inherits the mask.
     signals::block_on_this_thread();
     write(TraceEnd::Running);
@@ -196,10 +206,10 @@ fn writer_thread() {
             return;
         }
         driver::prepare();
-        crate::feed::refill();
+        crate::recorder::feed::refill();
         // The threads' records are read at every tick, not only at each write, so that the
         // chunks go back to the pool sooner (a busy thread then rarely allocates one).
-        crate::thread::each_thread(Instant::now() + BUSY_WAIT, |_| {});
+        thread::each_thread(Instant::now() + BUSY_WAIT, |_| {});
         let s = SAMPLER.get().map(take_sample);
         match lock_until(&STATE, Instant::now() + BUSY_WAIT) {
             Some(st) if st.finished => return,
@@ -312,17 +322,18 @@ fn start() {
     if CONFIG.set(config(PathBuf::from(out))).is_err() {
         return;
     }
-    let streams_missing = streams::subscribe().err();
+    let streams_missing = cupti::subscribe().err();
     if let Ok(mut st) = STATE.lock() {
         st.program = program();
         st.streams_missing = streams_missing;
     }
     work::install_exit_handler(at_exit);
-    work::set_ask_pending(std::env::var(protocol::ASK_PENDING).map_or(true, |v| v != "0"));
+    crate::recorder::pending::set(Asking::from_env(std::env::var(protocol::ASK_PENDING).ok().as_deref()));
+    work::set_test_stream_events(std::env::var_os(protocol::TEST_STREAM_EVENTS).is_some_and(|v| v == "1"));
     signals::install();
     // SAFETY: registers a child handler that only stores an atomic.
     unsafe { libc::pthread_atfork(None, None, Some(work::on_fork_child)) };
-    crate::feed::refill();
+    crate::recorder::feed::refill();
     let _ = std::thread::Builder::new().name("nppbench-trace".into()).spawn(|| {
         let _ = std::panic::catch_unwind(writer_thread);
     });

@@ -8,12 +8,13 @@ use nppbench_model::{
     CallSite, Capture, Overhead, TRACE_SCHEMA_VERSION, TraceDevice, TraceEnd, TraceFile, TraceThread, TracedStream,
 };
 
-use crate::clock::{self, seconds};
-use crate::memory::{self, Sampler, Samples};
 use crate::protocol::FLUSH_INTERVAL_S;
-use crate::site::{SiteKey, SiteStats};
-use crate::streams::{self, StreamRec};
-use crate::thread;
+use crate::recorder::clock::{self, seconds};
+use crate::recorder::cupti;
+use crate::writer::memory::{self, Sampler, Samples};
+use crate::writer::site::{SiteKey, SiteStats};
+use crate::writer::streams::StreamRec;
+use crate::writer::thread;
 
 /// What the writer knows beside the recorders' data.
 pub(crate) struct Context<'a> {
@@ -44,8 +45,6 @@ struct FromThreads {
     /// The part of `overhead` spent on each thread's first call.
     first_calls: Overhead,
     flags_asked: u64,
-    /// Streams the threads' calls created, taken from them for `streams::attach`.
-    created: Vec<(u64, SiteKey)>,
     /// Whether the threads' records were read (`thread::each_thread`).
     read: bool,
 }
@@ -57,11 +56,9 @@ fn from_threads(deadline: Instant) -> FromThreads {
         overhead: Overhead::default(),
         first_calls: Overhead::default(),
         flags_asked: 0,
-        created: Vec::new(),
         read: false,
     };
     out.read = thread::each_thread(deadline, |t| {
-        out.created.append(&mut t.created_in_calls);
         if t.calls == 0 {
             return;
         }
@@ -152,40 +149,67 @@ pub(crate) fn calls_missing(calls: u64, npp_loaded: bool, threads_read: bool) ->
     })
 }
 
+/// The streams as the trace lists them, from the writer's registry.
+struct FromStreams {
+    call_sites: Vec<CallSite>,
+    streams: Vec<TracedStream>,
+    not_listed: u64,
+    npp_stacks: BTreeMap<String, u64>,
+    /// Threads that created streams without a catalogued call: their first and last creation.
+    stream_only: BTreeMap<i64, (u64, u64)>,
+}
+
+/// The call sites (in `keys`' order, with their streams counted) and the streams, built inside
+/// the registry's lock without copying it; `None` where another write held it past `deadline`.
+fn from_streams(keys: &[(&SiteKey, &Merged)], threads: &[TraceThread], deadline: Instant) -> Option<FromStreams> {
+    let index: HashMap<SiteKey, usize> = keys.iter().enumerate().map(|(i, (k, _))| (**k, i)).collect();
+    thread::with_streams(deadline, |r| {
+        r.name_stacks();
+        let call_sites = keys
+            .iter()
+            .map(|(k, m)| call_site(k, m, r.per_site.get(*k).copied().unwrap_or_default()))
+            .collect();
+        let recs = r.in_order();
+        // Threads that created streams without a catalogued call (looked up in a set: a
+        // thread-per-call service has as many threads as streams, and a scan per stream made
+        // each write quadratic).
+        let calling: HashSet<i64> = threads.iter().map(|t| t.tid).collect();
+        let mut stream_only: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
+        for s in recs.iter().filter(|s| !calling.contains(&s.tid)) {
+            let e = stream_only.entry(s.tid).or_insert((s.created_ns, s.created_ns));
+            e.0 = e.0.min(s.created_ns);
+            e.1 = e.1.max(s.created_ns);
+        }
+        FromStreams {
+            call_sites,
+            streams: recs.iter().map(|s| traced_stream(s, &index)).collect(),
+            not_listed: r.not_listed,
+            npp_stacks: r.npp_stacks.clone(),
+            stream_only,
+        }
+    })
+}
+
 /// The trace now.
 pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
-    let mut t = from_threads(deadline);
-    streams::attach(std::mem::take(&mut t.created));
-    streams::name_stacks();
-    let (per_site, mut recs, not_listed, npp_stacks, callbacks) = streams::with_registry(|r| {
-        let recs: Vec<StreamRec> = r.gone.iter().chain(r.live.values()).cloned().collect();
-        let callbacks = Overhead {
-            calls: r.callbacks.0,
-            recording_ns: r.callbacks.1,
-        };
-        (r.per_site.clone(), recs, r.not_listed, r.npp_stacks.clone(), callbacks)
-    });
+    let t = from_threads(deadline);
     let mut keys: Vec<(&SiteKey, &Merged)> = t.sites.iter().collect();
     keys.sort_by_key(|(k, m)| (m.stats.first_ns, k.symbol, k.width, k.height, k.device));
-    let index: HashMap<SiteKey, usize> = keys.iter().enumerate().map(|(i, (k, _))| (**k, i)).collect();
-    let call_sites: Vec<CallSite> = keys
-        .iter()
-        .map(|(k, m)| call_site(k, m, per_site.get(*k).copied().unwrap_or_default()))
-        .collect();
-    recs.sort_by_key(|s| (s.created_ns, s.handle));
-    let streams: Vec<TracedStream> = recs.iter().map(|s| traced_stream(s, &index)).collect();
     let mut threads = t.threads;
-    // Threads that created streams without a catalogued call (looked up in a set: a
-    // thread-per-call service has as many threads as streams, and a scan per stream made each
-    // write quadratic).
-    let calling: HashSet<i64> = threads.iter().map(|t| t.tid).collect();
-    let mut stream_only: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
-    for s in recs.iter().filter(|s| !calling.contains(&s.tid)) {
-        let e = stream_only.entry(s.tid).or_insert((s.created_ns, s.created_ns));
-        e.0 = e.0.min(s.created_ns);
-        e.1 = e.1.max(s.created_ns);
-    }
-    threads.extend(stream_only.into_iter().map(|(tid, (a, b))| TraceThread {
+    // Where the registry could not be had before the deadline, the calls are still written.
+    let s = from_streams(&keys, &threads, deadline).unwrap_or_else(|| FromStreams {
+        call_sites: keys.iter().map(|(k, m)| call_site(k, m, (0, 0))).collect(),
+        streams: Vec::new(),
+        not_listed: 0,
+        npp_stacks: BTreeMap::new(),
+        stream_only: BTreeMap::new(),
+    });
+    let (callbacks, callbacks_ns) = cupti::callbacks();
+    let callbacks = Overhead {
+        calls: callbacks,
+        recording_ns: callbacks_ns,
+    };
+    threads.extend(s.stream_only.into_iter().map(|(tid, (a, b))| TraceThread {
         tid,
         first_s: seconds(a),
         last_s: seconds(b),
@@ -216,29 +240,30 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
             streams_missing: ctx.streams_missing,
             memory_missing: memory.missing,
             functions_interposed: crate::SYMBOLS.len() as u32,
-            streams_not_listed: not_listed,
+            streams_not_listed: s.not_listed,
             flush_interval_s: FLUSH_INTERVAL_S,
             sample_interval_s: ctx.samples.interval_s,
             memory_device_wide: memory.device_wide,
             first_call_overhead: t.first_calls,
             flags_asked: Some(t.flags_asked),
             callback_overhead,
-            npp_stacks,
+            npp_stacks: s.npp_stacks,
         },
         npp_libraries: ctx.npp_libraries,
         npp_version: ctx.npp_version,
         devices: ctx.devices.to_vec(),
-        call_sites,
+        call_sites: s.call_sites,
         threads,
-        streams,
+        streams: s.streams,
         memory: memory.samples,
         overhead: t.overhead,
     }
 }
 
-/// Streams created and not destroyed so far.
-pub(crate) fn live_streams() -> u64 {
-    streams::with_registry(|r| r.live.len() as u64)
+/// Streams created and not destroyed so far (0 where another write held the registry past
+/// `deadline`).
+pub(crate) fn live_streams(deadline: Instant) -> u64 {
+    thread::with_streams(deadline, |r| r.live.len() as u64).unwrap_or(0)
 }
 
 #[cfg(test)]

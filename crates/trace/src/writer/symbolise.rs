@@ -1,7 +1,7 @@
 //! Naming the NPP code on a stack (`backtrace`, then `dladdr1`), and finding NPP's libraries among
 //! those the process has mapped (`/proc/self/maps`).
 //!
-//! The creating thread only takes its stack's return addresses ([`stack`]); the writer names them
+//! The creating thread only takes its stack's return addresses (`recorder/stack.rs`); the writer names them
 //! later ([`NppStack::of`]), each address once ([`Names`]), so a stream created outside a
 //! catalogued call costs the program an unwind, not a symbol lookup per frame.
 //!
@@ -13,9 +13,6 @@
 use std::collections::HashMap;
 use std::ffi::{CStr, c_void};
 use std::path::Path;
-
-/// Frames looked at when a stream is created outside a catalogued call.
-const DEPTH: usize = 64;
 
 /// `RTLD_DL_SYMENT`: `dladdr1` also returns the symbol's ELF entry.
 const RTLD_DL_SYMENT: libc::c_int = 1;
@@ -76,22 +73,8 @@ pub(crate) fn symbolise(addr: *const c_void) -> Option<Frame> {
     })
 }
 
-/// The return addresses on the calling thread's stack, innermost first.
-pub(crate) fn stack() -> Box<[usize]> {
-    let mut frames = [std::ptr::null_mut(); DEPTH];
-    // SAFETY: the buffer holds DEPTH entries, the size passed.
-    let n = unsafe { libc::backtrace(frames.as_mut_ptr(), DEPTH as libc::c_int) };
-    frames[..n.max(0) as usize].iter().map(|p| *p as usize).collect()
-}
-
-/// Walks a stack once, so that the unwinder's own libraries are loaded before a callback needs
-/// them.
-pub(crate) fn prime() {
-    let _ = stack();
-}
-
 /// Each address named once (the writer's, across snapshots).
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Names(HashMap<usize, Option<Frame>>);
 
 impl Names {
@@ -188,6 +171,7 @@ fn npp_libraries_in(maps: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recorder::stack::taken as stack;
 
     fn frame(library: &str, symbol: Option<&str>) -> Option<Frame> {
         Some(Frame {

@@ -3,19 +3,22 @@
 //! thread, here, off the call path. Its sites are searched in order until there are many; only
 //! then is a map built, with a fixed hasher. Whether a thread has ended is read from
 //! `/proc/self/task` (a thread-local destructor on the call path would cost the thread's first
-//! call an allocation and the loader's lock); an ended thread's chunk goes back to the pool.
+//! call an allocation and the loader's lock); an ended thread's chunk goes back to the pool. The
+//! streams created and destroyed on each thread come through its feed too: each pass hands them
+//! to the stream registry (`streams.rs`), kept here under the same lock, the writer's alone.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::BuildHasherDefault;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use nppbench_npp_sys::NppStatus;
 
-use crate::feed::{self, CallEvent, Cursor, Event, Feed};
-use crate::site::{SiteKey, SiteStats};
-use crate::sync::lock_until;
+use crate::recorder::feed::{self, CallEvent, Cursor, Event, Feed};
+use crate::writer::site::{SiteKey, SiteStats};
+use crate::writer::streams::{self, Registry, StreamEvent, StreamRec};
+use crate::writer::sync::lock_until;
 
 /// What one thread recorded.
 #[derive(Debug)]
@@ -37,9 +40,6 @@ pub(crate) struct ThreadData {
     /// Calls that asked the driver for their stream's flags.
     pub(crate) flags_asked: u64,
     pub(crate) exited: bool,
-    /// Streams created during this thread's catalogued calls, with the call's site, until the
-    /// snapshot takes them and attributes them (`streams::attach`).
-    pub(crate) created_in_calls: Vec<(u64, SiteKey)>,
     /// Streams created during a call whose record has not been read yet.
     created_pending: Vec<u64>,
 }
@@ -59,23 +59,43 @@ impl ThreadData {
             first_call_overhead_ns: 0,
             flags_asked: 0,
             exited: false,
-            created_in_calls: Vec::new(),
             created_pending: Vec::new(),
         }
     }
 
-    /// Takes in one event of the thread's feed: a stream created during a call waits for the
-    /// call's record, which names its site.
-    fn take(&mut self, event: Event) {
+    /// Takes in one event of the thread's feed: a stream's creation or destruction goes to the
+    /// pass's stream events; a stream created during a call waits for the call's record, which
+    /// names its site.
+    fn take(&mut self, event: Event, pass: &mut streams::Pass) {
         match event {
-            Event::Created { handle, .. } => self.created_pending.push(handle),
+            Event::Created {
+                handle,
+                ns,
+                symbol,
+                stack,
+            } => {
+                if symbol.is_some() {
+                    self.created_pending.push(handle);
+                }
+                pass.events.push(StreamEvent::Created(StreamRec {
+                    handle,
+                    tid: self.tid,
+                    created_ns: ns,
+                    destroyed_ns: None,
+                    site: None,
+                    in_call: symbol,
+                    stack,
+                    named: None,
+                }));
+            }
+            Event::Destroyed { handle, ns } => pass.events.push(StreamEvent::Destroyed { handle, ns }),
             Event::Call(call) => {
                 let key = SiteKey::of(&call);
                 self.add(key, call.start_ns, call.in_npp_ns, call.status);
                 self.sites[self.last].1.count_pending(call.bits);
                 self.add_overhead(u64::from(call.overhead_ns));
                 self.flags_asked += u64::from(call.bits & CallEvent::FLAGS_ASKED != 0);
-                self.created_in_calls
+                pass.attach
                     .extend(self.created_pending.drain(..).map(|handle| (handle, key)));
             }
         }
@@ -145,9 +165,18 @@ struct Tracked {
     data: ThreadData,
 }
 
-/// Every feed the writer has seen, in the order they were made (the writer's and the exit
-/// path's; no caller's thread takes this lock).
-static TRACKED: Mutex<Vec<Tracked>> = Mutex::new(Vec::new());
+/// What the writer has read.
+struct Reading {
+    /// Every feed the writer has seen, in the order they were made.
+    tracked: Vec<Tracked>,
+    streams: Option<Registry>,
+}
+
+/// The writer's and the exit path's (with a deadline); no caller's thread takes this lock.
+static READING: Mutex<Reading> = Mutex::new(Reading {
+    tracked: Vec::new(),
+    streams: None,
+});
 
 /// Whether the thread `tid` of this process has ended (`/proc/self/task/TID` is gone). A thread
 /// id the kernel has given to a newer thread reads as alive: the writer marks a thread exited
@@ -163,14 +192,29 @@ fn proc_lists_threads() -> bool {
     !ended(feed::tid())
 }
 
-/// Reads every thread's feed to its last published record, then calls `f` on each thread's data
-/// (the writer's one pass: it takes the streams a thread's calls created), with a thread that has
-/// ended marked exited (its chunk given back). `false` where another pass held the threads past
-/// `deadline` (the exit path waits no longer): then nothing was read.
-pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&mut ThreadData)) -> bool {
-    let Some(mut tracked) = lock_until(&TRACKED, deadline) else {
+/// Reads every thread's feed to its last published record, then calls `f` on each thread's data,
+/// with a thread that has ended marked exited (its chunk given back); the streams created and
+/// destroyed go to the registry. `false` where another pass held the threads past `deadline`
+/// (the exit path waits no longer): then nothing was read.
+pub(crate) fn each_thread(deadline: Instant, f: impl FnMut(&mut ThreadData)) -> bool {
+    let Some(mut reading) = lock_until(&READING, deadline) else {
         return false;
     };
+    read(&mut reading, f);
+    true
+}
+
+/// Reads every thread's feed, as [`each_thread`], then runs `f` on the stream registry; `None`
+/// where another pass held it past `deadline`.
+pub(crate) fn with_streams<R>(deadline: Instant, f: impl FnOnce(&mut Registry) -> R) -> Option<R> {
+    let mut reading = lock_until(&READING, deadline)?;
+    read(&mut reading, |_| {});
+    Some(f(reading.streams.get_or_insert_with(Registry::default)))
+}
+
+fn read(reading: &mut MutexGuard<'_, Reading>, mut f: impl FnMut(&mut ThreadData)) {
+    let Reading { tracked, streams } = &mut **reading;
+    let mut pass = streams::Pass::default();
     tracked.extend(feed::new_feeds().into_iter().map(|feed| Tracked {
         feed,
         cursor: feed.cursor(),
@@ -188,20 +232,20 @@ pub(crate) fn each_thread(deadline: Instant, mut f: impl FnMut(&mut ThreadData))
         // Ended before the read: then the read sees its every record.
         let ended_now = !t.data.exited && proc_lists_threads && ended(t.data.tid);
         let Tracked { cursor, data, .. } = t;
-        cursor.read(|e| data.take(e));
+        cursor.read(|e| data.take(e, &mut pass));
         if ended_now {
             t.data.exited = true;
             t.cursor.retire();
         }
         f(&mut t.data);
     }
-    true
+    streams.get_or_insert_with(Registry::default).apply(pass);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::site::SiteKey;
+    use crate::writer::site::SiteKey;
     use nppbench_model::TraceStreamKind;
     use std::time::Duration;
 
@@ -260,14 +304,14 @@ mod tests {
     /// A call event at `key(width)` (through a real site's packing).
     fn call(width: i32, start_ns: u64) -> CallEvent {
         let ctx = nppbench_npp_sys::NppStreamContext::zeroed();
-        let site = crate::site::Site {
+        let site = crate::recorder::site::Site {
             symbol: 0,
             roi: nppbench_npp_sys::NppiSize { width, height: 1 },
             src_step: Some(width),
             dst_step: None,
             ctx: &ctx,
         };
-        crate::site::event(&site, None, false, None, start_ns, 1, 0)
+        crate::recorder::site::event(&site, None, false, None, start_ns, 1, 0)
     }
 
     #[test]
@@ -277,7 +321,7 @@ mod tests {
             for (i, width) in [8, 8, 9].into_iter().enumerate() {
                 let c = feed::enter(0).unwrap();
                 if width == 9 {
-                    feed::created_in_call(0x77_0001);
+                    crate::recorder::cupti::on_created(0x77_0001);
                 }
                 c.leave();
                 c.append(call(width, 10 * i as u64 + 10), || 5);
@@ -297,9 +341,6 @@ mod tests {
                     let counts: Vec<(i32, u64)> = t.sites.iter().map(|(k, s)| (k.width, s.calls)).collect();
                     assert_eq!(counts, [(8, 2), (9, 1)]);
                     assert_eq!((t.overhead_ns, t.first_call_overhead_ns), (15, 5));
-                    if seen.is_none() {
-                        assert_eq!(std::mem::take(&mut t.created_in_calls), [(0x77_0001, key(9))]);
-                    }
                     seen = Some(t.exited);
                 }
             });
@@ -310,5 +351,15 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(seen, Some(true));
+        let site = with_streams(Instant::now() + Duration::from_secs(1), |r| {
+            let rec = r.live.get(&0x77_0001).expect("the stream, from the thread's feed");
+            assert_eq!((rec.tid, rec.in_call), (tid, None));
+            (rec.site, r.per_site.get(&key(9)).copied())
+        });
+        assert_eq!(
+            site,
+            Some((Some(key(9)), Some((1, 0)))),
+            "attributed to the call it was created in"
+        );
     }
 }

@@ -121,6 +121,9 @@ fn caller_child() {
             unsafe { libc::waitpid(child, &mut status, 0) };
             assert_eq!(status, 0, "the forked child's calls");
         }
+        if then == "term_in_callbacks" {
+            lifecycle::term_in_callbacks(&spec);
+        }
         // Killed past two flush intervals, without waiting for any write.
         if then == "kill_late" {
             std::thread::sleep(Duration::from_millis(1_200));

@@ -48,9 +48,11 @@ fn view(i: usize, g: &SiteGroup) -> RaceSiteView {
         function: g.function.clone(),
         geometry: geometry_label(g),
         stream: stream_words(g),
+        // The interposer asks within a budget (crates/trace/src/recorder/pending.rs): the count
+        // is of the calls asked.
         pending: format!(
-            "{} of {} calls ({} asked)",
-            g.calls_with_work_pending, g.calls, g.calls_pending_asked
+            "{} of {} calls asked ({} in all)",
+            g.calls_with_work_pending, g.calls_pending_asked, g.calls
         ),
         atlas,
         races,

@@ -270,6 +270,18 @@ pub(super) fn notices(trace: &TraceFile, f: &TraceFindings) -> Vec<String> {
             "The race was not asked about: {unasked} call site(s) declare a blocking stream off the legacy default, where NPP may split a call onto a stream of its own, but no call was asked whether its stream still had work queued (NPPBENCH_TRACE_ASK_PENDING=0, or the driver could not answer). No site is named for the race, and --fail-on race cannot trip."
         ));
     }
+    // Calls that can race asked in part: the interposer asks within a budget.
+    let sampled = f
+        .groups
+        .iter()
+        .filter(can_race)
+        .filter(|g| g.calls_pending_asked > 0 && g.calls_pending_asked < g.calls)
+        .count();
+    if sampled > 0 {
+        out.push(format!(
+            "Whether a stream still had work queued was asked of some calls only, at {sampled} call site(s): the interposer asks within a budget of 0.25 µs a call on average (the question costs a few µs), the process's first such call always. A site with work pending in none of its asked calls may still have had it in others; NPPBENCH_TRACE_ASK_PENDING=all asks every call, at that cost."
+        ));
+    }
     if let Some(b) = &f.atlas {
         if b.version_matches == Some(false) {
             out.push(format!(

@@ -4,8 +4,12 @@
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
-use super::{Body, CALL, CREATED, CallEvent, Chunk, Created, FEEDS, Feed, RECORDS, Record, SPARES, steal, take_chunk};
-use crate::prefetch;
+use super::{
+    Body, CALL, CREATED, CallEvent, Chunk, Created, DESTROYED, Destroyed, FEEDS, FRAMES, FRAMES_PER_RECORD, Feed,
+    Frames, OUTSIDE_CALLS, RECORDS, Record, SPARES, steal, take_chunk,
+};
+use crate::recorder::prefetch;
+use crate::recorder::stack::DEPTH;
 
 /// One thread's state.
 struct Local {
@@ -36,24 +40,15 @@ thread_local! {
 
 /// The kernel's id of the calling thread (asked once per thread).
 pub(crate) fn tid() -> i64 {
-    LOCAL.try_with(Local::tid).unwrap_or_else(|_| crate::tid::current())
-}
-
-/// Registers the calling thread ahead of its first catalogued call (a stream it creates outside a
-/// call does, from CUPTI's callback): that call then finds its feed. Nothing for a thread already
-/// registered.
-pub(crate) fn register_early() {
-    let _ = LOCAL.try_with(|l| {
-        if l.feed.get().is_none() {
-            l.register();
-        }
-    });
+    LOCAL
+        .try_with(Local::tid)
+        .unwrap_or_else(|_| crate::recorder::tid::current())
 }
 
 impl Local {
     fn tid(&self) -> i64 {
         if self.tid.get() == 0 {
-            self.tid.set(crate::tid::current());
+            self.tid.set(crate::recorder::tid::current());
         }
         self.tid.get()
     }
@@ -143,7 +138,7 @@ pub(crate) fn enter(symbol: u16) -> Option<InCall> {
     prefetch::lines_to_write(l.slot().cast(), 64);
     if !l.called.get() {
         l.called.set(true);
-        crate::work::on_call();
+        crate::recorder::work::on_call();
     }
     Some(call)
 }
@@ -181,21 +176,58 @@ pub(crate) fn in_call() -> bool {
     LOCAL.try_with(|l| l.in_call.get() != 0).unwrap_or(true)
 }
 
-/// A stream `handle` was created on the calling thread: inside a catalogued call, it is appended
-/// to the thread's feed (before the call's record) and the call's symbol is returned; `None`
+/// A stream `handle` was created on the calling thread at `ns`: appended to the thread's feed
+/// (registering the thread where it has no feed yet: it usually creates its stream before its
+/// first NPP call, and pays for its feed here, in a callback already costly, not on that call).
+/// Inside a catalogued call it comes before the call's record, which names its site; outside
+/// one, after the creating stack that `stack` writes into the buffer it is given (returning how
+/// many frames), a few frames a record. Nothing is allocated. Returns the call's symbol, `None`
 /// outside one.
-pub(crate) fn created_in_call(handle: u64) -> Option<u16> {
+pub(crate) fn stream_created(handle: u64, ns: u64, stack: impl FnOnce(&mut [usize]) -> usize) -> Option<u16> {
     LOCAL
         .try_with(|l| {
-            let symbol = u16::try_from(l.in_call.get().checked_sub(1)?).ok()?;
+            let symbol = l.in_call.get().checked_sub(1).and_then(|s| u16::try_from(s).ok());
+            if symbol.is_none() {
+                let mut frames = [0; DEPTH];
+                let n = stack(&mut frames).min(DEPTH);
+                for part in frames[..n].chunks(FRAMES_PER_RECORD) {
+                    let mut addrs = [0; FRAMES_PER_RECORD];
+                    addrs[..part.len()].copy_from_slice(part);
+                    l.append(FRAMES, |body| {
+                        // SAFETY: the unpublished record's body (`Local::append`).
+                        unsafe {
+                            (*body).frames = Frames {
+                                n: part.len() as u32,
+                                addrs,
+                            }
+                        }
+                    });
+                }
+            }
             l.append(CREATED, |body| {
                 // SAFETY: the unpublished record's body (`Local::append`).
-                unsafe { (*body).created = Created { handle, symbol } }
+                unsafe {
+                    (*body).created = Created {
+                        handle,
+                        ns,
+                        symbol: symbol.unwrap_or(OUTSIDE_CALLS),
+                    }
+                }
             });
-            Some(symbol)
+            symbol
         })
         .ok()
         .flatten()
+}
+
+/// A stream `handle` was destroyed on the calling thread at `ns`: appended to its feed.
+pub(crate) fn stream_destroyed(handle: u64, ns: u64) {
+    let _ = LOCAL.try_with(|l| {
+        l.append(DESTROYED, |body| {
+            // SAFETY: the unpublished record's body (`Local::append`).
+            unsafe { (*body).destroyed = Destroyed { handle, ns } }
+        });
+    });
 }
 
 /// The calling thread's feed, where it has one.

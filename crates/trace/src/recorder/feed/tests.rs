@@ -1,9 +1,26 @@
 //! The feeds, read as the writer reads them: order across chunks, publication, and no call lost
-//! while many threads append and a reader reads beside them.
+//! while many threads append and a reader reads beside them; streams created (in a call, or
+//! outside one with their stack) and destroyed travel with the calls.
 
 use super::*;
-use crate::sync::lock;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A stack stand-in for a stream created outside a call.
+fn stack_of(n: usize) -> Box<[usize]> {
+    (0..n).map(|i| 0x1000 + i).collect()
+}
+
+/// Writes [`stack_of`]`(n)` as a creating stack is written.
+fn write_stack(n: usize) -> impl FnOnce(&mut [usize]) -> usize {
+    move |frames| {
+        frames[..n].copy_from_slice(&stack_of(n));
+        n
+    }
+}
 
 /// A call event told apart by `n`.
 fn event(n: u64) -> CallEvent {
@@ -42,12 +59,16 @@ fn calls_and_the_streams_they_created_are_read_in_order_across_chunks() {
             let call = enter((i % 7) as u16).expect("not inside a call");
             assert!(enter(1).is_none(), "a call inside a call is NPP's, not the program's");
             if i % 10 == 0 {
-                assert_eq!(created_in_call(0x5000 + i), Some((i % 7) as u16));
+                let stack = |_: &mut [usize]| panic!("no stack is taken inside a call");
+                assert_eq!(stream_created(0x5000 + i, i, stack), Some((i % 7) as u16));
             }
             call.leave();
             call.append(event(i), || 40);
         }
-        assert_eq!(created_in_call(0x6000), None, "outside a call");
+        assert_eq!(stream_created(0x6000, n, write_stack(3)), None, "outside a call");
+        // Deeper than a record holds: over several, read back as one.
+        assert_eq!(stream_created(0x6001, n, write_stack(20)), None);
+        stream_destroyed(0x6000, n + 1);
     });
     assert_ne!(feed.tid(), 0);
     let mut cursor = feed.cursor();
@@ -57,7 +78,9 @@ fn calls_and_the_streams_they_created_are_read_in_order_across_chunks() {
         if i % 10 == 0 {
             expected.push(Event::Created {
                 handle: 0x5000 + i,
-                symbol: (i % 7) as u16,
+                ns: i,
+                symbol: Some((i % 7) as u16),
+                stack: None,
             });
         }
         expected.push(Event::Call(CallEvent {
@@ -65,6 +88,22 @@ fn calls_and_the_streams_they_created_are_read_in_order_across_chunks() {
             ..event(i)
         }));
     }
+    expected.push(Event::Created {
+        handle: 0x6000,
+        ns: n,
+        symbol: None,
+        stack: Some(stack_of(3)),
+    });
+    expected.push(Event::Created {
+        handle: 0x6001,
+        ns: n,
+        symbol: None,
+        stack: Some(stack_of(20)),
+    });
+    expected.push(Event::Destroyed {
+        handle: 0x6000,
+        ns: n + 1,
+    });
     assert_eq!(events, expected);
     assert_eq!(read_all(&mut cursor), [], "each event is read once");
     cursor.retire();
@@ -79,7 +118,7 @@ fn a_record_is_read_only_once_published_and_overhead_saturates() {
     let (told, hear) = std::sync::mpsc::channel::<&'static Feed>();
     let t = std::thread::spawn(move || {
         let call = enter(3).unwrap();
-        assert_eq!(created_in_call(0xabc), Some(3));
+        assert_eq!(stream_created(0xabc, 77, write_stack(1)), Some(3));
         told.send(local::own_feed().unwrap()).unwrap();
         wait.recv().unwrap();
         call.leave();
@@ -91,7 +130,9 @@ fn a_record_is_read_only_once_published_and_overhead_saturates() {
         read_all(&mut cursor),
         [Event::Created {
             handle: 0xabc,
-            symbol: 3
+            ns: 77,
+            symbol: Some(3),
+            stack: None,
         }]
     );
     go.send(()).unwrap();
@@ -118,7 +159,8 @@ fn many_threads_lose_no_call_while_the_reader_reads_and_recycles() {
             .map(|t| {
                 let feeds = &feeds;
                 s.spawn(move || {
-                    register_early();
+                    // A stream created first registers the thread, as CUPTI's callback does.
+                    stream_created(0x9000 + t, 0, write_stack(0));
                     lock(feeds).push(local::own_feed().unwrap());
                     for i in 0..CALLS {
                         let call = enter(0).unwrap();
@@ -140,7 +182,8 @@ fn many_threads_lose_no_call_while_the_reader_reads_and_recycles() {
                 for ((_, c), seen) in cursors.iter_mut().zip(&mut starts) {
                     c.read(|e| match e {
                         Event::Call(c) => seen.push(c.start_ns),
-                        Event::Created { .. } => panic!("no stream was created"),
+                        Event::Created { stack, .. } => assert_eq!(stack, Some(stack_of(0))),
+                        Event::Destroyed { .. } => panic!("no stream was destroyed"),
                     });
                 }
                 if finished {

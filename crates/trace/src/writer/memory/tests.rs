@@ -97,7 +97,7 @@ fn samples_are_thinned_evenly_and_the_interval_follows() {
 
 #[test]
 fn without_nvml_memory_is_missing_with_a_reason() {
-    let _driver = crate::sync::lock(&crate::DRIVER_TESTS);
+    let _driver = crate::writer::sync::lock(&crate::DRIVER_TESTS);
     let s = Sampler::new();
     if s.nvml.is_none() {
         assert!(s.missing.as_deref().unwrap().contains("NVML"));
