@@ -204,11 +204,11 @@ pub(crate) fn each_thread(deadline: Instant, f: impl FnMut(&mut ThreadData)) -> 
     true
 }
 
-/// Reads every thread's feed, as [`each_thread`], then runs `f` on the stream registry; `None`
-/// where another pass held it past `deadline`.
+/// Runs `f` on the stream registry as the last pass over the feeds left it (so that a snapshot's
+/// streams and calls come from the same pass); `None` where another pass held it past
+/// `deadline`.
 pub(crate) fn with_streams<R>(deadline: Instant, f: impl FnOnce(&mut Registry) -> R) -> Option<R> {
     let mut reading = lock_until(&READING, deadline)?;
-    read(&mut reading, |_| {});
     Some(f(reading.streams.get_or_insert_with(Registry::default)))
 }
 
