@@ -2,10 +2,11 @@
 //! them at once, spread over the GPUs. Each scenario runs on host threads made for it, which
 //! have never met NPP, so that it finds NPP as a fresh process would (NPP keeps its hidden streams
 //! per thread, until the process exits); a fault in a process costs only the scenario at fault,
-//! measured again alone, and the rest of the batch goes to a fresh process.
+//! measured again alone, and the rest of the batch goes to a fresh process. A scenario whose
+//! growth depends on what the process held is measured again alone, unless it headed its batch
+//! (`queue.rs`: the scenarios likeliest to be, first in a process).
 
 use std::collections::BTreeSet;
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, mpsc};
@@ -18,6 +19,7 @@ use nppbench_model::{BatchPlace, Jobs, Matrix, MemoryRecord, MemoryScenario, Pro
 use super::child::{Child, Exit};
 
 mod plan;
+mod queue;
 #[cfg(test)]
 mod tests;
 
@@ -67,8 +69,7 @@ fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
     }
 }
 
-/// A scenario waiting for a process: its index in the matrix and the scenario.
-type Queued<'a> = (usize, &'a MemoryScenario);
+use queue::{Queue, Queued};
 
 /// How one probe process ended.
 enum Ending<'a> {
@@ -87,7 +88,7 @@ enum Ending<'a> {
 struct Workers<'a> {
     opts: &'a RunOptions,
     settings: &'a Settings,
-    queue: Mutex<VecDeque<Queued<'a>>>,
+    queue: Mutex<Queue<'a>>,
     jobs: u32,
     max_per_process: u32,
     /// Shuffles each batch's scenarios (with this seed plus the matrix index of the batch's
@@ -103,25 +104,16 @@ struct Workers<'a> {
 }
 
 impl<'a> Workers<'a> {
-    /// The next process's scenarios, taken from the front of the queue (matrix order, so that a
-    /// process meets the same functions and geometries again and reuses their reference
-    /// outputs), then shuffled.
+    /// The next process's scenarios ([`Queue::take`]).
     fn take(&self) -> Vec<Queued<'a>> {
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        let n = batch_size(queue.len(), self.jobs, self.max_per_process).min(queue.len());
-        let batch: Vec<Queued<'a>> = queue.drain(..n).collect();
-        match (self.seed, batch.first()) {
-            (Some(seed), Some(&(first, _))) => shuffled(batch, seed.wrapping_add(first as u64)),
-            _ => batch,
-        }
+        queue.take(self.jobs, self.max_per_process, self.seed)
     }
 
     /// Puts `rest` back at the front of the queue, in order.
     fn give_back(&self, rest: Vec<Queued<'a>>) {
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        for q in rest.into_iter().rev() {
-            queue.push_front(q);
-        }
+        queue.give_back(rest);
     }
 
     /// One worker: takes scenarios from the queue and runs them in fresh probes on GPU
@@ -169,7 +161,8 @@ impl<'a> Workers<'a> {
 
     /// Runs `batch` in a fresh probe; returns the records of what it finished, and whether the
     /// run was interrupted. A scenario whose growth depends on what the process held is measured
-    /// again alone ([`page_bound`]); at a fault, the scenario at fault is measured again alone and
+    /// again alone ([`page_bound`]), unless it came first (then it met the process as it would
+    /// alone: `queue.rs`); at a fault, the scenario at fault is measured again alone and
     /// the rest of the batch goes back to the queue; after a clean early stop the rest goes back.
     fn run_batch(
         &self,
@@ -181,7 +174,7 @@ impl<'a> Workers<'a> {
         let (answered, ending) = self.run_process(batch, device, uuid, exiting)?;
         let mut records = Vec::new();
         for (i, record) in answered.into_iter().enumerate() {
-            match page_bound(&record).filter(|_| batch.len() > 1) {
+            match page_bound(&record).filter(|_| i > 0) {
                 Some(why) => {
                     let (again, interrupted) = self.alone(batch[i], Some(why), device, uuid, exiting)?;
                     records.extend(again);
@@ -360,7 +353,7 @@ pub(super) fn run(
     let workers = Workers {
         opts,
         settings: &matrix.settings,
-        queue: Mutex::new(todo.into()),
+        queue: Mutex::new(Queue::new(todo)),
         jobs: jobs.jobs,
         max_per_process: batching.map_or(1, |b| b.max_per_process),
         seed: batching.map(|b| b.seed),

@@ -10,8 +10,9 @@ use crate::runner::stand_in;
 
 /// A stand-in memory probe: answers each scenario of its request in order, as a probe's answer
 /// lines; aborts at an id holding `crash`, hangs at `hang`, and stops cleanly, saying so, after
-/// `full` (as a probe whose kept streams passed the budget does). Each process appends its
-/// scenarios' ids to `calls.log`, a line per process.
+/// `full` (as a probe whose kept streams passed the budget does); at an id holding `grew` it
+/// answers with the result in `grew.json` beside it. Each process appends its scenarios' ids to
+/// `calls.log`, a line per process.
 const PROBE: &str = r#"#!/bin/sh
 # probe --request R --answer A
 dir=$(dirname "$0")
@@ -19,7 +20,8 @@ ids=$(grep -o '"id":"[^"]*"' "$3" | cut -d'"' -f4)
 echo $ids >> "$dir/calls.log"
 for id in $ids; do
   case "$id" in *crash*) kill -ABRT $$ ;; *hang*) sleep 60 ;; esac
-  printf '{"scenario":{"id":"%s","reply":{"outcome":{"status":"ok"},"result":null},"wall_ms":1.0}}\n' "$id" >> "$5"
+  case "$id" in *grew*) r=$(cat "$dir/grew.json") ;; *) r=null ;; esac
+  printf '{"scenario":{"id":"%s","reply":{"outcome":{"status":"ok"},"result":%s},"wall_ms":1.0}}\n' "$id" "$r" >> "$5"
   case "$id" in *full*) printf '{"stopped":{"reason":"full"}}\n' >> "$5"; exit 0 ;; esac
 done
 "#;
@@ -44,12 +46,22 @@ fn supervise(dir: &Path, names: &[&str], max: u32, seed: Option<u64>) -> (Vec<Me
         command: Vec::new(),
         resume: false,
     };
-    let all = stand_in::scenarios(names);
+    let mut all = stand_in::scenarios(names);
+    // `ptd-poolN…`: a pool of N threads on the per-thread default stream.
+    for s in &mut all {
+        if let Some(n) =
+            s.id.strip_prefix("ptd-pool")
+                .and_then(|r| r.split('-').next()?.parse().ok())
+        {
+            s.stream = nppbench_model::StreamKind::PerThreadDefault;
+            s.threading = Threading::Pool(n);
+        }
+    }
     let stop = AtomicBool::new(false);
     let workers = Workers {
         opts: &opts,
         settings: &matrix.settings,
-        queue: Mutex::new(all.iter().enumerate().collect()),
+        queue: Mutex::new(Queue::new(all.iter().enumerate().collect())),
         jobs: 1,
         max_per_process: max,
         seed,
@@ -274,4 +286,82 @@ fn growth_that_depends_on_the_process_is_measured_again_alone_and_nothing_else_i
     );
     assert!(page_bound(&grown(Threading::ThreadPerCall, 10, 0, 0)).is_none());
     assert!(page_bound(&grown(Threading::Single, 10, 2, 9)).is_none());
+}
+
+#[test]
+fn pools_on_the_per_thread_default_stream_head_batches_the_largest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "s0",
+        "s1",
+        "s2",
+        "s3",
+        "s4",
+        "s5",
+        "ptd-pool2-a",
+        "s6",
+        "ptd-pool16-a",
+        "s7",
+        "ptd-pool4-a",
+        "s8",
+    ];
+    let (records, processes) = supervise(dir.path(), &names, 4, None);
+    assert_eq!(records.len(), 12);
+    assert_eq!(
+        processes,
+        ["ptd-pool16-a s0 s1 s2", "ptd-pool4-a s3 s4 s5", "ptd-pool2-a s6 s7 s8"]
+    );
+    // Heads left once the rest is gone are batched like any other.
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "s0",
+        "s1",
+        "ptd-pool16-a",
+        "ptd-pool16-b",
+        "ptd-pool16-c",
+        "ptd-pool16-d",
+    ];
+    let (_, processes) = supervise(dir.path(), &names, 2, None);
+    assert_eq!(
+        processes,
+        ["ptd-pool16-a s0", "ptd-pool16-b s1", "ptd-pool16-c ptd-pool16-d"]
+    );
+    // A seed shuffles the rest of a batch, never its head.
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = ["ptd-pool16-a".to_owned()]
+        .into_iter()
+        .chain((0..7).map(|i| format!("s{i}")))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (_, processes) = supervise(dir.path(), &names, 8, Some(3));
+    assert!(processes[0].starts_with("ptd-pool16-a "), "{processes:?}");
+    assert_ne!(processes[0], "ptd-pool16-a s0 s1 s2 s3 s4 s5 s6", "shuffled");
+}
+
+/// A scenario that grew without keeping a stream is measured again alone where it came later in
+/// its batch, and not where it came first: the first scenario meets the process as it would
+/// alone (`queue.rs`). The growth is generated, not measured.
+#[test]
+fn a_scenario_that_headed_its_batch_is_not_measured_again_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = grown(Threading::Pool(16), 40, 4, 0).result;
+    std::fs::write(dir.path().join("grew.json"), serde_json::to_string(&result).unwrap()).unwrap();
+    let (records, processes) = supervise(dir.path(), &["ptd-pool16-grew", "s0", "grew-later", "s1"], 4, None);
+    assert_eq!(processes, ["ptd-pool16-grew s0 grew-later s1", "grew-later"]);
+    let place = |id: &str| {
+        records
+            .iter()
+            .find(|r| r.scenario.id == id)
+            .unwrap()
+            .batch
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(
+        (place("ptd-pool16-grew").position, place("ptd-pool16-grew").size),
+        (0, 4)
+    );
+    assert!(place("ptd-pool16-grew").alone_because.is_none());
+    assert_eq!(place("grew-later").size, 1);
+    assert!(place("grew-later").alone_because.is_some());
 }
