@@ -40,9 +40,10 @@ pub(crate) struct TraceArgs {
     /// Gates, comma-separated: `leak` trips where new threads keep NPP's streams (memory grows
     /// for as long as the program makes new threads); `race` trips where a call site was called
     /// while its stream still had work queued, in a configuration the atlas (--atlas) does not
-    /// call ordered (without --atlas, any such site: its calls could race). A tripped gate
-    /// exits with status 3, after the trace and its page are written; a program that failed
-    /// exits with its own status, which wins.
+    /// call ordered (without --atlas, any such site: its calls could race). Calls are asked
+    /// within a budget of 0.25 µs a call, the first always (`NPPBENCH_TRACE_ASK_PENDING=all`
+    /// asks every call, `0` none). A tripped gate exits with status 3, after the trace and its
+    /// page are written; a program that failed exits with its own status, which wins.
     #[arg(long, value_name = "GATES", value_delimiter = ',')]
     pub(crate) fail_on: Vec<TraceGateArg>,
     /// The program and its arguments, after `--`.
