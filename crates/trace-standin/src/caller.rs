@@ -14,8 +14,8 @@ use std::path::Path;
 use nppbench_npp_sys::{NppStatus, RawFn};
 
 use crate::LIB_FILE_NAME;
-pub use crate::plan::Plan;
 use crate::plan::Values;
+pub use crate::plan::{Plan, stream_of_thread};
 use crate::stubs::{STUBS, Stub};
 
 /// One call made.
@@ -178,6 +178,9 @@ fn thread_calls(plan: &Plan, targets: &[(String, RawFn, Stub)], t: usize) -> Vec
     use_stack();
     // SAFETY: gettid has no preconditions.
     let tid = i64::from(unsafe { libc::gettid() });
+    if let Some(created) = plan.stream_created {
+        created(crate::plan::stream_of_thread(t), 1);
+    }
     let roi = plan.rois[t % plan.rois.len()];
     (0..plan.calls_per_thread)
         .map(|j| {

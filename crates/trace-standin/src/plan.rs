@@ -33,6 +33,15 @@ pub struct Plan {
     /// How long the caller waits between loading the stand-in (and driver) and its first call:
     /// a program's own setup, during which the interposer's writer finds the driver.
     pub setup: Duration,
+    /// Called by each thread before its first call with a handle of its own and 1, as a thread
+    /// that creates its stream first tells CUPTI's callback (the interposer's test hook of
+    /// stream events); `None`: no stream is created.
+    pub stream_created: Option<extern "C" fn(u64, c_int)>,
+}
+
+/// The stream handle thread `t` creates where the plan has it create one.
+pub fn stream_of_thread(t: usize) -> u64 {
+    0x7d00_0000_0000 + ((t as u64) << 4)
 }
 
 impl Default for Plan {
@@ -50,6 +59,7 @@ impl Default for Plan {
             one_thread_at_a_time: false,
             driver: None,
             setup: Duration::ZERO,
+            stream_created: None,
         }
     }
 }

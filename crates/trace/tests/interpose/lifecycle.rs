@@ -94,6 +94,17 @@ fn a_killed_program_keeps_the_calls_of_its_last_flush_while_nvml_still_loads() {
     assert_eq!(run.trace.end, TraceEnd::Running);
 }
 
+/// The interposer's test hook of stream events (`protocol::TEST_STREAM_EVENT_SYMBOL`), as the
+/// child finds it.
+pub(crate) fn stream_hook() -> extern "C" fn(u64, libc::c_int) {
+    let name = std::ffi::CString::new(nppbench_trace::protocol::TEST_STREAM_EVENT_SYMBOL).unwrap();
+    // SAFETY: looks a name up among the loaded objects (the preloaded interposer's export).
+    let hook = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    assert!(!hook.is_null(), "the interposer exports its test hook");
+    // SAFETY: the hook's signature, `void (uint64_t, int)` (`protocol::TEST_STREAM_EVENT_SYMBOL`).
+    unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn(u64, libc::c_int)>(hook) }
+}
+
 /// The child of [`a_signal_that_interrupts_a_stream_callback_still_flushes`]: four threads tell
 /// the interposer of streams created and destroyed, as CUPTI's callbacks do (the test hook), and
 /// after `delay_us`, SIGTERM comes to one of them (this thread blocks it), most likely in the
@@ -102,12 +113,7 @@ fn a_killed_program_keeps_the_calls_of_its_last_flush_while_nvml_still_loads() {
 pub(crate) fn term_in_callbacks(spec: &str) {
     const PAIRS: u64 = 50_000;
     let delay = Duration::from_micros(spec_value(spec, "delay_us").map_or(50_000, |v| v.parse().unwrap()));
-    let name = std::ffi::CString::new(nppbench_trace::protocol::TEST_STREAM_EVENT_SYMBOL).unwrap();
-    // SAFETY: looks a name up among the loaded objects (the preloaded interposer's export).
-    let hook = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-    assert!(!hook.is_null(), "the interposer exports its test hook");
-    // SAFETY: the hook's signature, `void (uint64_t, int)` (`protocol::TEST_STREAM_EVENT_SYMBOL`).
-    let hook = unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn(u64, libc::c_int)>(hook) };
+    let hook = stream_hook();
     for t in 0..4u64 {
         std::thread::spawn(move || {
             for i in 0..PAIRS {
@@ -174,4 +180,34 @@ fn a_signal_that_interrupts_a_stream_callback_still_flushes() {
             "round {round}: {took:?}"
         );
     }
+}
+
+/// #32: a thread-per-call service, 10,000 threads one after another, each creating its stream
+/// (the test hook, as CUPTI's callback would tell it) and then calling: no call and no stream is
+/// lost, each stream is its creating thread's, and none is blamed on a call it was not made in.
+/// The GPU's counterpart is `lifecycle_program threads 10000` (docs/seam-runs.sh).
+#[test]
+fn ten_thousand_threads_each_creating_a_stream_and_calling_lose_nothing() {
+    let n = 10_000;
+    let run = run_child_with(
+        &format!("threads={n};calls=1;one_at_a_time=1;symbols=nppiConvert_8u32f_C1R_Ctx;stream_per_thread=1"),
+        &[(nppbench_trace::protocol::TEST_STREAM_EVENTS, "1")],
+    );
+    assert!(run.status.success(), "{:?}", run.status);
+    let t = &run.trace;
+    assert_eq!(t.overhead.calls, n as u64);
+    assert_eq!((t.call_sites.len(), t.call_sites[0].threads), (1, n as u32));
+    assert_eq!(t.streams.len(), n);
+    let calling: BTreeSet<i64> = run.records.iter().map(|r| r.tid).collect();
+    let creating: BTreeSet<i64> = t.streams.iter().map(|s| s.tid).collect();
+    assert_eq!(creating, calling, "each stream is the thread's that created it");
+    let handles: BTreeSet<u64> = t.streams.iter().map(|s| s.handle).collect();
+    let expected: BTreeSet<u64> = (0..n).map(nppbench_trace_standin::caller::stream_of_thread).collect();
+    assert_eq!(handles, expected);
+    assert!(
+        t.streams
+            .iter()
+            .all(|s| s.call_site.is_none() && s.destroyed_s.is_none())
+    );
+    assert_eq!(t.call_sites[0].streams_created, 0, "made before the call, not in it");
 }

@@ -50,6 +50,7 @@ fn plan(spec: &str) -> Plan {
         one_thread_at_a_time: num("one_at_a_time", 0) == 1,
         driver: spec_value(spec, "driver").map(PathBuf::from),
         setup: Duration::from_millis(num("setup_ms", 0)),
+        stream_created: (num("stream_per_thread", 0) == 1).then(lifecycle::stream_hook),
         ..Plan::default()
     }
 }
