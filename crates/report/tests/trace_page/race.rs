@@ -75,6 +75,21 @@ fn without_an_atlas_every_site_with_work_pending_is_named_as_unanswered() {
     assert!(table.contains("no answer from the atlas"), "{table}");
 }
 
+/// The interposer asks within a budget (#32): a site asked in only some of its calls counts its
+/// pending calls among those asked, and the page says that the question was sampled; asked in
+/// every call, it says nothing of it.
+#[test]
+fn a_site_asked_in_part_counts_the_calls_asked_and_the_page_says_so() {
+    let sampled = "was asked of some calls only, at 1 call site(s)";
+    let mut t = racing_trace();
+    t.call_sites[0].calls_pending_asked = 5;
+    t.call_sites[0].calls_with_work_pending = 5;
+    let page = render(&t, &[race_atlas()]);
+    assert!(page.index_html.contains("5 of 5 calls asked (20 in all)"));
+    assert!(page.index_html.contains(sampled), "the notice");
+    assert!(!render(&racing_trace(), &[race_atlas()]).index_html.contains(sampled));
+}
+
 #[test]
 fn a_trace_without_work_pending_has_no_race_section() {
     let page = render(&generated_trace(), &[]);
