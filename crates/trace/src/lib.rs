@@ -4,7 +4,7 @@
 //! Beside the calls it counts the CUDA streams created and destroyed (CUPTI; outside a
 //! catalogued call, named by the NPP frames on the creating stack), samples device memory (NVML:
 //! the process's own, or, where NVML does not list the process, as in a container, its devices'
-//! as a whole; `memory.rs` says how the scope is chosen), and writes trace.json
+//! as a whole; `writer/memory.rs` says how the scope is chosen), and writes trace.json
 //! ([`nppbench_model::TraceFile`]) every half second and at exit (`atexit`, and `_exit`, which it
 //! interposes too).
 //!
@@ -13,18 +13,18 @@
 //! real-symbol lookup, the CUPTI callback, the signal handler), and takes no lock and names no
 //! writer module (`xtask/tests/tidy.rs` checks it); the caller's thread appends one record, one
 //! cache line, to chunks of its own, and the streams it creates and destroys go the same way.
-//! Everything else is in `writer/`: a writer thread reads the feeds, groups the records into
-//! sites per thread and keeps the stream registry (`thread.rs`, `streams.rs`), samples memory,
-//! names stacks and writes the file (`mod.rs`, `snapshot.rs`, `memory.rs`). A thread's first call costs the most (it takes a feed the
-//! writer registered ahead, unless a stream it created did); what is done once per process is
-//! never done per thread (NPP's functions are looked up once, the CUDA driver once, by the writer
-//! where it can: `driver.rs`; a stream's flags once, or never where its creation told them:
-//! `flags.rs`), and the trace gives the first calls' cost apart, and the CUPTI callbacks'. The
-//! exported functions are generated from the catalogue's rows by `build.rs` (`interposed.rs`);
-//! the one recording function they call is [`recorder::record::call`]. Linked as an rlib (the overhead
-//! bench) it starts no writer: only the shared object does, and the bench reads the records
-//! itself ([`drain`]). The names the CLI shares with it are
-//! [`nppbench_model::TraceFile`]'s, so the CLI never links it.
+//! Everything else is in `writer/`: a writer thread reads the feeds, groups the records into sites
+//! per thread and keeps the stream registry (`thread.rs`, `streams.rs`), samples memory, names
+//! stacks and writes the file (`mod.rs`, `snapshot.rs`, `memory.rs`). A thread's first call costs
+//! the most (it takes a feed the writer registered ahead, unless a stream it created did); what is
+//! done once per process is never done per thread (NPP's functions are looked up once, the CUDA
+//! driver once, by the writer where it can: `recorder/driver.rs`; a stream's flags once, or never
+//! where its creation told them: `recorder/flags.rs`), and the trace gives the first calls' cost
+//! apart, and the CUPTI callbacks'. The exported functions are generated from the catalogue's rows
+//! by `build.rs` (`recorder/interposed.rs`); the one recording function they call is
+//! [`recorder::record::call`]. Linked as an rlib (the overhead bench) it starts no writer: only the
+//! shared object does, and the bench reads the records itself ([`drain`]). The names the CLI shares
+//! with it are [`nppbench_model::TraceFile`]'s, so the CLI never links it.
 
 pub mod protocol;
 pub mod recorder;

@@ -1,6 +1,6 @@
 //! Where a thread's calls go: each thread appends fixed-size records, one cache line each, to a
 //! chain of chunks of its own (its [`Feed`]), and the writer reads them and does the rest
-//! (`thread.rs` groups them into sites). This is bytehound's shape: the caller appends, a
+//! (`writer/thread.rs` groups them into sites). This is bytehound's shape: the caller appends, a
 //! background thread aggregates.
 //!
 //! A thread's records are its calls and the streams created and destroyed on it (told by CUPTI's

@@ -1,7 +1,7 @@
 //! A stream's real flags, known to every thread of the process without a lock: a fixed cache of
 //! (handle, flags) slots that calls read with atomic loads. It is filled where a stream is
 //! created outside a catalogued call (the creation's own arguments, from CUPTI's API callbacks:
-//! `streams.rs`; streams NPP creates inside a call are never the caller's), and otherwise on the
+//! `cupti.rs`; streams NPP creates inside a call are never the caller's), and otherwise on the
 //! first call that passes a handle the cache lacks, by asking the driver
 //! ([`cuStreamGetFlags`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html),
 //! only of a driver the program has loaded: `driver.rs`). A stream's destruction forgets its

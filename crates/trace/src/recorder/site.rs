@@ -1,5 +1,5 @@
 //! A call's facts as the interposed function hands them over ([`Site`]), packed into the one
-//! record its thread appends ([`event`]); and whether a call can race ([`can_race`]). The writer
+//! record its thread appends (`event`); and whether a call can race (`can_race`). The writer
 //! unpacks the record into its key (`writer/site.rs`).
 
 use std::ffi::c_int;
