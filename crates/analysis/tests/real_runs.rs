@@ -342,3 +342,38 @@ fn declaring_non_blocking_is_measured_on_both_hazards_and_in_time_per_call() {
         .expect("its time per call, at a megapixel and above");
     assert!(lo < hi && lo > -20.0 && hi < 20.0, "{lo} to {hi}");
 }
+
+/// #29 items 2 and 4 from the atlas itself: the preset times every function declared
+/// non-blocking beside the context filled from the stream (122 of its 244 throughput scenarios),
+/// so the fix list gives that fix's time per call over all 61 functions, with its leak and race
+/// (`reports/h100-atlas-preset-npp-13.0.1/`, an H100 with NPP 13.0.1).
+#[test]
+fn the_atlas_preset_times_the_declared_non_blocking_fix_for_every_function() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-preset-npp-13.0.1/run.json");
+    let run = load(&path);
+    let declared_tp: std::collections::BTreeSet<&str> = run
+        .throughput
+        .iter()
+        .filter(|t| t.scenario.context == nppbench_model::ContextFill::DeclaredNonBlocking)
+        .map(|t| t.scenario.primitive.name())
+        .collect();
+    assert_eq!((run.throughput.len(), declared_tp.len()), (244, 61));
+    let fixes = nppbench_analysis::verdict::fixes(&RunAnalysis::new(&run));
+    let declared = fixes
+        .iter()
+        .find(|f| f.title.starts_with("Declare cudaStreamNonBlocking"))
+        .expect("the declared non-blocking fix is measured");
+    assert_eq!((declared.compared, declared.fixed), (218, 218), "{declared:?}");
+    assert_eq!(
+        (declared.race_compared, declared.race_fixed),
+        (218, 218),
+        "{declared:?}"
+    );
+    let (lo, hi) = declared
+        .time_change_pct
+        .expect("its time per call, at a megapixel and above");
+    assert!(
+        lo < 0.0 && hi > 0.0,
+        "faster for some functions, slower for others: {lo} to {hi}"
+    );
+}
