@@ -5,7 +5,10 @@
 //! (`reports/batches/atlas-npp-13.0.1-ordering-{before,after}.json`, `gpu-ordering.txt`). And the
 //! rounds made beside the memory phase, once per configuration, judge as the ordering phase after
 //! it did: build 151cde0 against build faec88f, back to back on one H100
-//! (`atlas-npp-13.0.1-beside-{before,after}.json`, `gpu-beside.txt`).
+//! (`atlas-npp-13.0.1-beside-{before,after}.json`, `gpu-beside.txt`). And pools on the per-thread
+//! default stream at the heads of batches judge as they did measured again alone: build 5c262bc
+//! against the build with heads, 5c262bc's atlas matrix back to back on one H100
+//! (`atlas-npp-13.0.1-heads-{before,after}.json`, `gpu-heads.txt`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -59,7 +62,8 @@ fn races_compared(before: &str, after: &str) -> (Vec<String>, BTreeSet<String>, 
 }
 
 /// The conclusive leak classes of two atlases compared (the unstable function apart): those that
-/// differ, and of them the pools on the per-thread default stream that kept no NPP stream.
+/// differ, and of them the pools on the per-thread default stream that kept no NPP stream (each
+/// with both classes and its place in the second run's batch).
 fn leaks_compared(before: &str, after: &str) -> (Vec<String>, Vec<String>) {
     let (before, after) = (load(before), load(after));
     let (a, b) = (RunAnalysis::new(&before), RunAnalysis::new(&after));
@@ -79,7 +83,8 @@ fn leaks_compared(before: &str, after: &str) -> (Vec<String>, Vec<String>) {
             && m.streams_never_destroyed == Some(0)
             && n.streams_never_destroyed == Some(0);
         if runtime_only {
-            runtime.push(id.clone());
+            let place = n.record.batch.as_ref().map(|b| b.position);
+            runtime.push(format!("{id}: {:?} against {:?} at {place:?}", m.class, n.class));
         } else {
             differ.push(format!("{id}: {:?} against {:?}", m.class, n.class));
         }
@@ -157,4 +162,106 @@ fn rounds_beside_the_memory_phase_leave_the_leak_classes_as_they_were() {
     );
     assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
     assert_eq!(runtime.len(), 2, "{runtime:?}");
+}
+
+/// The conclusive scenarios (the unstable function apart) whose NPP streams kept per new thread,
+/// to a tenth, differ between two atlases: a scenario that stopped one call later keeps one
+/// thread's streams more, not a different number per thread.
+fn streams_compared(before: &str, after: &str) -> Vec<String> {
+    let (before, after) = (load(before), load(after));
+    let (a, b) = (RunAnalysis::new(&before), RunAnalysis::new(&after));
+    let per_thread = |m: &nppbench_analysis::MemoryAnalysis<'_>| {
+        m.streams_never_destroyed
+            .map(|k| (f64::from(k) / f64::from(m.threads_spawned.max(1)) * 10.0).round() as i64)
+    };
+    let mut differ = Vec::new();
+    for m in &a.memory {
+        let id = &m.record.scenario.id;
+        let n = b.memory.iter().find(|x| &x.record.scenario.id == id).unwrap();
+        if m.record.scenario.primitive.name() == UNSTABLE || !conclusive(m) || !conclusive(n) {
+            continue;
+        }
+        if per_thread(m) != per_thread(n) {
+            differ.push(format!("{id}: {:?} against {:?}", per_thread(m), per_thread(n)));
+        }
+    }
+    differ
+}
+
+const HEADS: [&str; 2] = [
+    "atlas-npp-13.0.1-heads-before.json",
+    "atlas-npp-13.0.1-heads-after.json",
+];
+
+/// Pools on the per-thread default stream head batches instead of being measured again alone
+/// (`runner/memory_phase/queue.rs`), those of more than four threads each its own (a batch
+/// cannot judge them): every conclusive leak class, every count of NPP streams kept per thread
+/// and every race class is the same as with the build before, the unstable function apart, but
+/// for pools of 16 that the build before judged inside a batch, where they did not grow: flat
+/// there, bounded at the head of a batch, as in a fresh process (the `page_bound` gap, closed).
+#[test]
+fn heads_of_batches_judge_every_scenario_as_the_build_before_did() {
+    let (differ, runtime) = leaks_compared(HEADS[0], HEADS[1]);
+    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
+    assert!(
+        runtime
+            .iter()
+            .all(|r| r.ends_with("Some(Flat) against Some(Bounded) at Some(0)") && r.contains("/pool:16")),
+        "{runtime:#?}"
+    );
+    assert_eq!(runtime.len(), RUNTIME_GAP, "{runtime:#?}");
+    let streams = streams_compared(HEADS[0], HEADS[1]);
+    assert!(streams.is_empty(), "{streams:#?}");
+    let (races, unstable, compared, counts) = races_compared(HEADS[0], HEADS[1]);
+    assert!(compared > 7_000, "{compared}");
+    assert!(races.is_empty(), "{races:#?}");
+    assert_eq!((unstable.len(), counts), RACES, "{unstable:?}");
+}
+
+/// What the committed runs hold: 13 pools of 16 that the gap had called flat; 8 scenarios of
+/// the unstable function whose race differs; 727 and 729 scenarios that race.
+const RUNTIME_GAP: usize = 13;
+const RACES: (usize, (usize, usize)) = (8, (727, 729));
+
+/// Heads of batches spare most of the processes of one scenario: the memory phase (with the
+/// rounds beside it) of the same matrix on the same GPU, before and after.
+#[test]
+fn heads_of_batches_measure_the_atlas_with_fewer_processes_and_faster() {
+    let (before, after) = (load(HEADS[0]), load(HEADS[1]));
+    assert_eq!(before.environment.gpu.uuid, after.environment.gpu.uuid, "one GPU");
+    let memory_s = |r: &RunFile| r.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s;
+    let processes = |r: &RunFile| {
+        r.memory
+            .iter()
+            .filter_map(|m| m.batch.as_ref().map(|b| b.process))
+            .collect::<BTreeSet<_>>()
+            .len()
+    };
+    let rate = |r: &RunFile| r.memory.len() as f64 / memory_s(r);
+    assert_eq!(before.memory.len(), after.memory.len(), "the same matrix");
+    // 609 processes and 70.5 scenarios a second before; 350 and 90.6 after (docs/performance.md).
+    assert!(processes(&after) * 10 < processes(&before) * 6);
+    assert!(
+        rate(&after) > 1.25 * rate(&before),
+        "{} {}",
+        rate(&before),
+        rate(&after)
+    );
+    // Every pool of more than four threads on the per-thread default stream headed a batch.
+    let pools: Vec<_> = after
+        .memory
+        .iter()
+        .filter(|m| m.scenario.stream == nppbench_model::StreamKind::PerThreadDefault)
+        .filter(|m| m.scenario.threading.thread_bound().is_some_and(|n| n > 4))
+        .collect();
+    assert!(pools.len() > 150);
+    assert!(
+        pools.iter().all(|m| m.batch.as_ref().unwrap().position == 0),
+        "{:?}",
+        pools
+            .iter()
+            .filter(|m| m.batch.as_ref().unwrap().position > 0)
+            .map(|m| &m.scenario.id)
+            .collect::<Vec<_>>()
+    );
 }

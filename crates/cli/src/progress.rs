@@ -71,12 +71,22 @@ impl Progress for Reporter {
 
 /// What a run is about to do and how long it is expected to take, in one line.
 fn plan(memory: usize, throughput: usize, expected: Expected) -> String {
+    let phases = if expected.ordering_beside {
+        format!(
+            "{} memory, with its ordering rounds beside it",
+            seconds(expected.memory_phase())
+        )
+    } else {
+        format!(
+            "{} memory, {} ordering rounds",
+            seconds(expected.memory),
+            seconds(expected.ordering)
+        )
+    };
     format!(
-        "running {} scenarios ({memory} memory, each with its ordering rounds, {throughput} throughput scenario-passes): expected about {} ({} memory, {} ordering rounds, {} throughput; from H100 figures, docs/performance.md)",
+        "running {} scenarios ({memory} memory, each with its ordering rounds, {throughput} throughput scenario-passes): expected about {} ({phases}, {} throughput; from H100 figures, docs/performance.md)",
         memory + throughput,
         seconds(expected.total()),
-        seconds(expected.memory),
-        seconds(expected.ordering),
         seconds(expected.throughput)
     )
 }
@@ -102,11 +112,20 @@ mod tests {
         let e = Expected {
             memory: Duration::from_secs_f64(40.4),
             ordering: Duration::from_secs(9),
+            ordering_beside: false,
             throughput: Duration::from_secs(12),
         };
         assert_eq!(
             plan(4331, 122, e),
             "running 4453 scenarios (4331 memory, each with its ordering rounds, 122 throughput scenario-passes): expected about 1 min 1 s (40 s memory, 9 s ordering rounds, 12 s throughput; from H100 figures, docs/performance.md)"
+        );
+        let beside = Expected {
+            ordering_beside: true,
+            ..e
+        };
+        assert_eq!(
+            plan(4331, 122, beside),
+            "running 4453 scenarios (4331 memory, each with its ordering rounds, 122 throughput scenario-passes): expected about 52 s (40 s memory, with its ordering rounds beside it, 12 s throughput; from H100 figures, docs/performance.md)"
         );
         assert_eq!(seconds(Duration::from_secs(372)), "6 min 12 s");
     }

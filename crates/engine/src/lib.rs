@@ -24,7 +24,7 @@ pub use measurement::{CudaEventTime, DeviceReadings, TimingErrors};
 pub use probe::{Resources, end_probe, run_probe};
 pub use protocol::{Devices, PROBE_SUBCOMMAND};
 pub use provenance::{host_info, tool_info};
-pub use runner::{Expected, Progress, RunError, RunOptions, batch_order, expected, run, write_run_json};
+pub use runner::{Expected, Progress, RunError, RunOptions, expected, planned_batches, run, write_run_json};
 
 /// Loads NPP as a run would (`--npp DIR`, else the default search); needs no GPU.
 pub fn load_npp(dir: Option<&std::path::Path>) -> Result<nppbench_npp::Npp, nppbench_npp::LoadError> {

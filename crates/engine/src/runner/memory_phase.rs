@@ -26,8 +26,8 @@ mod tests;
 use super::{Progress, RunError, RunOptions, Version, supervise};
 use crate::protocol::{MemoryLine, Request};
 pub(super) use plan::batch_size;
-pub use plan::shuffled;
 pub(super) use plan::{MAX_CONNECTIONS_ENV, batching, connections, jobs};
+pub use queue::planned_batches;
 
 /// What one worker hands back: a scenario's record, or the run's end.
 type Done = supervise::Done<Box<MemoryRecord>>;
@@ -40,6 +40,10 @@ type Done = supervise::Done<Box<MemoryRecord>>;
 /// - any scenario that grew without keeping a stream: memory a thread holds while it lives (a
 ///   per-thread default stream's), which a fresh process may serve from what it has and a
 ///   batch's process, after other scenarios' threads, may not (flat there, bounded here).
+///
+/// - a pool too large to be judged inside a batch on the per-thread default stream
+///   (`queue::must_head`), which the queue puts at the head of a batch: where it was not first
+///   in its process after all, whether it grew or not.
 ///
 /// A pool with too few calls to tell its class is left as it is.
 /// Measured on the atlas of NPP 13.0.1 (`reports/batches/`, docs/performance.md).
@@ -56,6 +60,10 @@ fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
     let pool = record.scenario.threading.thread_bound().is_some_and(|n| n >= 2);
     if !conclusive(&m) {
         None
+    } else if queue::must_head(&record.scenario) {
+        Some(
+            "a pool on the per-thread default stream too large to be judged inside a batch (its threads' default streams may fit in what earlier scenarios left), not first in its process: measured again in a fresh process",
+        )
     } else if pool && kept && grown <= nppbench_stats::GRANULE_MIB {
         Some(
             "a pool that kept streams and grew by one 2 MiB page or less in its batch, where pages earlier scenarios half filled may hold them: measured again in a fresh process",

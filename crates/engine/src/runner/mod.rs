@@ -29,7 +29,7 @@ use nppbench_model::{
 
 pub use self::expected::{Expected, expected};
 use self::journal::{Journal, JournalEntry};
-pub use self::memory_phase::shuffled as batch_order;
+pub use self::memory_phase::planned_batches;
 use crate::protocol::{Devices, TEST_HOOKS};
 
 /// What `nppbench run` was asked to do.

@@ -129,7 +129,7 @@ pub(crate) fn batch_size(remaining: usize, jobs: u32, max: u32) -> usize {
 /// A batch's scenarios in the order its process measures them: shuffled by `seed`, so that no
 /// scenario always has the same place or the same neighbours, and the same order for the same
 /// seed.
-pub fn shuffled<T>(mut items: Vec<T>, seed: u64) -> Vec<T> {
+pub(crate) fn shuffled<T>(mut items: Vec<T>, seed: u64) -> Vec<T> {
     fastrand::Rng::with_seed(seed).shuffle(&mut items);
     items
 }

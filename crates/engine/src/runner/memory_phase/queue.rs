@@ -1,5 +1,6 @@
 //! The memory phase's queue: what each probe process takes next. Scenarios likely to be
-//! measured again alone ([`head_rank`]) head batches: first in a fresh probe, a scenario meets
+//! measured again alone ([`head_rank`]) head batches, and those a batch cannot judge
+//! ([`must_head`]) each head one: first in a fresh probe, a scenario meets
 //! the process exactly as it would alone (the probe opens its GPU, then measures its scenarios in
 //! order, making nothing for the later ones first: `probe/batch.rs`), so its class is the one a
 //! process of its own gives, and it is not measured again. The rest of each batch is taken in
@@ -28,6 +29,20 @@ pub(super) fn head_rank(s: &MemoryScenario) -> Option<u32> {
     }
 }
 
+/// Pools larger than this on the per-thread default stream must head a batch (or be measured
+/// again alone, `memory_phase::page_bound`): one that did not grow in a batch tells nothing,
+/// since its threads' default streams (half a MiB each) may fit in what earlier scenarios'
+/// threads left, where a fresh process grows by them (flat in the batch, bounded alone). In a
+/// first run of the atlas of NPP 13.0.1 with heads (an H100; docs/performance.md, "Heads of
+/// batches"), 58 of 64 pools of 16 measured inside a batch were flat, against bounded at the head
+/// of one or alone; pools of 2 and 4 inside batches judged as alone.
+pub(super) const MUST_HEAD_ABOVE: u32 = 4;
+
+/// Whether `s` must be first in its process ([`MUST_HEAD_ABOVE`]).
+pub(super) fn must_head(s: &MemoryScenario) -> bool {
+    head_rank(s).is_some_and(|n| n > MUST_HEAD_ABOVE)
+}
+
 /// The scenarios not yet given to a process.
 pub(super) struct Queue<'a> {
     /// Scenarios to head batches, likeliest first ([`head_rank`]), in matrix order within a rank.
@@ -51,11 +66,17 @@ impl<'a> Queue<'a> {
     /// outputs), shuffled by `seed` plus the matrix index of its first. Heads left once the rest
     /// is gone are batched like any other.
     pub(super) fn take(&mut self, jobs: u32, max: u32, seed: Option<u64>) -> Vec<Queued<'a>> {
-        if self.rest.is_empty() {
+        // The heads that must head a batch come first: the rest is shared among them, so that
+        // each has a batch of its own to head.
+        let must = self.heads.iter().take_while(|(_, s)| must_head(s)).count();
+        if self.rest.is_empty() && must == 0 {
             self.rest = std::mem::take(&mut self.heads);
         }
         let left = self.heads.len() + self.rest.len();
-        let n = batch_size(left, jobs, max).min(left);
+        let mut n = batch_size(left, jobs, max).min(left);
+        if must > 0 {
+            n = n.min(1 + self.rest.len().div_ceil(must));
+        }
         let head = if n == 0 { None } else { self.heads.pop_front() };
         let body: Vec<Queued<'a>> = self
             .rest
@@ -73,5 +94,22 @@ impl<'a> Queue<'a> {
         for q in rest.into_iter().rev() {
             self.rest.push_front(q);
         }
+    }
+}
+
+/// The batches a memory phase gives its probe processes for `scenarios` (the matrix's memory
+/// scenarios), in the order they are taken, each in the order its process measures it: `jobs`
+/// workers, at most `max` a process, shuffled by `seed`, where no probe fails (a fault gives the
+/// rest of its batch back, and a scenario may then be measured again alone). Each scenario as its
+/// id.
+pub fn planned_batches(scenarios: &[MemoryScenario], jobs: u32, max: u32, seed: Option<u64>) -> Vec<Vec<String>> {
+    let mut queue = Queue::new(scenarios.iter().enumerate().collect());
+    let mut batches = Vec::new();
+    loop {
+        let batch = queue.take(jobs, max, seed);
+        if batch.is_empty() {
+            return batches;
+        }
+        batches.push(batch.into_iter().map(|(_, s)| s.id.clone()).collect());
     }
 }

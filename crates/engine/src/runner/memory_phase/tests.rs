@@ -5,6 +5,7 @@ use std::path::Path;
 
 use nppbench_model::{FailureKind, Outcome, Preset, Threading};
 
+use super::plan::shuffled;
 use super::*;
 use crate::runner::stand_in;
 
@@ -286,6 +287,15 @@ fn growth_that_depends_on_the_process_is_measured_again_alone_and_nothing_else_i
     );
     assert!(page_bound(&grown(Threading::ThreadPerCall, 10, 0, 0)).is_none());
     assert!(page_bound(&grown(Threading::Single, 10, 2, 9)).is_none());
+    // A pool of 16 on the per-thread default stream that did not grow tells nothing in a batch;
+    // one of 4 that did not grow is flat there as alone.
+    let ptd = |threading| {
+        let mut r = grown(threading, 40, 0, 0);
+        r.scenario.stream = nppbench_model::StreamKind::PerThreadDefault;
+        r
+    };
+    assert!(page_bound(&ptd(Threading::Pool(16))).is_some(), "a pool of 16");
+    assert!(page_bound(&ptd(Threading::Pool(4))).is_none(), "a pool of 4");
 }
 
 #[test]
@@ -311,20 +321,54 @@ fn pools_on_the_per_thread_default_stream_head_batches_the_largest_first() {
         processes,
         ["ptd-pool16-a s0 s1 s2", "ptd-pool4-a s3 s4 s5", "ptd-pool2-a s6 s7 s8"]
     );
-    // Heads left once the rest is gone are batched like any other.
+    // Every pool that must head a batch heads one, alone where nothing is left to fill it;
+    // smaller heads left once the rest is gone are batched like any other.
     let dir = tempfile::tempdir().unwrap();
     let names = [
         "s0",
         "s1",
         "ptd-pool16-a",
         "ptd-pool16-b",
+        "ptd-pool4-a",
         "ptd-pool16-c",
         "ptd-pool16-d",
+        "ptd-pool4-b",
     ];
     let (_, processes) = supervise(dir.path(), &names, 2, None);
     assert_eq!(
         processes,
-        ["ptd-pool16-a s0", "ptd-pool16-b s1", "ptd-pool16-c ptd-pool16-d"]
+        [
+            "ptd-pool16-a s0",
+            "ptd-pool16-b s1",
+            "ptd-pool16-c",
+            "ptd-pool16-d",
+            "ptd-pool4-a ptd-pool4-b"
+        ]
+    );
+    // The rest is shared among the pools that must head a batch, however large a batch may be.
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "ptd-pool16-a",
+        "s0",
+        "s1",
+        "s2",
+        "ptd-pool16-b",
+        "s3",
+        "s4",
+        "s5",
+        "ptd-pool16-c",
+        "s6",
+        "s7",
+        "s8",
+    ];
+    let (_, processes) = supervise(dir.path(), &names, 64, None);
+    assert_eq!(
+        processes,
+        [
+            "ptd-pool16-a s0 s1 s2",
+            "ptd-pool16-b s3 s4 s5",
+            "ptd-pool16-c s6 s7 s8"
+        ]
     );
     // A seed shuffles the rest of a batch, never its head.
     let dir = tempfile::tempdir().unwrap();
