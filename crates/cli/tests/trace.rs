@@ -186,6 +186,17 @@ fn calls_through_the_stand_in_are_counted_and_summarised() {
     // Three threads, each with a first call. NVML never lists a process without a CUDA
     // context: the trace falls back to the devices' memory, or (without NVML) says why not.
     assert_eq!(t.capture.first_call_overhead.calls, 3);
+    // The process's first call is one of the threads' first, and no call cost more than the
+    // costliest.
+    let (first, costliest) = (
+        t.capture.process_first_call_ns.unwrap(),
+        t.capture.costliest_call_ns.unwrap(),
+    );
+    assert!(
+        first <= costliest && costliest <= t.overhead.recording_ns,
+        "{first} {costliest}"
+    );
+    assert!(out.contains("the process's first"), "{out}");
     assert!(
         t.capture.memory_missing.is_some() || t.capture.memory_device_wide.is_some(),
         "{:?}",

@@ -175,6 +175,13 @@ pub struct Capture {
     /// before it was recorded.
     #[serde(default)]
     pub first_call_overhead: Overhead,
+    /// The recording time of the process's first call (its first thread's first call, which
+    /// pays for what the process does once), and the most any one call took, ns. Absent in
+    /// traces written before they were kept, and where no call was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_first_call_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub costliest_call_ns: Option<u64>,
     /// Calls on which the interposer asked the driver for the stream's flags (its first call
     /// with a handle no stream creation had told it of); the others read them from its cache.
     /// Absent in traces written before it was counted.

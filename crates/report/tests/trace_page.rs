@@ -145,6 +145,11 @@ mod race;
 #[path = "trace_page/lifecycle.rs"]
 mod lifecycle;
 
+/// The recorder behind its seam, with the race question's budget on the whole recording (#32):
+/// its GPU evidence, `reports/trace/seam/`.
+#[path = "trace_page/seam.rs"]
+mod seam;
+
 fn position(html: &str, needle: &str) -> usize {
     html.find(needle).unwrap_or_else(|| panic!("no {needle:?} on the page"))
 }

@@ -109,6 +109,16 @@ pub(crate) fn prepare() {
     let _ = usable();
 }
 
+/// The driver's functions where they have already been looked up (by the writer's
+/// [`prepare`], or an earlier call): never looks them up itself, so that a caller's thread never
+/// pays for the lookup (a walk of the loaded objects, `dlopen` and `dlsym`: tens of µs, under the
+/// loader's lock) for a question it may skip.
+fn functions_looked_up() -> Option<&'static Functions> {
+    (DRIVER.load(Ordering::Acquire) == USABLE)
+        .then(|| FUNCTIONS.get())
+        .flatten()
+}
+
 /// A stream's flags (`cuStreamGetFlags`), where the program's driver is loaded; `None` where it
 /// is not or the driver does not know the handle.
 pub(crate) fn stream_flags(handle: u64) -> Option<u32> {
@@ -122,11 +132,11 @@ pub(crate) fn stream_flags(handle: u64) -> Option<u32> {
 }
 
 /// Whether `handle` still has work queued (`cuStreamQuery`: not ready), where the program's
-/// driver is loaded and answers; `None` where it is not, or answers with an error (no context
-/// current for a default stream's handle, a handle it does not know). Asking changes nothing in
-/// the stream's order.
+/// driver is loaded, already looked up ([`functions_looked_up`]) and answers; `None` where it is
+/// not, or answers with an error (no context current for a default stream's handle, a handle it
+/// does not know). Asking changes nothing in the stream's order.
 pub(crate) fn stream_pending(handle: u64) -> Option<bool> {
-    let query = functions()?.stream_query?;
+    let query = functions_looked_up()?.stream_query?;
     // SAFETY: the program's own driver; `handle` is the stream the program is passing to NPP,
     // alive for that call. A handle the driver does not know gives an error, not a fault.
     match unsafe { query(handle as sys::CUstream) } {
@@ -150,6 +160,8 @@ struct Walk {
 /// The path of the object named `libcuda.so*` the process has mapped, from the loader's list (no
 /// file is opened; where nothing was added since it was last not found, the first entry says so).
 fn driver_mapped() -> Option<CString> {
+    #[cfg(test)]
+    tests::WALKS.fetch_add(1, Ordering::Relaxed);
     unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, size: usize, data: *mut c_void) -> c_int {
         // SAFETY: `data` is the `Walk` passed below, borrowed by this walk only.
         let walk = unsafe { &mut *data.cast::<Walk>() };
@@ -208,7 +220,33 @@ pub(crate) fn pci_bus_id(ordinal: i32) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicU32;
+
     use super::*;
+
+    /// Walks of the loader's list, in this test process.
+    pub(super) static WALKS: AtomicU32 = AtomicU32::new(0);
+
+    /// The race's question, asked on a program's call, never looks the driver up: where no lookup
+    /// found it, the call asks nothing (a lookup walks the loader's list, `dlopen`s and `dlsym`s:
+    /// tens of µs; the writer looks it up, `prepare`).
+    #[test]
+    fn the_question_on_a_call_never_looks_the_driver_up() {
+        let _driver = crate::DRIVER_TESTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if DRIVER.load(Ordering::Acquire) == USABLE {
+            eprintln!("skipped: this process has looked the CUDA driver up");
+            return;
+        }
+        let walks = WALKS.load(Ordering::Relaxed);
+        for _ in 0..3 {
+            assert_eq!(stream_pending(0x7f00_dead_0000), None);
+        }
+        assert_eq!(WALKS.load(Ordering::Relaxed), walks, "no walk of the loader's list");
+        prepare();
+        assert_eq!(WALKS.load(Ordering::Relaxed), walks + 1, "the writer's lookup walks it");
+    }
 
     #[test]
     fn a_process_without_the_driver_has_none_and_asks_nothing() {

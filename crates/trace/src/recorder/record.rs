@@ -55,12 +55,7 @@ fn before(site: &Site<'_>) -> Option<Started> {
     flags::prefetch(site.ctx.h_stream as u64);
     // Before NPP's call, which queues its own work: what was queued before is the caller's.
     let pending = (site::can_race(site.ctx) && pending::ask_now())
-        .then(|| {
-            let asked = clock::now_ns();
-            let answer = driver::stream_pending(site.ctx.h_stream as u64);
-            pending::spent(clock::now_ns().saturating_sub(asked));
-            answer
-        })
+        .then(|| driver::stream_pending(site.ctx.h_stream as u64))
         .flatten();
     Some(Started {
         in_call,
@@ -95,9 +90,15 @@ fn after(site: &Site<'_>, started: Started, status: NppStatus) {
             end - start,
             status,
         );
+        let mut overhead = 0;
         in_call.append(event, || {
-            start.saturating_sub(entered) + clock::now_ns().saturating_sub(end)
+            overhead = start.saturating_sub(entered) + clock::now_ns().saturating_sub(end);
+            overhead
         });
+        // The question's budget counts the whole recording of the calls that can race.
+        if site::can_race(site.ctx) {
+            pending::recorded(overhead);
+        }
     }));
     set_errno(errno);
 }

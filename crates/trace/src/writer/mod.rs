@@ -232,7 +232,8 @@ fn writer_thread() {
 const FIRST_CALL_SLICE: Duration = Duration::from_millis(5);
 
 /// Waits `interval`, or less: until calls begin, it looks every [`FIRST_CALL_SLICE`] and returns
-/// once they have, noting in `sampled_at_first_call` that the next sample is the calls' first.
+/// once they have, noting in `sampled_at_first_call` that the next sample is the calls' first
+/// (and looks the CUDA driver up at each look, `driver::prepare`).
 /// A signal's handler ends the wait at once.
 fn wait_for_tick(interval: Duration, sampled_at_first_call: &mut bool) {
     let until = Instant::now() + interval;
@@ -249,6 +250,9 @@ fn wait_for_tick(interval: Duration, sampled_at_first_call: &mut bool) {
             *sampled_at_first_call = true;
             return;
         }
+        // A program usually loads CUDA well before its first NPP call (its context takes tens
+        // of ms to make): looked up here, the driver is ready by then, and no call pays for it.
+        driver::prepare();
         signals::wait(FIRST_CALL_SLICE.min(until - now));
     }
 }

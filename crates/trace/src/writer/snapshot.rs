@@ -44,6 +44,10 @@ struct FromThreads {
     overhead: Overhead,
     /// The part of `overhead` spent on each thread's first call.
     first_calls: Overhead,
+    /// The recording time of the process's first call (the first thread's first), and the most
+    /// one call took, ns.
+    process_first_call_ns: Option<u64>,
+    costliest_call_ns: Option<u64>,
     flags_asked: u64,
     /// Whether the threads' records were read (`thread::each_thread`).
     read: bool,
@@ -55,9 +59,12 @@ fn from_threads(deadline: Instant) -> FromThreads {
         threads: Vec::new(),
         overhead: Overhead::default(),
         first_calls: Overhead::default(),
+        process_first_call_ns: None,
+        costliest_call_ns: None,
         flags_asked: 0,
         read: false,
     };
+    let mut first_thread_ns = u64::MAX;
     out.read = thread::each_thread(deadline, |t| {
         if t.calls == 0 {
             return;
@@ -83,6 +90,13 @@ fn from_threads(deadline: Instant) -> FromThreads {
         out.overhead.recording_ns += t.overhead_ns;
         out.first_calls.calls += 1;
         out.first_calls.recording_ns += t.first_call_overhead_ns;
+        if t.calls > 0 {
+            if t.first_ns < first_thread_ns {
+                first_thread_ns = t.first_ns;
+                out.process_first_call_ns = Some(t.first_call_overhead_ns);
+            }
+            out.costliest_call_ns = out.costliest_call_ns.max(Some(t.max_overhead_ns));
+        }
         out.flags_asked += t.flags_asked;
     });
     out
@@ -245,6 +259,8 @@ pub(crate) fn snapshot(ctx: Context<'_>, deadline: Instant) -> TraceFile {
             sample_interval_s: ctx.samples.interval_s,
             memory_device_wide: memory.device_wide,
             first_call_overhead: t.first_calls,
+            process_first_call_ns: t.process_first_call_ns,
+            costliest_call_ns: t.costliest_call_ns,
             flags_asked: Some(t.flags_asked),
             callback_overhead,
             npp_stacks: s.npp_stacks,

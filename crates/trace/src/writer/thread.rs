@@ -37,6 +37,8 @@ pub(crate) struct ThreadData {
     /// Recording time on this thread, ns, and the part of it spent on its first call.
     pub(crate) overhead_ns: u64,
     pub(crate) first_call_overhead_ns: u64,
+    /// The most one call's recording took on this thread, ns.
+    pub(crate) max_overhead_ns: u64,
     /// Calls that asked the driver for their stream's flags.
     pub(crate) flags_asked: u64,
     pub(crate) exited: bool,
@@ -57,6 +59,7 @@ impl ThreadData {
             last: 0,
             overhead_ns: 0,
             first_call_overhead_ns: 0,
+            max_overhead_ns: 0,
             flags_asked: 0,
             exited: false,
             created_pending: Vec::new(),
@@ -123,6 +126,7 @@ impl ThreadData {
             self.first_call_overhead_ns = ns;
         }
         self.overhead_ns += ns;
+        self.max_overhead_ns = self.max_overhead_ns.max(ns);
     }
 
     /// A call at another site than the last one's.
@@ -299,6 +303,9 @@ mod tests {
         t.add(key(8), 20, 1, 0);
         t.add_overhead(100);
         assert_eq!((t.first_call_overhead_ns, t.overhead_ns), (900, 1000));
+        t.add(key(8), 30, 1, 0);
+        t.add_overhead(950);
+        assert_eq!(t.max_overhead_ns, 950, "the costliest call");
     }
 
     /// A call event at `key(width)` (through a real site's packing).
