@@ -346,10 +346,10 @@ fn declaring_non_blocking_is_measured_on_both_hazards_and_in_time_per_call() {
 /// #29 items 2 and 4 from the atlas itself: the preset times every function declared
 /// non-blocking beside the context filled from the stream (122 of its 244 throughput scenarios),
 /// so the fix list gives that fix's time per call over all 61 functions, with its leak and race
-/// (`reports/h100-atlas-preset-npp-13.0.1/`, an H100 with NPP 13.0.1).
+/// (`reports/h100-preset-atlas-npp-13.0.1/`, an H100 with NPP 13.0.1).
 #[test]
 fn the_atlas_preset_times_the_declared_non_blocking_fix_for_every_function() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-preset-npp-13.0.1/run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-preset-atlas-npp-13.0.1/run.json");
     let run = load(&path);
     let declared_tp: std::collections::BTreeSet<&str> = run
         .throughput

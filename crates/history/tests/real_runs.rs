@@ -31,13 +31,13 @@ fn history() -> (tempfile::TempDir, Db, Vec<nppbench_history::ingest::AddReport>
 #[test]
 fn committed_runs_make_one_history_with_copies_counted_once() {
     let (_dir, mut db, added) = history();
-    assert_eq!(added.len(), 46, "run files under reports/");
+    assert_eq!(added.len(), 47, "run files under reports/");
     let new = added.iter().filter(|a| matches!(a.added, Added::New { .. })).count();
     // reports/h100-versions/ holds copies of the three full H100 runs, reports/h200-atlas-versions/
     // of the two H200 atlases, reports/h100-atlas-versions/ of the six H100 atlas runs. The
     // bisected atlases are seven runs each, the judge's and the seed's draws one each, and the
-    // declared non-blocking fix's cost one.
-    assert_eq!(new, 35);
+    // declared non-blocking fix's cost one, the atlas preset timing that fix one.
+    assert_eq!(new, 36);
     let copies = ["h100-versions", "h200-atlas-versions", "h100-atlas-versions"];
     for a in added
         .iter()
@@ -47,7 +47,7 @@ fn committed_runs_make_one_history_with_copies_counted_once() {
     }
     assert!(added.iter().all(|a| !a.path.to_string_lossy().contains("delay-")));
     let counts = db.counts().unwrap();
-    assert_eq!(counts.0, 35);
+    assert_eq!(counts.0, 36);
     // Adding them all again changes nothing.
     add_paths(&mut db, &[reports()], false).unwrap();
     assert_eq!(db.counts().unwrap(), counts);
@@ -133,7 +133,7 @@ fn the_page_renders_with_its_sections_and_needs_nothing_from_outside() {
     ] {
         assert!(html.contains(section), "no {section}");
     }
-    assert!(html.contains("35 runs from"), "title");
+    assert!(html.contains("36 runs from"), "title");
     assert!(html.contains("NPP 12.2.3 → 13.0.1") || html.contains("NPP 13.0.1 → 12.2.3"));
     // Runs of one pass are not judged against each other, as compare says of them.
     assert!(html.contains("not judged (fewer than 3 passes a side)"));

@@ -336,10 +336,10 @@ fn only_sharing_that_touches_judged_figures_stops_the_gates() {
     let runs = committed_runs();
     let path = runs
         .iter()
-        .find(|p| p.display().to_string().contains("atlas-npp-13"))
+        .find(|p| p.display().to_string().contains("h200-atlas-npp-13"))
         .unwrap();
     let run = load(path);
-    // The real run saw one process, beside one memory scenario measured per process (NVML).
+    // The real run (the H200 atlas of NPP 13.0.1) saw one process, beside one memory scenario measured per process (NVML).
     let a = RunAnalysis::new(&run);
     assert_eq!(a.shared_with().len(), 1);
     assert!(a.sharing_that_touches_gates().is_empty());

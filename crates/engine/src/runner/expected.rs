@@ -2,7 +2,7 @@
 //! times the costs of a scenario measured on an H100 (docs/performance.md; the memory and
 //! throughput costs are fitted to the atlas runs with heads of batches,
 //! `reports/batches/atlas-npp-13.0.1-heads-after.json` and
-//! `reports/h100-atlas-preset-npp-13.0.1/run.json`, and a test holds them to those runs). A plan,
+//! `reports/h100-preset-atlas-npp-13.0.1/run.json`, and a test holds them to those runs). A plan,
 //! not a measurement: run.json records what each phase took.
 
 use std::time::Duration;
@@ -139,7 +139,7 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/batches");
         for name in [
             "atlas-npp-13.0.1-heads-after.json",
-            "../h100-atlas-preset-npp-13.0.1/run.json",
+            "../h100-preset-atlas-npp-13.0.1/run.json",
         ] {
             let run = nppbench_model::RunFile::read(&dir.join(name)).unwrap();
             let phase = |p: &str| run.phases.iter().find(|x| x.phase == p).unwrap().wall_s;

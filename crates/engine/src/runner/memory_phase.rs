@@ -39,8 +39,7 @@ type Done = supervise::Done<Box<MemoryRecord>>;
 ///   held them, where a fresh process needs a page per thread (bounded there, flat here);
 /// - any scenario that grew without keeping a stream: memory a thread holds while it lives (a
 ///   per-thread default stream's), which a fresh process may serve from what it has and a
-///   batch's process, after other scenarios' threads, may not (flat there, bounded here).
-///
+///   batch's process, after other scenarios' threads, may not (flat there, bounded here);
 /// - a pool too large to be judged inside a batch on the per-thread default stream
 ///   (`queue::must_head`), which the queue puts at the head of a batch: where it was not first
 ///   in its process after all, whether it grew or not.

@@ -375,13 +375,17 @@ mod tests {
     use super::environment_phase::check_fits;
     use super::*;
 
-    /// The environment of a committed real run, with its free memory set to `free` bytes (an
-    /// altered copy: the check's arithmetic is under test, not the machine).
+    /// The environment of a committed real run, with the free memory of each of its GPUs set to
+    /// `free` bytes (an altered copy: the check's arithmetic is under test, not the machine; a
+    /// newer run lists its GPUs in `gpus` as well as the first in `gpu`).
     fn environment_with_free(free: u64) -> Environment {
         let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
         let run = RunFile::read(&RunFile::find_in(&reports)[0]).unwrap();
         let mut env = run.environment;
         env.gpu.memory_free_bytes_at_start = free;
+        for g in &mut env.gpus {
+            g.gpu.memory_free_bytes_at_start = free;
+        }
         env
     }
 

@@ -111,8 +111,8 @@ pub(crate) fn prepare() {
 
 /// The driver's functions where they have already been looked up (by the writer's
 /// [`prepare`], or an earlier call): never looks them up itself, so that a caller's thread never
-/// pays for the lookup (a walk of the loaded objects, `dlopen` and `dlsym`: tens of µs, under the
-/// loader's lock) for a question it may skip.
+/// pays for the lookup (a walk of the loaded objects, `dlopen` and `dlsym`, under the loader's
+/// lock) for a question it may skip.
 fn functions_looked_up() -> Option<&'static Functions> {
     (DRIVER.load(Ordering::Acquire) == USABLE)
         .then(|| FUNCTIONS.get())
@@ -228,8 +228,8 @@ mod tests {
     pub(super) static WALKS: AtomicU32 = AtomicU32::new(0);
 
     /// The race's question, asked on a program's call, never looks the driver up: where no lookup
-    /// found it, the call asks nothing (a lookup walks the loader's list, `dlopen`s and `dlsym`s:
-    /// tens of µs; the writer looks it up, `prepare`).
+    /// found it, the call asks nothing (a lookup walks the loader's list, `dlopen`s and `dlsym`s,
+    /// under the loader's lock; the writer looks it up, `prepare`).
     #[test]
     fn the_question_on_a_call_never_looks_the_driver_up() {
         let _driver = crate::DRIVER_TESTS

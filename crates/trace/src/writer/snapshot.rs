@@ -90,13 +90,11 @@ fn from_threads(deadline: Instant) -> FromThreads {
         out.overhead.recording_ns += t.overhead_ns;
         out.first_calls.calls += 1;
         out.first_calls.recording_ns += t.first_call_overhead_ns;
-        if t.calls > 0 {
-            if t.first_ns < first_thread_ns {
-                first_thread_ns = t.first_ns;
-                out.process_first_call_ns = Some(t.first_call_overhead_ns);
-            }
-            out.costliest_call_ns = out.costliest_call_ns.max(Some(t.max_overhead_ns));
+        if t.first_ns < first_thread_ns {
+            first_thread_ns = t.first_ns;
+            out.process_first_call_ns = Some(t.first_call_overhead_ns);
         }
+        out.costliest_call_ns = out.costliest_call_ns.max(Some(t.max_overhead_ns));
         out.flags_asked += t.flags_asked;
     });
     out

@@ -63,8 +63,9 @@ impl<'a> Queue<'a> {
     /// The next process's scenarios: an equal share of what is left among `jobs` workers, at
     /// most `max`; a head first where one is left, then the front of the rest (matrix order, so
     /// that a process meets the same functions and geometries again and reuses their reference
-    /// outputs), shuffled by `seed` plus the matrix index of its first. Heads left once the rest
-    /// is gone are batched like any other.
+    /// outputs), shuffled by `seed` plus the matrix index of its first. The heads that must head
+    /// a batch share the rest among them; smaller heads left once the rest is gone are batched
+    /// like any other.
     pub(super) fn take(&mut self, jobs: u32, max: u32, seed: Option<u64>) -> Vec<Queued<'a>> {
         // The heads that must head a batch come first: the rest is shared among them, so that
         // each has a batch of its own to head.
