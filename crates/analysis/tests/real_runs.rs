@@ -17,6 +17,15 @@ fn load(path: &Path) -> RunFile {
     RunFile::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The fix "declare cudaStreamNonBlocking in nStreamFlags" of a run's fix list, which the run
+/// must have measured.
+fn declared_non_blocking(fixes: &[nppbench_analysis::verdict::Fix]) -> &nppbench_analysis::verdict::Fix {
+    fixes
+        .iter()
+        .find(|f| f.title.starts_with("Declare cudaStreamNonBlocking"))
+        .expect("the declared non-blocking fix is measured")
+}
+
 #[test]
 fn known_cases_are_classed_as_measured() {
     // The public report's case: 31×31, stride 32, a new thread per call.
@@ -291,10 +300,7 @@ fn fixes_are_judged_on_the_race_too_and_those_that_end_both_come_first() {
     let a = RunAnalysis::new(&run);
     let fixes = nppbench_analysis::verdict::fixes(&a);
     assert!(fixes[0].ends_both(), "{:?}", fixes[0]);
-    let declared = fixes
-        .iter()
-        .find(|f| f.title.starts_with("Declare cudaStreamNonBlocking"))
-        .expect("the declared non-blocking fix is measured");
+    let declared = declared_non_blocking(&fixes);
     assert!(declared.ends_both() && declared.race_compared > 100, "{declared:?}");
     // A pool ends the leak and leaves the race.
     let pool = fixes.iter().find(|f| f.title.contains("pool of threads")).unwrap();
@@ -331,10 +337,7 @@ fn declaring_non_blocking_is_measured_on_both_hazards_and_in_time_per_call() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-fix-cost-npp-13.0.1/run.json");
     let run = load(&path);
     let fixes = nppbench_analysis::verdict::fixes(&RunAnalysis::new(&run));
-    let declared = fixes
-        .iter()
-        .find(|f| f.title.starts_with("Declare cudaStreamNonBlocking"))
-        .expect("the declared non-blocking fix is measured");
+    let declared = declared_non_blocking(&fixes);
     assert_eq!((declared.compared, declared.fixed), (10, 10), "{declared:?}");
     assert_eq!((declared.race_compared, declared.race_fixed), (10, 10), "{declared:?}");
     let (lo, hi) = declared
@@ -359,10 +362,7 @@ fn the_atlas_preset_times_the_declared_non_blocking_fix_for_every_function() {
         .collect();
     assert_eq!((run.throughput.len(), declared_tp.len()), (244, 61));
     let fixes = nppbench_analysis::verdict::fixes(&RunAnalysis::new(&run));
-    let declared = fixes
-        .iter()
-        .find(|f| f.title.starts_with("Declare cudaStreamNonBlocking"))
-        .expect("the declared non-blocking fix is measured");
+    let declared = declared_non_blocking(&fixes);
     assert_eq!((declared.compared, declared.fixed), (218, 218), "{declared:?}");
     assert_eq!(
         (declared.race_compared, declared.race_fixed),

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use nppbench_model::{TraceEnd, TraceFile};
 
+/// A committed trace: `file` in `dir` under reports/trace/.
 fn committed(dir: &str, file: &str) -> TraceFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../reports/trace")
@@ -20,9 +21,10 @@ fn calls(t: &TraceFile) -> u64 {
     t.call_sites.iter().map(|s| s.calls).sum()
 }
 
-#[test]
-fn a_program_ended_by_sigterm_kept_every_call() {
-    let t = committed("lifecycle-term", "trace.json");
+/// `lifecycle_program term 100`'s trace in `dir` under reports/trace/: every call kept, and the
+/// end told as SIGTERM.
+pub(super) fn sigterm_kept_every_call(dir: &str) -> TraceFile {
+    let t = committed(dir, "trace.json");
     assert_eq!(calls(&t), 100);
     assert_eq!(
         t.end,
@@ -31,30 +33,51 @@ fn a_program_ended_by_sigterm_kept_every_call() {
             name: "SIGTERM".into()
         }
     );
+    t
 }
 
-#[test]
-fn a_forked_child_recorded_nothing_and_said_so() {
-    let t = committed("lifecycle-fork", "trace.json");
+/// `lifecycle_program fork 10`'s traces in `dir`: the parent's calls, and a child's trace that
+/// records nothing and says why. Returns the parent's.
+pub(super) fn forked_child_recorded_nothing(dir: &str) -> TraceFile {
+    let t = committed(dir, "trace.json");
     assert_eq!(calls(&t), 20, "the parent's calls, before the fork and after");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/trace/lifecycle-fork");
-    let children: Vec<String> = std::fs::read_dir(&dir)
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/trace")
+        .join(dir);
+    let children: Vec<String> = std::fs::read_dir(&path)
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| n.starts_with(TraceFile::DESCENDANT_PREFIX))
         .collect();
     assert_eq!(children.len(), 1, "{children:?}");
-    let child = committed("lifecycle-fork", &children[0]);
+    let child = committed(dir, &children[0]);
     assert!(child.call_sites.is_empty());
     assert!(child.capture.calls_missing.unwrap().contains("forked child of process"));
+    t
+}
+
+/// `lifecycle_program threads 10000`'s trace in `dir`: no call lost, each on its own thread.
+pub(super) fn ten_thousand_threads_lost_no_call(dir: &str) -> TraceFile {
+    let t = committed(dir, "trace.json");
+    assert_eq!(calls(&t), 10_000);
+    assert_eq!(t.call_sites[0].threads, 10_000);
+    assert_eq!(t.end, TraceEnd::Exited { code: Some(0) });
+    t
+}
+
+#[test]
+fn a_program_ended_by_sigterm_kept_every_call() {
+    sigterm_kept_every_call("lifecycle-term");
+}
+
+#[test]
+fn a_forked_child_recorded_nothing_and_said_so() {
+    forked_child_recorded_nothing("lifecycle-fork");
 }
 
 #[test]
 fn ten_thousand_threads_each_with_a_stream_and_a_call_lost_no_call() {
-    let t = committed("lifecycle-threads", "trace.json");
-    assert_eq!(calls(&t), 10_000);
-    assert_eq!(t.call_sites[0].threads, 10_000);
-    assert_eq!(t.end, TraceEnd::Exited { code: Some(0) });
+    ten_thousand_threads_lost_no_call("lifecycle-threads");
 }
 
 /// What asking the driver whether the caller's stream still has work queued (#29's race

@@ -105,11 +105,21 @@ fn a_trace_without_work_pending_has_no_race_section() {
 #[test]
 fn the_real_race_program_names_the_racing_call_site_and_no_other() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let trace: TraceFile =
-        serde_json::from_str(&std::fs::read_to_string(root.join("trace/race-program/trace.json")).unwrap()).unwrap();
     let atlas = RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap();
+    names_only_the_racing_site("race-program", &atlas, "20 of 20 calls asked (20 in all)");
+}
+
+/// `race_program 20`'s trace in `dir` under reports/trace/, rendered with `atlas`: of its five
+/// call sites only the racing one (1918x1080 on a created blocking stream) is named, with
+/// `asked` (how many of its calls were asked), and the program's own log says its first phase's
+/// output was wrong. Returns the trace.
+pub(super) fn names_only_the_racing_site(dir: &str, atlas: &RunFile, asked: &str) -> TraceFile {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/trace")
+        .join(dir);
+    let trace: TraceFile = serde_json::from_str(&std::fs::read_to_string(dir.join("trace.json")).unwrap()).unwrap();
     assert_eq!(trace.call_sites.len(), 5);
-    let page = render(&trace, &[atlas]);
+    let page = render(&trace, std::slice::from_ref(atlas));
     let html = &page.index_html;
     let table = &html[html.find("<table class=\"compact race\">").unwrap()..];
     let table = &table[..table.find("</table>").unwrap()];
@@ -118,11 +128,12 @@ fn the_real_race_program_names_the_racing_call_site_and_no_other() {
         table.contains("on 1918x1080 s1920/7680</a></td><td>created, blocking"),
         "{table}"
     );
-    assert!(table.contains("20 of 20 calls asked (20 in all)"), "{table}");
-    let log = std::fs::read_to_string(root.join("trace/race-program/trace.log")).unwrap();
+    assert!(table.contains(asked), "{table}");
+    let log = std::fs::read_to_string(dir.join("trace.log")).unwrap();
     assert!(
         log.contains("P1 blocking, from the stream, 1918x1080: 18 of 20 frames wrong"),
         "{log}"
     );
     assert!(log.contains("race: 1 call site(s) called with work pending"), "{log}");
+    trace
 }

@@ -13,21 +13,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use nppbench_model::{RunFile, TraceEnd, TraceFile};
+use nppbench_model::{RunFile, TraceFile};
 
-use super::render;
+use super::lifecycle::{forked_child_recorded_nothing, sigterm_kept_every_call, ten_thousand_threads_lost_no_call};
+use super::race::names_only_the_racing_site;
 
 fn seam() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/trace/seam")
-}
-
-fn committed(dir: &str, file: &str) -> TraceFile {
-    let path = seam().join(dir).join(file);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
-}
-
-fn calls(t: &TraceFile) -> u64 {
-    t.call_sites.iter().map(|s| s.calls).sum()
 }
 
 fn per_call(t: &TraceFile) -> f64 {
@@ -100,35 +92,14 @@ fn the_question_within_the_budget_keeps_each_program_under_a_microsecond_a_call(
 
 #[test]
 fn the_lifecycle_programs_keep_every_call_under_a_microsecond_each() {
-    let term = committed("lifecycle-term", "trace.json");
-    assert_eq!(calls(&term), 100);
-    assert_eq!(
-        term.end,
-        TraceEnd::Signal {
-            signal: 15,
-            name: "SIGTERM".into()
-        }
-    );
-    let fork = committed("lifecycle-fork", "trace.json");
-    assert_eq!(calls(&fork), 20, "the parent's calls, before the fork and after");
-    let child: Vec<String> = std::fs::read_dir(seam().join("lifecycle-fork"))
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with(TraceFile::DESCENDANT_PREFIX))
-        .collect();
-    assert_eq!(child.len(), 1, "{child:?}");
-    let child = committed("lifecycle-fork", &child[0]);
-    assert!(child.call_sites.is_empty());
-    assert!(child.capture.calls_missing.unwrap().contains("forked child of process"));
-    let threads = committed("lifecycle-threads", "trace.json");
-    assert_eq!(calls(&threads), 10_000);
-    assert_eq!(threads.call_sites[0].threads, 10_000);
+    let term = sigterm_kept_every_call("seam/lifecycle-term");
+    let fork = forked_child_recorded_nothing("seam/lifecycle-fork");
+    let threads = ten_thousand_threads_lost_no_call("seam/lifecycle-threads");
     assert_eq!(threads.streams.len(), 10_000, "each thread's stream");
     assert!(
         threads.streams.iter().all(|s| s.destroyed_s.is_some()),
         "each destroyed"
     );
-    assert_eq!(threads.end, TraceEnd::Exited { code: Some(0) });
     for (name, t) in [("term", &term), ("fork", &fork), ("threads", &threads)] {
         assert!(per_call(t) < 1000.0, "{name}: {} ns a call", per_call(t));
         assert!(t.capture.process_first_call_ns.is_some() && t.capture.costliest_call_ns.is_some());
@@ -142,26 +113,7 @@ fn the_lifecycle_programs_keep_every_call_under_a_microsecond_each() {
 fn the_race_program_names_the_racing_site_within_the_budget_and_asking_every_call() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
     let atlas = RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap();
-    for (dir, asked) in [
-        ("race-program", "1 of 1 calls asked"),
-        ("race-program-ask-all", "20 of 20 calls asked"),
-    ] {
-        let trace = committed(dir, "trace.json");
-        assert_eq!(trace.call_sites.len(), 5);
-        let html = render(&trace, std::slice::from_ref(&atlas)).index_html;
-        let table = &html[html.find("<table class=\"compact race\">").unwrap()..];
-        let table = &table[..table.find("</table>").unwrap()];
-        assert_eq!(table.matches("<tr><td class=\"fn\">").count(), 1, "{dir}: {table}");
-        assert!(
-            table.contains("on 1918x1080 s1920/7680</a></td><td>created, blocking"),
-            "{dir}: {table}"
-        );
-        assert!(table.contains(asked), "{dir}: {table}");
-        let log = std::fs::read_to_string(seam().join(dir).join("trace.log")).unwrap();
-        assert!(
-            log.contains("P1 blocking, from the stream, 1918x1080: 18 of 20 frames wrong"),
-            "{log}"
-        );
-    }
-    assert!(per_call(&committed("race-program", "trace.json")) < 1000.0);
+    let within = names_only_the_racing_site("seam/race-program", &atlas, "1 of 1 calls asked");
+    names_only_the_racing_site("seam/race-program-ask-all", &atlas, "20 of 20 calls asked");
+    assert!(per_call(&within) < 1000.0);
 }

@@ -40,6 +40,9 @@ struct Started {
     /// call that can race (`site::can_race`), within the question's budget (`pending.rs`), where
     /// the driver answered.
     pending: Option<bool>,
+    /// Whether the call can race (`site::can_race`): its recording counts in the question's
+    /// budget.
+    can_race: bool,
 }
 
 /// Marks the thread as in a call, with its record's line and its stream's flags hinted; `None`
@@ -54,7 +57,8 @@ fn before(site: &Site<'_>) -> Option<Started> {
     let in_call = feed::enter(site.symbol)?;
     flags::prefetch(site.ctx.h_stream as u64);
     // Before NPP's call, which queues its own work: what was queued before is the caller's.
-    let pending = (site::can_race(site.ctx) && pending::ask_now())
+    let can_race = site::can_race(site.ctx);
+    let pending = (can_race && pending::ask_now())
         .then(|| driver::stream_pending(site.ctx.h_stream as u64))
         .flatten();
     Some(Started {
@@ -62,6 +66,7 @@ fn before(site: &Site<'_>) -> Option<Started> {
         entered,
         start: clock::now_ns(),
         pending,
+        can_race,
     })
 }
 
@@ -74,6 +79,7 @@ fn after(site: &Site<'_>, started: Started, status: NppStatus) {
         entered,
         start,
         pending,
+        can_race,
     } = started;
     let end = clock::now_ns().max(start);
     in_call.leave();
@@ -96,7 +102,7 @@ fn after(site: &Site<'_>, started: Started, status: NppStatus) {
             overhead
         });
         // The question's budget counts the whole recording of the calls that can race.
-        if site::can_race(site.ctx) {
+        if can_race {
             pending::recorded(overhead);
         }
     }));
