@@ -5,6 +5,8 @@
 //! only with ours, so the two are recorded side by side. See the
 //! [NVML device queries](https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
@@ -52,7 +54,13 @@ pub struct ProcessMemoryProbe {
     /// not name.
     handle: *mut std::ffi::c_void,
     pid: u32,
+    /// Entries [`ProcessMemoryProbe::used_bytes`] gives NVML for its list: what the last
+    /// listing needed, with room for more.
+    listed: AtomicUsize,
 }
+
+/// Entries for processes that start between two readings.
+const LISTED_HEADROOM: usize = 16;
 
 // SAFETY: the handle is an opaque NVML device handle, valid while `nvml` is loaded; NVML is
 // thread-safe, and nvml-wrapper's own `Device` is Send and Sync.
@@ -82,6 +90,7 @@ impl ProcessMemoryProbe {
             nvml,
             handle,
             pid: std::process::id(),
+            listed: AtomicUsize::new(4 * LISTED_HEADROOM),
         })
     }
 
@@ -119,16 +128,50 @@ impl ProcessMemoryProbe {
 
     /// This process's used memory in bytes, or `None` when NVML lists no figure for it (a
     /// process that has not touched the device yet, or a platform that hides it). Asks for the
-    /// compute processes alone: a process with a CUDA context is one.
+    /// compute processes alone (a process with a CUDA context is one), in one call where they fit
+    /// in the entries the last reading needed: a memory probe reads after every call, with other
+    /// probes doing the same, and each NVML listing is a query of the kernel driver
+    /// (nvml-wrapper's `running_compute_processes` makes two, asking the count first).
     pub fn used_bytes(&self) -> Result<Option<u64>, GpuError> {
-        let device = self.device()?;
-        let list = device
-            .running_compute_processes()
-            .map_err(nvml("nvmlDeviceGetComputeRunningProcesses"))?;
-        Ok(list
+        let list = self
+            .nvml
+            .lib()
+            .nvmlDeviceGetComputeRunningProcesses_v3
+            .as_ref()
+            .map_err(|e| GpuError::Nvml(format!("nvmlDeviceGetComputeRunningProcesses_v3: {e}")))?;
+        let mut entries = vec![
+            // SAFETY: a plain C struct of integers, for which all zeros is a valid value.
+            unsafe { std::mem::zeroed::<nvml_wrapper_sys::bindings::nvmlProcessInfo_t>() };
+            self.listed.load(Ordering::Relaxed)
+        ];
+        loop {
+            let mut count = entries.len() as std::ffi::c_uint;
+            // SAFETY: `handle` is this NVML's device handle (see `new`); `entries` holds `count`
+            // writable entries, and NVML writes at most that many.
+            let status = unsafe { list(self.handle.cast(), &mut count, entries.as_mut_ptr()) };
+            match status {
+                nvml_wrapper_sys::bindings::nvmlReturn_enum_NVML_SUCCESS => {
+                    entries.truncate(count as usize);
+                    break;
+                }
+                // More processes than entries: `count` says how many there are now.
+                nvml_wrapper_sys::bindings::nvmlReturn_enum_NVML_ERROR_INSUFFICIENT_SIZE => {
+                    let room = count as usize + LISTED_HEADROOM;
+                    self.listed.store(room, Ordering::Relaxed);
+                    entries.resize(room, entries[0]);
+                }
+                other => {
+                    return Err(GpuError::Nvml(format!(
+                        "nvmlDeviceGetComputeRunningProcesses_v3: {}",
+                        nvml_wrapper::error::NvmlError::from(other)
+                    )));
+                }
+            }
+        }
+        Ok(entries
             .into_iter()
             .find(|p| p.pid == self.pid)
-            .and_then(|p| match p.used_gpu_memory {
+            .and_then(|p| match UsedGpuMemory::from(p.usedGpuMemory) {
                 UsedGpuMemory::Used(b) => Some(b),
                 UsedGpuMemory::Unavailable => None,
             }))

@@ -145,3 +145,38 @@ fn missing_cupti_or_nvml_degrades_to_an_error() {
         );
     }
 }
+
+/// This process's memory as the memory probes read it after every call (one NVML listing, its
+/// own buffer) is the figure nvml-wrapper's listing gives, and it follows an allocation.
+#[test]
+fn this_process_memory_is_nvmls_own_figure_and_follows_an_allocation() {
+    let Ok(gpu) = Gpu::open(0) else {
+        eprintln!("skipped this_process_memory_is_nvmls_own_figure_and_follows_an_allocation: needs a GPU");
+        return;
+    };
+    let probe = match ProcessMemoryProbe::new(&gpu.props().uuid) {
+        Ok(probe) => probe,
+        Err(e) => panic!("a GPU without NVML: {e}"),
+    };
+    let _first = nppbench_gpu::DeviceBuffer::alloc(&gpu, 64 << 20).unwrap();
+    let pid = std::process::id();
+    let listed = |p: &ProcessMemoryProbe| {
+        p.processes()
+            .unwrap()
+            .into_iter()
+            .find(|d| d.pid == pid)
+            .and_then(|d| d.used_bytes)
+    };
+    let before = probe
+        .used_bytes()
+        .unwrap()
+        .expect("NVML lists no figure for a process with a context");
+    assert_eq!(Some(before), listed(&probe));
+    let _second = nppbench_gpu::DeviceBuffer::alloc(&gpu, 256 << 20).unwrap();
+    let after = probe.used_bytes().unwrap().unwrap();
+    assert_eq!(Some(after), listed(&probe));
+    assert!(
+        after >= before + (256 << 20),
+        "{before} bytes, then {after} after 256 MiB more"
+    );
+}
