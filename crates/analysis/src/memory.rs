@@ -118,10 +118,15 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
     if s.is_empty() {
         return empty;
     }
+    // This process's figure where every sample has it; else the device's where every sample
+    // has that (a probe reads it wherever the process's figure is missing). A series with
+    // neither whole has no figure to judge.
     let process: Option<Vec<u64>> = s.process_used_bytes.iter().copied().collect();
-    let (probe, bytes) = match process {
-        Some(p) => (Probe::Process, p),
-        None => (Probe::Device, s.device_used_bytes.clone()),
+    let device: Option<Vec<u64>> = s.device_used_bytes.iter().copied().collect();
+    let (probe, bytes) = match (process, device) {
+        (Some(p), _) => (Probe::Process, p),
+        (None, Some(d)) => (Probe::Device, d),
+        (None, None) => return empty,
     };
     let first = bytes[0] as f64;
     let growth_mib: Vec<f64> = bytes.iter().map(|b| (*b as f64 - first) / MIB).collect();

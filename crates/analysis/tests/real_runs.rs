@@ -377,3 +377,42 @@ fn the_atlas_preset_times_the_declared_non_blocking_fix_for_every_function() {
         "faster for some functions, slower for others: {lo} to {hi}"
     );
 }
+
+/// A memory sample reads this process's figure (NVML) and the device's only where that one is
+/// missing (schema version 3). A leaking record of a committed run (version 2: both read after
+/// every call) is judged alike with its device-wide figures taken out; judged on the device's
+/// with its process figures taken out (as where NVML lists none); and not judged where neither
+/// figure is whole. The records are the committed run's, edited here to those shapes.
+#[test]
+fn a_record_is_judged_on_the_process_figure_else_the_devices_else_not_at_all() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-npp-13.0.1/run.json");
+    let run = load(&path);
+    let analysis = RunAnalysis::new(&run);
+    let leak = analysis
+        .memory
+        .iter()
+        .find(|m| m.class == Some(LeakClass::Leak) && m.probe == nppbench_analysis::Probe::Process)
+        .expect("a leak judged on the process's figure");
+    let record = leak.record.clone();
+    let judge = |edit: &dyn Fn(&mut nppbench_model::MemorySeries)| {
+        let mut r = record.clone();
+        edit(&mut r.result.as_mut().unwrap().samples);
+        let a = nppbench_analysis::memory::analyse_memory(&r);
+        (a.probe, a.class, a.growth_mib.clone())
+    };
+    let (probe, class, growth) = judge(&|s| s.device_used_bytes.iter_mut().for_each(|d| *d = None));
+    assert_eq!(
+        (probe, class, growth),
+        (nppbench_analysis::Probe::Process, leak.class, leak.growth_mib.clone())
+    );
+    let (probe, class, _) = judge(&|s| s.process_used_bytes.iter_mut().for_each(|p| *p = None));
+    assert_eq!(
+        (probe, class),
+        (nppbench_analysis::Probe::Device, Some(LeakClass::Leak))
+    );
+    let (_, class, growth) = judge(&|s| {
+        s.process_used_bytes[1] = None;
+        s.device_used_bytes.iter_mut().skip(2).for_each(|d| *d = None);
+    });
+    assert_eq!((class, growth.len()), (None, 0), "a series with neither figure whole");
+}

@@ -129,14 +129,25 @@ fn thread_per_call_on_a_blocking_stream_grows_memory_with_unaligned_width() {
         Threading::ThreadPerCall,
         24,
     );
-    let used: Vec<u64> = reply["result"]["samples"]["device_used_bytes"]
+    // The process's own figure (NVML), which a probe reads after every call; the device's is
+    // read only where that is missing.
+    let samples = &reply["result"]["samples"];
+    let used: Vec<u64> = samples["process_used_bytes"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|v| v.as_u64().unwrap())
+        .map(|v| v.as_u64().expect("NVML gave this process no figure"))
         .collect();
+    assert!(
+        samples["device_used_bytes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v.is_null()),
+        "the device-wide figure was read beside the process's: {samples}"
+    );
     let growth = used.last().unwrap().saturating_sub(used[0]);
-    eprintln!("device-wide growth over 24 new threads: {} KiB", growth >> 10);
+    eprintln!("this process's growth over 24 new threads: {} KiB", growth >> 10);
     // What this test pins is that the probe sees growth at all where NPP is known to leak;
     // how much is the report's business.
     assert!(growth > 0, "no growth seen: {reply}");

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
-use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
+use nppbench_model::{
+    FailureKind, MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind,
+};
 use nppbench_npp::StreamContext;
 use nppbench_stats::settle;
 
@@ -18,22 +20,25 @@ use crate::error::ProbeError;
 /// MiB, for the settle rule's series.
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// Reads both memory probes.
+/// Reads the memory probes: this process's figure (NVML), and the device's only where that is
+/// missing. Each reading is a query of the kernel driver, which the run's probes wait for one
+/// another to make (`MemorySeries::device_used_bytes`).
 pub(crate) struct Probes<'a> {
     gpu: &'a Gpu,
     nvml: Option<&'a ProcessMemoryProbe>,
 }
 
 impl Probes<'_> {
-    /// The figure a leak is judged on: this process's (NVML), else the device's.
-    pub(crate) fn judged(reading: &MemoryReading) -> u64 {
-        reading.process_used_bytes.unwrap_or(reading.device_used_bytes)
-    }
-
-    pub(crate) fn read(&self) -> Result<MemoryReading, ProbeError> {
+    /// This process's figure, and the device's where `device_too` or NVML gives none.
+    fn read(&self, device_too: bool) -> Result<MemoryReading, ProbeError> {
+        let process_used_bytes = self.nvml.and_then(|n| n.used_bytes().ok().flatten());
+        let device_used_bytes = match device_too || process_used_bytes.is_none() {
+            true => Some(self.gpu.used_bytes()?),
+            false => None,
+        };
         Ok(MemoryReading {
-            device_used_bytes: self.gpu.used_bytes()?,
-            process_used_bytes: self.nvml.and_then(|n| n.used_bytes().ok().flatten()),
+            device_used_bytes,
+            process_used_bytes,
         })
     }
 }
@@ -63,7 +68,7 @@ impl<'a> Recorder<'a> {
         Recorder {
             probes,
             baseline: MemoryReading {
-                device_used_bytes: 0,
+                device_used_bytes: None,
                 process_used_bytes: None,
             },
             budget_bytes: budget_mib.saturating_mul(1 << 20),
@@ -79,7 +84,8 @@ impl<'a> Recorder<'a> {
 
     /// Samples memory after a call; returns whether the process has grown past the budget.
     fn record(&mut self, threads_spawned: u32, latency: Duration) -> Result<bool, ProbeError> {
-        let reading = self.probes.read()?;
+        // Where the baseline lacks this process's figure, the device's is judged: read it always.
+        let reading = self.probes.read(self.baseline.process_used_bytes.is_none())?;
         let s = &mut self.series;
         s.call.push(s.call.len() as u32 + 1);
         s.threads_spawned.push(threads_spawned);
@@ -87,7 +93,7 @@ impl<'a> Recorder<'a> {
         s.latency_us.push(latency.as_secs_f64() * 1e6);
         s.device_used_bytes.push(reading.device_used_bytes);
         s.process_used_bytes.push(reading.process_used_bytes);
-        let mib = Probes::judged(&reading) as f64 / MIB;
+        let mib = reading.judged().unwrap_or(0) as f64 / MIB;
         let first = *self.first_mib.get_or_insert(mib);
         self.growth_mib.push(mib - first);
         if let Ok((tracker, mark)) = &self.tracker {
@@ -101,9 +107,11 @@ impl<'a> Recorder<'a> {
         }
         let growth = match (reading.process_used_bytes, self.baseline.process_used_bytes) {
             (Some(now), Some(base)) => now.saturating_sub(base),
+            // Either missing: the device's was read for both (`Probes::read`).
             _ => reading
                 .device_used_bytes
-                .saturating_sub(self.baseline.device_used_bytes),
+                .unwrap_or(0)
+                .saturating_sub(self.baseline.device_used_bytes.unwrap_or(0)),
         };
         Ok(growth > self.budget_bytes)
     }
@@ -226,19 +234,39 @@ pub(crate) struct Process {
     /// Who else was on the device when the last scenario ended: the next scenario's census
     /// before its calls, taken moments earlier, instead of asking NVML again (two list calls).
     last_census: Option<processes::Census>,
+    /// The judged figure after the last scenario's last call, which [`Process::judged_bytes`]
+    /// gives instead of asking NVML again: nothing a scenario does after that call allocates
+    /// device memory (its check downloads into host memory), and the threads that end after it
+    /// only give memory back.
+    last_judged: Option<u64>,
 }
 
 impl Process {
-    /// Opens GPU `device` with NVML and CUPTI.
+    /// Opens GPU `device` with NVML and CUPTI. NVML and CUPTI start on a thread of their own
+    /// while this one opens the context (they need none: NVML finds the device by its UUID), so
+    /// that a probe's start is the context's alone; the steps say what was left to wait for.
     pub(crate) fn open(device: u32) -> Result<Process, ProbeError> {
         let mut steps = Steps::new();
-        let gpu = Gpu::open(device as usize)?;
-        steps.done("gpu");
-        let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok();
-        steps.done("nvml");
-        // Streams are counted from each scenario's warm-up call on (see `Recorder::tracker`).
-        let tracker = StreamTracker::start().map_err(|e| e.to_string());
-        steps.done("cupti");
+        let uuid = Gpu::uuid(device as usize)?;
+        let (gpu, beside) = std::thread::scope(|scope| {
+            let beside = std::thread::Builder::new()
+                .spawn_scoped(scope, || {
+                    let nvml = ProcessMemoryProbe::new(&uuid).ok();
+                    // Streams are counted from each scenario's warm-up call on (see
+                    // `Recorder::tracker`).
+                    (nvml, StreamTracker::start().map_err(|e| e.to_string()))
+                })
+                .map_err(threads::spawn_error);
+            let gpu = Gpu::open(device as usize);
+            steps.done("gpu");
+            let beside = beside.and_then(|b| {
+                b.join()
+                    .map_err(|_| ProbeError::new(FailureKind::Thread, "starting NVML and CUPTI panicked"))
+            });
+            (gpu, beside)
+        });
+        let (gpu, (nvml, tracker)) = (gpu?, beside?);
+        steps.done("nvml, cupti");
         Ok(Process {
             gpu,
             nvml,
@@ -247,16 +275,21 @@ impl Process {
             kept: Vec::new(),
             startup: Some(steps),
             last_census: None,
+            last_judged: None,
         })
     }
 
-    /// The memory figure a leak is judged on, for the whole process now.
-    pub(crate) fn judged_bytes(&self) -> Result<u64, ProbeError> {
+    /// The memory figure a leak is judged on, for the whole process now (or as the last
+    /// scenario's last call left it: [`Process::last_judged`]).
+    pub(crate) fn judged_bytes(&mut self) -> Result<u64, ProbeError> {
+        if let Some(bytes) = self.last_judged.take() {
+            return Ok(bytes);
+        }
         let probes = Probes {
             gpu: &self.gpu,
             nvml: self.nvml.as_ref(),
         };
-        Ok(Probes::judged(&probes.read()?))
+        Ok(probes.read(false)?.judged().unwrap_or(0))
     }
 
     /// Runs a memory scenario; returns its result and whether it stopped at the budget. Its calls
@@ -296,6 +329,12 @@ impl Process {
             .calls(ask, &setup, &shared, steps, before)
             .map(|(result, stopped, after)| {
                 self.last_census = Some(after);
+                let s = &result.samples;
+                self.last_judged = match (s.process_used_bytes.last(), s.device_used_bytes.last()) {
+                    (Some(Some(process)), _) => Some(*process),
+                    (_, Some(Some(device))) => Some(*device),
+                    _ => None,
+                };
                 (result, stopped)
             });
         // Kept, whatever the calls gave: buffers for the next scenario, the rest until the end.
@@ -326,7 +365,7 @@ impl Process {
             Ok(tracker) => Ok((tracker, tracker.count())),
             Err(why) => Err(why.clone()),
         };
-        rec.baseline = rec.probes.read()?;
+        rec.baseline = rec.probes.read(false)?;
         steps.done("baseline");
         let startup_ms = steps.0.iter().map(|p| p.wall_s).sum::<f64>() * 1e3;
         rec.started = Instant::now();

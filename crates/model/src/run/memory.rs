@@ -42,10 +42,19 @@ pub struct BatchPlace {
 /// Device memory before the first call.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MemoryReading {
-    /// Device-wide used memory (`cuMemGetInfo`: total − free), bytes.
-    pub device_used_bytes: u64,
+    /// Device-wide used memory (`cuMemGetInfo`: total − free), bytes, read only where NVML
+    /// gives this process no figure (see [`MemorySeries::device_used_bytes`]); schema version 2
+    /// read both.
+    pub device_used_bytes: Option<u64>,
     /// This process's used memory as NVML reports it, bytes; `None` where NVML gives none.
     pub process_used_bytes: Option<u64>,
+}
+
+impl MemoryReading {
+    /// The figure a leak is judged on: this process's, else the device's.
+    pub fn judged(&self) -> Option<u64> {
+        self.process_used_bytes.or(self.device_used_bytes)
+    }
 }
 
 /// The raw samples of a memory scenario, one entry per call (index 0 is the warm-up call).
@@ -59,7 +68,13 @@ pub struct MemorySeries {
     pub elapsed_ms: Vec<f64>,
     /// Host latency of this call: launch plus stream synchronisation, microseconds.
     pub latency_us: Vec<f64>,
-    pub device_used_bytes: Vec<u64>,
+    /// Device-wide used memory (`cuMemGetInfo`), bytes, read only where this process's figure
+    /// is not ([`MemorySeries::process_used_bytes`] `None`, or none at the baseline): `None`
+    /// where it was not read. Each reading is a query of the kernel driver, which a run's
+    /// probes wait for one another to make; reading both figures after every call cost a memory
+    /// probe about 1 ms each on an H100 (docs/performance.md). Schema version 2 read both.
+    pub device_used_bytes: Vec<Option<u64>>,
+    /// This process's used memory as NVML reports it, bytes: the figure a leak is judged on.
     pub process_used_bytes: Vec<Option<u64>>,
 }
 

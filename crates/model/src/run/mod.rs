@@ -21,11 +21,12 @@ pub use throughput::{
 use crate::Matrix;
 
 /// The version of the layout below. Bump it on any change a reader of an older file would misread.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The versions this nppbench reads: version 1 (before the primitive and context axes) is
-/// migrated on reading.
-pub const READABLE_SCHEMA_VERSIONS: [u32; 2] = [1, 2];
+/// migrated on reading; version 2 (a memory sample's device-wide figure read after every call,
+/// `MemorySeries::device_used_bytes`) reads as it is.
+pub const READABLE_SCHEMA_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// One run of `nppbench run`: everything needed to render a report without the GPU.
 #[derive(Debug, Clone, Serialize, Deserialize)]

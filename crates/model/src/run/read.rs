@@ -89,11 +89,11 @@ impl RunFile {
             return Err(ModelError::SchemaVersion {
                 path: path.to_owned(),
                 found,
-                expected: READABLE_SCHEMA_VERSIONS
-                    .iter()
-                    .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" and "),
+                expected: match READABLE_SCHEMA_VERSIONS.map(|v| v.to_string()).split_last() {
+                    Some((last, [])) => last.clone(),
+                    Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                    None => String::new(),
+                },
                 writer,
             });
         }

@@ -217,7 +217,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
         .collect();
     let result = nppbench_model::MemoryResult {
         baseline: nppbench_model::MemoryReading {
-            device_used_bytes: base,
+            device_used_bytes: None,
             process_used_bytes: Some(base),
         },
         samples: nppbench_model::MemorySeries {
@@ -225,7 +225,8 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
             threads_spawned: vec![1; calls + 1],
             elapsed_ms: vec![0.0; calls + 1],
             latency_us: vec![0.0; calls + 1],
-            device_used_bytes: vec![base; calls + 1],
+            // Not read where this process's figure was (as the probes write it).
+            device_used_bytes: vec![None; calls + 1],
             process_used_bytes: used,
         },
         wall_ms: 0.0,
