@@ -8,7 +8,10 @@
 //! (`atlas-npp-13.0.1-beside-{before,after}.json`, `gpu-beside.txt`). And pools on the per-thread
 //! default stream at the heads of batches judge as they did measured again alone: build 5c262bc
 //! against the build with heads, 5c262bc's atlas matrix back to back on one H100
-//! (`atlas-npp-13.0.1-heads-{before,after}.json`, `gpu-heads.txt`).
+//! (`atlas-npp-13.0.1-heads-{before,after}.json`, `gpu-heads.txt`). And a probe that reads its
+//! process's memory alone after each call (the device's only where NVML gives none) judges as
+//! the build that read both: build d6199a9 against the build of this change, the same matrix back
+//! to back on one H100 (`atlas-npp-13.0.1-readings-{before,after}.json`, `gpu-readings.txt`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -264,4 +267,57 @@ fn heads_of_batches_measure_the_atlas_with_fewer_processes_and_faster() {
             .map(|m| &m.scenario.id)
             .collect::<Vec<_>>()
     );
+}
+
+const READINGS: [&str; 2] = [
+    "atlas-npp-13.0.1-readings-before.json",
+    "atlas-npp-13.0.1-readings-after.json",
+];
+
+/// A probe reads this process's figure alone after each call (`probe/memory.rs`, schema version
+/// 3): every conclusive leak class, every count of NPP streams kept per thread and every race
+/// class is the same as with the build that read both figures, the unstable function apart.
+#[test]
+fn reading_the_process_figure_alone_judges_every_scenario_as_reading_both_did() {
+    let (differ, runtime) = leaks_compared(READINGS[0], READINGS[1]);
+    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
+    assert!(runtime.is_empty(), "{runtime:#?}");
+    let streams = streams_compared(READINGS[0], READINGS[1]);
+    assert!(streams.is_empty(), "{streams:#?}");
+    let (races, unstable, compared, counts) = races_compared(READINGS[0], READINGS[1]);
+    assert!(compared > 7_000, "{compared}");
+    assert!(races.is_empty(), "{races:#?}");
+    // The committed runs: 2 scenarios of the unstable function whose race differs; 730 and 728
+    // scenarios that race.
+    assert_eq!((unstable.len(), counts), (2, (730, 728)), "{unstable:?}");
+}
+
+/// The same matrix on the same GPU, before and after: the memory phase (with the rounds beside
+/// it) faster by a fifth or more (70.3 and 88.5 scenarios a second, docs/performance.md), and
+/// the run after read the device-wide figure after no call where NVML gave this process's.
+#[test]
+fn reading_the_process_figure_alone_measures_the_atlas_faster() {
+    let (before, after) = (load(READINGS[0]), load(READINGS[1]));
+    assert_eq!(before.environment.gpu.uuid, after.environment.gpu.uuid, "one GPU");
+    assert_eq!((before.schema_version, after.schema_version), (2, 3));
+    assert_eq!(before.memory.len(), after.memory.len(), "the same matrix");
+    let rate = |r: &RunFile| r.memory.len() as f64 / r.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s;
+    assert!(rate(&after) > 1.2 * rate(&before), "{} {}", rate(&before), rate(&after));
+    let samples = || {
+        after
+            .memory
+            .iter()
+            .filter_map(|m| m.result.as_ref().map(|r| &r.samples))
+    };
+    assert!(samples().count() > 7_000);
+    for s in samples() {
+        for (process, device) in s.process_used_bytes.iter().zip(&s.device_used_bytes) {
+            assert!(process.is_some() != device.is_some(), "{process:?} {device:?}");
+        }
+    }
+    let before_samples = before
+        .memory
+        .iter()
+        .filter_map(|m| m.result.as_ref().map(|r| &r.samples));
+    assert!(before_samples.flat_map(|s| &s.device_used_bytes).all(Option::is_some));
 }

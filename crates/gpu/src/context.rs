@@ -58,18 +58,6 @@ impl Gpu {
     /// Initialises the driver, retains device `ordinal`'s primary context and makes it current
     /// on this thread.
     pub fn open(ordinal: usize) -> Result<Gpu, GpuError> {
-        let device = Gpu::device(ordinal)?;
-        // SAFETY: `device` is a valid device handle from cuDeviceGet.
-        let ctx =
-            unsafe { result::primary_ctx::retain(device) }.map_err(GpuError::driver("cuDevicePrimaryCtxRetain"))?;
-        // SAFETY: `ctx` is the primary context just retained.
-        unsafe { result::ctx::set_current(ctx) }.map_err(GpuError::driver("cuCtxSetCurrent"))?;
-        let props = read_props(ordinal as u32, device)?;
-        Ok(Gpu(Arc::new(Inner { device, ctx, props })))
-    }
-
-    /// The driver's handle of device `ordinal`, checked against the count.
-    fn device(ordinal: usize) -> Result<sys::CUdevice, GpuError> {
         if !Gpu::driver_present() {
             return Err(GpuError::NoDriver);
         }
@@ -78,15 +66,14 @@ impl Gpu {
         if ordinal >= count.max(0) as usize {
             return Err(GpuError::NoDevice { ordinal, count });
         }
-        result::device::get(ordinal as i32).map_err(GpuError::driver("cuDeviceGet"))
-    }
-
-    /// Device `ordinal`'s UUID, as [`DeviceProps::uuid`] has it, without opening a context
-    /// (what NVML finds the device by: a probe starts NVML while the context opens).
-    pub fn uuid(ordinal: usize) -> Result<String, GpuError> {
-        let device = Gpu::device(ordinal)?;
-        let uuid = result::device::get_uuid(device).map_err(GpuError::driver("cuDeviceGetUuid"))?;
-        Ok(format_uuid(&uuid.bytes.map(|b| b as u8)))
+        let device = result::device::get(ordinal as i32).map_err(GpuError::driver("cuDeviceGet"))?;
+        // SAFETY: `device` is a valid device handle from cuDeviceGet.
+        let ctx =
+            unsafe { result::primary_ctx::retain(device) }.map_err(GpuError::driver("cuDevicePrimaryCtxRetain"))?;
+        // SAFETY: `ctx` is the primary context just retained.
+        unsafe { result::ctx::set_current(ctx) }.map_err(GpuError::driver("cuCtxSetCurrent"))?;
+        let props = read_props(ordinal as u32, device)?;
+        Ok(Gpu(Arc::new(Inner { device, ctx, props })))
     }
 
     /// How many CUDA devices this machine has (0 without a driver).

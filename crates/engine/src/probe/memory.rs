@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
-use nppbench_model::{
-    FailureKind, MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind,
-};
+use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
 use nppbench_npp::StreamContext;
 use nppbench_stats::settle;
 
@@ -242,31 +240,18 @@ pub(crate) struct Process {
 }
 
 impl Process {
-    /// Opens GPU `device` with NVML and CUPTI. NVML and CUPTI start on a thread of their own
-    /// while this one opens the context (they need none: NVML finds the device by its UUID), so
-    /// that a probe's start is the context's alone; the steps say what was left to wait for.
+    /// Opens GPU `device` with NVML and CUPTI, one after the other. (Started on a thread of
+    /// their own beside the context, on one H100, they made the context's start slower by more
+    /// than they took: 528 ms a process against 401 + 41 + 53, docs/performance.md.)
     pub(crate) fn open(device: u32) -> Result<Process, ProbeError> {
         let mut steps = Steps::new();
-        let uuid = Gpu::uuid(device as usize)?;
-        let (gpu, beside) = std::thread::scope(|scope| {
-            let beside = std::thread::Builder::new()
-                .spawn_scoped(scope, || {
-                    let nvml = ProcessMemoryProbe::new(&uuid).ok();
-                    // Streams are counted from each scenario's warm-up call on (see
-                    // `Recorder::tracker`).
-                    (nvml, StreamTracker::start().map_err(|e| e.to_string()))
-                })
-                .map_err(threads::spawn_error);
-            let gpu = Gpu::open(device as usize);
-            steps.done("gpu");
-            let beside = beside.and_then(|b| {
-                b.join()
-                    .map_err(|_| ProbeError::new(FailureKind::Thread, "starting NVML and CUPTI panicked"))
-            });
-            (gpu, beside)
-        });
-        let (gpu, (nvml, tracker)) = (gpu?, beside?);
-        steps.done("nvml, cupti");
+        let gpu = Gpu::open(device as usize)?;
+        steps.done("gpu");
+        let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok();
+        steps.done("nvml");
+        // Streams are counted from each scenario's warm-up call on (see `Recorder::tracker`).
+        let tracker = StreamTracker::start().map_err(|e| e.to_string());
+        steps.done("cupti");
         Ok(Process {
             gpu,
             nvml,
