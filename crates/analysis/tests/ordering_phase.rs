@@ -11,7 +11,8 @@
 //! (`atlas-npp-13.0.1-heads-{before,after}.json`, `gpu-heads.txt`). And a probe that reads its
 //! process's memory alone after each call (the device's only where NVML gives none) judges as
 //! the build that read both: build d6199a9 against the build of this change, the same matrix back
-//! to back on one H100 (`atlas-npp-13.0.1-readings-{before,after}.json`, `gpu-readings.txt`).
+//! to back on two H100s (`atlas-npp-13.0.1-readings-{before,after}{,-2}.json`,
+//! `gpu-readings{,-2}.txt`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -274,50 +275,77 @@ const READINGS: [&str; 2] = [
     "atlas-npp-13.0.1-readings-after.json",
 ];
 
+/// What the second pair holds: scenarios of the unstable function whose race differs, and how
+/// many race in each run.
+const UNSTABLE_2: usize = 7;
+const RACES_2: (usize, usize) = (731, 731);
+
+/// The same two builds (the later one as committed: NVML and CUPTI started after the context)
+/// back to back on another H100 (`gpu-readings-2.txt`).
+const READINGS_2: [&str; 2] = [
+    "atlas-npp-13.0.1-readings-before-2.json",
+    "atlas-npp-13.0.1-readings-after-2.json",
+];
+
 /// A probe reads this process's figure alone after each call (`probe/memory.rs`, schema version
-/// 3): every conclusive leak class, every count of NPP streams kept per thread and every race
-/// class is the same as with the build that read both figures, the unstable function apart.
+/// 3): on two H100s, every conclusive leak class and every count of NPP streams kept per thread
+/// is the same as with the build that read both figures, and every race class, but for
+/// scenarios of the unstable function and, on the second H100, AbsDiff_32f_C1R 129x1 on a
+/// blocking stream, wrong in 1 of 4 rounds after (column 128, past the last full chunk) and in 0
+/// of 4 before: a race that shows in some rounds (the rounds run in ordering probes of their
+/// own, which read no memory).
 #[test]
 fn reading_the_process_figure_alone_judges_every_scenario_as_reading_both_did() {
-    let (differ, runtime) = leaks_compared(READINGS[0], READINGS[1]);
-    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
-    assert!(runtime.is_empty(), "{runtime:#?}");
-    let streams = streams_compared(READINGS[0], READINGS[1]);
-    assert!(streams.is_empty(), "{streams:#?}");
-    let (races, unstable, compared, counts) = races_compared(READINGS[0], READINGS[1]);
-    assert!(compared > 7_000, "{compared}");
-    assert!(races.is_empty(), "{races:#?}");
-    // The committed runs: 2 scenarios of the unstable function whose race differs; 730 and 728
-    // scenarios that race.
-    assert_eq!((unstable.len(), counts), (2, (730, 728)), "{unstable:?}");
+    let absdiff = "mem/AbsDiff_32f_C1R/129x1-s524-d576/blocking/from_stream/thread_per_call: Ordered against Races";
+    for (pair, differ_expected, expected) in [
+        (READINGS, vec![], (2, (730, 728))),
+        (READINGS_2, vec![absdiff], (UNSTABLE_2, RACES_2)),
+    ] {
+        let (differ, runtime) = leaks_compared(pair[0], pair[1]);
+        assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
+        assert!(runtime.is_empty(), "{runtime:#?}");
+        let streams = streams_compared(pair[0], pair[1]);
+        assert!(streams.is_empty(), "{streams:#?}");
+        let (races, unstable, compared, counts) = races_compared(pair[0], pair[1]);
+        assert!(compared > 7_000, "{compared}");
+        assert_eq!(races, differ_expected, "{pair:?}");
+        // The committed runs: scenarios of the unstable function whose race differs, and how
+        // many scenarios race in each run.
+        assert_eq!((unstable.len(), counts), expected, "{pair:?}: {unstable:?}");
+    }
 }
 
-/// The same matrix on the same GPU, before and after: the memory phase (with the rounds beside
-/// it) faster by a fifth or more (70.3 and 88.5 scenarios a second, docs/performance.md), and
-/// the run after read the device-wide figure after no call where NVML gave this process's.
+/// The same matrix on the same GPU, before and after, on two H100s: the memory phase (with the
+/// rounds beside it) took 103.3 and 82.0 s on the first (70.3 and 88.5 scenarios a second) and
+/// 79.9 and 80.6 s on the second (90.9 and 90.1): the gain is the first machine's, not every
+/// machine's (docs/performance.md). The runs after read the device-wide figure after no call
+/// where NVML gave this process's, the runs before after every call.
 #[test]
-fn reading_the_process_figure_alone_measures_the_atlas_faster() {
-    let (before, after) = (load(READINGS[0]), load(READINGS[1]));
-    assert_eq!(before.environment.gpu.uuid, after.environment.gpu.uuid, "one GPU");
-    assert_eq!((before.schema_version, after.schema_version), (2, 3));
-    assert_eq!(before.memory.len(), after.memory.len(), "the same matrix");
+fn reading_the_process_figure_alone_is_faster_on_one_h100_and_not_on_another() {
     let rate = |r: &RunFile| r.memory.len() as f64 / r.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s;
-    assert!(rate(&after) > 1.2 * rate(&before), "{} {}", rate(&before), rate(&after));
-    let samples = || {
-        after
+    for (pair, gain) in [(READINGS, 1.2..1.3), (READINGS_2, 0.95..1.05)] {
+        let (before, after) = (load(pair[0]), load(pair[1]));
+        assert_eq!(before.environment.gpu.uuid, after.environment.gpu.uuid, "one GPU");
+        assert_eq!((before.schema_version, after.schema_version), (2, 3));
+        assert_eq!(before.memory.len(), after.memory.len(), "the same matrix");
+        let ratio = rate(&after) / rate(&before);
+        assert!(gain.contains(&ratio), "{pair:?}: {ratio}");
+        let samples = || {
+            after
+                .memory
+                .iter()
+                .filter_map(|m| m.result.as_ref().map(|r| &r.samples))
+        };
+        assert!(samples().count() > 7_000);
+        for s in samples() {
+            for (process, device) in s.process_used_bytes.iter().zip(&s.device_used_bytes) {
+                assert!(process.is_some() != device.is_some(), "{process:?} {device:?}");
+            }
+        }
+        let before_samples = before
             .memory
             .iter()
-            .filter_map(|m| m.result.as_ref().map(|r| &r.samples))
-    };
-    assert!(samples().count() > 7_000);
-    for s in samples() {
-        for (process, device) in s.process_used_bytes.iter().zip(&s.device_used_bytes) {
-            assert!(process.is_some() != device.is_some(), "{process:?} {device:?}");
-        }
+            .filter_map(|m| m.result.as_ref().map(|r| &r.samples));
+        assert!(before_samples.flat_map(|s| &s.device_used_bytes).all(Option::is_some));
     }
-    let before_samples = before
-        .memory
-        .iter()
-        .filter_map(|m| m.result.as_ref().map(|r| &r.samples));
-    assert!(before_samples.flat_map(|s| &s.device_used_bytes).all(Option::is_some));
 }

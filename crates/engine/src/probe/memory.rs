@@ -241,8 +241,8 @@ pub(crate) struct Process {
 
 impl Process {
     /// Opens GPU `device` with NVML and CUPTI, one after the other. (Started on a thread of
-    /// their own beside the context, on one H100, they made the context's start slower by more
-    /// than they took: 528 ms a process against 401 + 41 + 53, docs/performance.md.)
+    /// their own beside the context, in one run on one H100, the context took 528 ms a process
+    /// against 401 + 41 + 53 one after the other: no gain shown, docs/performance.md.)
     pub(crate) fn open(device: u32) -> Result<Process, ProbeError> {
         let mut steps = Steps::new();
         let gpu = Gpu::open(device as usize)?;
