@@ -150,6 +150,11 @@ mod lifecycle;
 #[path = "trace_page/seam.rs"]
 mod seam;
 
+/// The race program over 1 µs a call on four more H100s, and the two changes tried (#32):
+/// `reports/trace/cold-calls/`.
+#[path = "trace_page/cold.rs"]
+mod cold;
+
 fn position(html: &str, needle: &str) -> usize {
     html.find(needle).unwrap_or_else(|| panic!("no {needle:?} on the page"))
 }
