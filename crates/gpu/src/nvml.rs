@@ -2,7 +2,8 @@
 //! the other processes using it, and its clocks, power, temperature and throttling.
 //!
 //! Device-wide used memory moves with every process on the GPU; NVML's per-process figure moves
-//! only with ours, so the two are recorded side by side. See the
+//! only with ours, so a leak is judged on ours (the memory probes read the device's only where
+//! NVML gives none). See the
 //! [NVML device queries](https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html).
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -30,10 +30,9 @@ impl Probes<'_> {
     /// This process's figure, and the device's where `device_too` or NVML gives none.
     fn read(&self, device_too: bool) -> Result<MemoryReading, ProbeError> {
         let process_used_bytes = self.nvml.and_then(|n| n.used_bytes().ok().flatten());
-        let device_used_bytes = match device_too || process_used_bytes.is_none() {
-            true => Some(self.gpu.used_bytes()?),
-            false => None,
-        };
+        let device_used_bytes = (device_too || process_used_bytes.is_none())
+            .then(|| self.gpu.used_bytes())
+            .transpose()?;
         Ok(MemoryReading {
             device_used_bytes,
             process_used_bytes,
@@ -315,11 +314,8 @@ impl Process {
             .map(|(result, stopped, after)| {
                 self.last_census = Some(after);
                 let s = &result.samples;
-                self.last_judged = match (s.process_used_bytes.last(), s.device_used_bytes.last()) {
-                    (Some(Some(process)), _) => Some(*process),
-                    (_, Some(Some(device))) => Some(*device),
-                    _ => None,
-                };
+                let last = |figures: &[Option<u64>]| figures.last().copied().flatten();
+                self.last_judged = last(&s.process_used_bytes).or(last(&s.device_used_bytes));
                 (result, stopped)
             });
         // Kept, whatever the calls gave: buffers for the next scenario, the rest until the end.
