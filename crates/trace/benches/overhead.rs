@@ -2,7 +2,11 @@
 //! once (so the time is all recording), on one thread, on eight threads calling at once (each
 //! appending to its own feed: no lock shared on the call path), and as the first call of a new
 //! thread (which registers the thread: programs that start a thread per frame make only such
-//! calls). The target is under 1 µs a call. Without the preloaded library the process has no
+//! calls), and that same first call made after the thread has swept more memory than the
+//! processor's caches hold (as the race program's threads check an 8 MB frame between their
+//! calls: on the GPU machines its calls cost about twice what others' do, `reports/trace/
+//! cold-calls/`), on a stream of the program's own, so that it asks what such a call asks.
+//! The target is under 1 µs a call. Without the preloaded library the process has no
 //! CUDA driver: the first call's question for a stream's flags ends at the loader's list. A
 //! thread of the bench's own reads the records every few milliseconds, as the writer does in
 //! the preloaded library (so chunks are given back and taken again, as they are there).
@@ -112,5 +116,50 @@ fn new_thread(c: &mut Criterion) {
     c.bench_function("record_call/first_on_a_new_thread", |b| b.iter_custom(first_calls));
 }
 
-criterion_group!(benches, one_thread, eight_threads, new_thread);
+/// Bytes a thread sweeps before its call: more than the last-level cache of the GPU machines'
+/// processors holds for one core's share (the race program's threads sweep an 8 MB frame and
+/// its 2 MB source).
+const SWEPT: usize = 64 << 20;
+
+/// A stream handle of the program's own (not 0, 1 or 2, the default streams'), on a context
+/// declaring a blocking stream: a call that can race (`site::can_race`).
+const STREAM: usize = 0x7f00_dead_b000;
+
+/// As [`first_calls`], each thread first writing and reading [`SWEPT`] bytes, on [`STREAM`].
+fn cold_first_calls(iters: u64) -> Duration {
+    let mut swept = vec![0u8; SWEPT];
+    (0..iters)
+        .map(|i| {
+            nppbench_trace::refill_spares();
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    for line in swept.chunks_mut(64) {
+                        line[0] = line[0].wrapping_add(i as u8);
+                    }
+                    black_box(swept.iter().step_by(64).map(|&b| u64::from(b)).sum::<u64>());
+                    let mut ctx = NppStreamContext::zeroed();
+                    ctx.h_stream = STREAM as _;
+                    let site = site(&ctx);
+                    let start = Instant::now();
+                    record::call(black_box(&site), || black_box(0));
+                    start.elapsed()
+                })
+                .join()
+                .unwrap()
+            })
+        })
+        .sum()
+}
+
+fn cold_new_thread(c: &mut Criterion) {
+    read_beside();
+    let mut group = c.benchmark_group("record_call");
+    group.sample_size(20);
+    group.bench_function("first_on_a_new_thread_after_sweeping_its_caches", |b| {
+        b.iter_custom(cold_first_calls)
+    });
+    group.finish();
+}
+
+criterion_group!(benches, one_thread, eight_threads, new_thread, cold_new_thread);
 criterion_main!(benches);
