@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use super::{
     Body, CALL, CREATED, CallEvent, Chunk, Created, DESTROYED, Destroyed, FEEDS, FRAMES, FRAMES_PER_RECORD, Feed,
-    Frames, OUTSIDE_CALLS, RECORDS, Record, SPARES, steal, take_chunk,
+    Frames, OUTSIDE_CALLS, RECORDS, Record, take_chunk, take_spare,
 };
 use crate::recorder::prefetch;
 use crate::recorder::stack::DEPTH;
@@ -58,7 +58,7 @@ impl Local {
     #[cold]
     #[inline(never)]
     fn register(&self) {
-        let feed = steal(&SPARES).unwrap_or_else(|| {
+        let feed = take_spare().unwrap_or_else(|| {
             let f = Feed::new();
             FEEDS.push(f);
             f

@@ -204,3 +204,31 @@ fn many_threads_lose_no_call_while_the_reader_reads_and_recycles() {
         assert_eq!(starts, &expected, "every call of one thread, once, in order");
     }
 }
+
+/// Every thread gets a feed of its own: from the ring of spares while it has some, made on its
+/// call once the ring is empty (more threads than spares before the writer refills it), and
+/// again from the ring once refilled; threads registering at once never share one.
+#[test]
+fn threads_take_spares_then_make_their_own_and_never_share_a_feed() {
+    refill();
+    let mut feeds: Vec<*const Feed> = (0..SPARE + 8)
+        .map(|_| on_a_new_thread(|| assert!(enter(0).is_some())) as *const Feed)
+        .collect();
+    refill();
+    let at_once: Vec<*const Feed> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                s.spawn(|| {
+                    assert!(enter(0).is_some());
+                    local::own_feed().unwrap() as *const Feed as usize
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap() as *const Feed).collect()
+    });
+    feeds.extend(at_once);
+    let n = feeds.len();
+    feeds.sort();
+    feeds.dedup();
+    assert_eq!(feeds.len(), n, "two threads shared a feed");
+}
