@@ -88,6 +88,16 @@ fn eight_threads(c: &mut Criterion) {
     c.bench_function("record_call/8_threads", |b| b.iter_custom(many_threads));
 }
 
+/// One recorded call on `stream` from the calling thread, timed.
+fn one_call(stream: *mut std::ffi::c_void) -> Duration {
+    let mut ctx = NppStreamContext::zeroed();
+    ctx.h_stream = stream;
+    let site = site(&ctx);
+    let start = Instant::now();
+    record::call(black_box(&site), || black_box(0));
+    start.elapsed()
+}
+
 /// `iters` new threads, one after another, each timing its first call only. Each has allocated
 /// and used its stack before, as a program's thread has by its first NPP call, so that the time
 /// is the interposer's; spare feeds are kept registered, as the preloaded library's writer
@@ -99,11 +109,7 @@ fn first_calls(iters: u64) -> Duration {
             std::thread::spawn(|| {
                 black_box(&mut [0u8; 64 << 10]);
                 black_box(vec![0u8; 256]);
-                let ctx = NppStreamContext::zeroed();
-                let site = site(&ctx);
-                let start = Instant::now();
-                record::call(black_box(&site), || black_box(0));
-                start.elapsed()
+                one_call(std::ptr::null_mut())
             })
             .join()
             .unwrap()
@@ -137,12 +143,7 @@ fn cold_first_calls(iters: u64) -> Duration {
                         line[0] = line[0].wrapping_add(i as u8);
                     }
                     black_box(swept.iter().step_by(64).map(|&b| u64::from(b)).sum::<u64>());
-                    let mut ctx = NppStreamContext::zeroed();
-                    ctx.h_stream = STREAM as _;
-                    let site = site(&ctx);
-                    let start = Instant::now();
-                    record::call(black_box(&site), || black_box(0));
-                    start.elapsed()
+                    one_call(STREAM as _)
                 })
                 .join()
                 .unwrap()

@@ -8,31 +8,12 @@
 //!   `DIAG` line and cost), `registration.log` (GPU-5a5b35ef): a library timing each part of a
 //!   call's recording, and a thread's registration.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use super::seam::{costs, mean};
 
 fn cold() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/trace/cold-calls")
-}
-
-/// A log's recording costs, ns a call, by "library program".
-fn costs(log: &str) -> BTreeMap<String, Vec<f64>> {
-    let text = std::fs::read_to_string(cold().join(log)).unwrap();
-    let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for line in text.lines() {
-        let Some((head, rest)) = line.split_once(": recording cost ") else {
-            continue;
-        };
-        let (what, _round) = head.rsplit_once(' ').unwrap();
-        out.entry(what.to_owned())
-            .or_default()
-            .push(rest.split(' ').next().unwrap().parse().unwrap());
-    }
-    out
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
 }
 
 /// This recorder: the race program over 1 µs a call on average on both machines, the others
@@ -40,7 +21,7 @@ fn mean(v: &[f64]) -> f64 {
 #[test]
 fn the_race_program_stays_over_a_microsecond_and_neither_change_tried_lowers_it() {
     for (log, tried) in [("hot-ab.log", "hot"), ("tls-ab.log", "tls")] {
-        let c = costs(log);
+        let c = costs(&cold().join(log));
         for program in ["race_program", "lifecycle_program", "own_program", "seed_repro"] {
             let (base, new) = (&c[&format!("base {program}")], &c[&format!("{tried} {program}")]);
             assert_eq!((base.len(), new.len()), (6, 6), "{log} {program}");

@@ -27,9 +27,9 @@ fn per_call(t: &TraceFile) -> f64 {
 }
 
 /// A log's recording costs, ns a call, by the words before the round's number ("new
-/// seed_repro", "adaptive ask=budget race_program").
-fn costs(log: &str) -> BTreeMap<String, Vec<f64>> {
-    let text = std::fs::read_to_string(seam().join(log)).unwrap();
+/// seed_repro", "adaptive ask=budget race_program"); `cold.rs` reads its logs with it too.
+pub(super) fn costs(log: &Path) -> BTreeMap<String, Vec<f64>> {
+    let text = std::fs::read_to_string(log).unwrap();
     let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for line in text.lines() {
         let Some((head, rest)) = line.split_once(": recording cost ") else {
@@ -42,7 +42,7 @@ fn costs(log: &str) -> BTreeMap<String, Vec<f64>> {
     out
 }
 
-fn mean(v: &[f64]) -> f64 {
+pub(super) fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
@@ -51,7 +51,7 @@ fn mean(v: &[f64]) -> f64 {
 /// (which asked every call that can race).
 #[test]
 fn the_seam_records_every_evidence_program_under_a_microsecond_a_call() {
-    let c = costs("ab.log");
+    let c = costs(&seam().join("ab.log"));
     for program in ["seed_repro", "own_program", "overhead_check", "first_calls"] {
         let (base, new) = (&c[&format!("base {program}")], &c[&format!("new {program}")]);
         assert_eq!((base.len(), new.len()), (4, 4), "{program}");
@@ -70,7 +70,7 @@ fn the_seam_records_every_evidence_program_under_a_microsecond_a_call() {
 /// cold after their uploads): it is asked once, and its mean stays under 1 µs, one run not.
 #[test]
 fn the_question_within_the_budget_keeps_each_program_under_a_microsecond_a_call() {
-    let c = costs("lib-ab.log");
+    let c = costs(&seam().join("lib-ab.log"));
     for program in ["lifecycle_program", "race_program", "own_program", "seed_repro"] {
         let adaptive = &c[&format!("adaptive ask=budget {program}")];
         let fixed = &c[&format!("diag ask=budget {program}")];
