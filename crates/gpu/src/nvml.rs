@@ -6,6 +6,7 @@
 //! NVML gives none). See the
 //! [NVML device queries](https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html).
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use nvml_wrapper::Nvml;
@@ -55,9 +56,19 @@ pub struct ProcessMemoryProbe {
     /// not name.
     handle: *mut std::ffi::c_void,
     pid: u32,
-    /// Entries [`ProcessMemoryProbe::used_bytes`] gives NVML for its list: what the last
-    /// listing needed, with room for more.
-    listed: AtomicUsize,
+    /// Entries each listing (compute, graphics) gives NVML: what the last listing of its kind
+    /// needed, with room for more.
+    listed: [AtomicUsize; 2],
+    /// The compute processes the last [`ProcessMemoryProbe::used_bytes`] listed, until a census
+    /// takes them ([`ProcessMemoryProbe::processes_since_reading`]).
+    last_compute: Mutex<Option<Vec<DeviceProcess>>>,
+}
+
+/// Which of NVML's process lists to read.
+#[derive(Clone, Copy)]
+enum Listing {
+    Compute,
+    Graphics,
 }
 
 /// Entries for processes that start between two readings.
@@ -91,7 +102,11 @@ impl ProcessMemoryProbe {
             nvml,
             handle,
             pid: std::process::id(),
-            listed: AtomicUsize::new(4 * LISTED_HEADROOM),
+            listed: [
+                AtomicUsize::new(4 * LISTED_HEADROOM),
+                AtomicUsize::new(LISTED_HEADROOM),
+            ],
+            last_compute: Mutex::new(None),
         })
     }
 
@@ -107,24 +122,37 @@ impl ProcessMemoryProbe {
             .map_err(|e| GpuError::Nvml(e.to_string()))
     }
 
-    /// Every process NVML lists on the device, compute and graphics, this one included.
+    /// Every process NVML lists on the device, compute and graphics, this one included: two
+    /// listings, each one query of the kernel driver where the entries the last one needed
+    /// suffice.
     pub fn processes(&self) -> Result<Vec<DeviceProcess>, GpuError> {
-        let device = self.device()?;
-        let mut all = device
-            .running_compute_processes()
-            .map_err(nvml("nvmlDeviceGetComputeRunningProcesses"))?;
-        all.extend(device.running_graphics_processes().unwrap_or_default());
-        let mut out: Vec<DeviceProcess> = Vec::new();
-        for p in all {
-            let used_bytes = match p.used_gpu_memory {
-                UsedGpuMemory::Used(b) => Some(b),
-                UsedGpuMemory::Unavailable => None,
-            };
+        let compute = self.list(Listing::Compute)?;
+        Ok(self.with_graphics(compute))
+    }
+
+    /// As [`ProcessMemoryProbe::processes`], with the compute processes the last
+    /// [`ProcessMemoryProbe::used_bytes`] listed instead of listing them again (a memory probe
+    /// takes its census right after a scenario's last reading: one query of the driver, not
+    /// two); lists them where no reading was taken since the last census.
+    pub fn processes_since_reading(&self) -> Result<Vec<DeviceProcess>, GpuError> {
+        let last = self.last_compute.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let compute = match last {
+            Some(listed) => listed,
+            None => self.list(Listing::Compute)?,
+        };
+        Ok(self.with_graphics(compute))
+    }
+
+    /// `compute` with the graphics processes NVML lists (none where it cannot list them), each
+    /// process once.
+    fn with_graphics(&self, compute: Vec<DeviceProcess>) -> Vec<DeviceProcess> {
+        let mut out = compute;
+        for p in self.list(Listing::Graphics).unwrap_or_default() {
             if !out.iter().any(|o| o.pid == p.pid) {
-                out.push(DeviceProcess { pid: p.pid, used_bytes });
+                out.push(p);
             }
         }
-        Ok(out)
+        out
     }
 
     /// This process's used memory in bytes, or `None` when NVML lists no figure for it (a
@@ -132,18 +160,36 @@ impl ProcessMemoryProbe {
     /// compute processes alone (a process with a CUDA context is one), in one call where they fit
     /// in the entries the last reading needed: a memory probe reads after every call, with other
     /// probes doing the same, and each NVML listing is a query of the kernel driver
-    /// (nvml-wrapper's `running_compute_processes` makes two, asking the count first).
+    /// (nvml-wrapper's `running_compute_processes` makes two, asking the count first). The
+    /// listing is kept for [`ProcessMemoryProbe::processes_since_reading`].
     pub fn used_bytes(&self) -> Result<Option<u64>, GpuError> {
-        let list = self
-            .nvml
-            .lib()
-            .nvmlDeviceGetComputeRunningProcesses_v3
-            .as_ref()
-            .map_err(|e| GpuError::Nvml(format!("nvmlDeviceGetComputeRunningProcesses_v3: {e}")))?;
+        let listed = self.list(Listing::Compute)?;
+        let own = listed.iter().find(|p| p.pid == self.pid).and_then(|p| p.used_bytes);
+        *self.last_compute.lock().unwrap_or_else(|p| p.into_inner()) = Some(listed);
+        Ok(own)
+    }
+
+    /// The processes NVML lists of one kind, in one call where they fit in the entries the last
+    /// listing of that kind needed.
+    fn list(&self, listing: Listing) -> Result<Vec<DeviceProcess>, GpuError> {
+        let lib = self.nvml.lib();
+        let (list, name, listed) = match listing {
+            Listing::Compute => (
+                lib.nvmlDeviceGetComputeRunningProcesses_v3.as_ref(),
+                "nvmlDeviceGetComputeRunningProcesses_v3",
+                &self.listed[0],
+            ),
+            Listing::Graphics => (
+                lib.nvmlDeviceGetGraphicsRunningProcesses_v3.as_ref(),
+                "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                &self.listed[1],
+            ),
+        };
+        let list = list.map_err(|e| GpuError::Nvml(format!("{name}: {e}")))?;
         let mut entries = vec![
             // SAFETY: a plain C struct of integers, for which all zeros is a valid value.
             unsafe { std::mem::zeroed::<nvml_wrapper_sys::bindings::nvmlProcessInfo_t>() };
-            self.listed.load(Ordering::Relaxed)
+            listed.load(Ordering::Relaxed)
         ];
         loop {
             let mut count = entries.len() as std::ffi::c_uint;
@@ -158,12 +204,12 @@ impl ProcessMemoryProbe {
                 // More processes than entries: `count` says how many there are now.
                 nvml_wrapper_sys::bindings::nvmlReturn_enum_NVML_ERROR_INSUFFICIENT_SIZE => {
                     let room = count as usize + LISTED_HEADROOM;
-                    self.listed.store(room, Ordering::Relaxed);
+                    listed.store(room, Ordering::Relaxed);
                     entries.resize(room, entries[0]);
                 }
                 other => {
                     return Err(GpuError::Nvml(format!(
-                        "nvmlDeviceGetComputeRunningProcesses_v3: {}",
+                        "{name}: {}",
                         nvml_wrapper::error::NvmlError::from(other)
                     )));
                 }
@@ -171,11 +217,14 @@ impl ProcessMemoryProbe {
         }
         Ok(entries
             .into_iter()
-            .find(|p| p.pid == self.pid)
-            .and_then(|p| match UsedGpuMemory::from(p.usedGpuMemory) {
-                UsedGpuMemory::Used(b) => Some(b),
-                UsedGpuMemory::Unavailable => None,
-            }))
+            .map(|p| DeviceProcess {
+                pid: p.pid,
+                used_bytes: match UsedGpuMemory::from(p.usedGpuMemory) {
+                    UsedGpuMemory::Used(b) => Some(b),
+                    UsedGpuMemory::Unavailable => None,
+                },
+            })
+            .collect())
     }
 
     /// The device's clocks, power, temperature and throttle reasons now.

@@ -365,7 +365,7 @@ impl Process {
         let buffer_addresses = setup.addresses();
         let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
         let uuid = &self.gpu.props().uuid;
-        let after = processes::census(self.nvml.as_ref(), uuid, ask.parent_pid);
+        let after = processes::census_since_reading(self.nvml.as_ref(), uuid, ask.parent_pid);
         let mut other_processes = before.others;
         processes::merge(&mut other_processes, after.others.clone());
         let (streams, streams_not_measured) = rec.finish_streams();

@@ -29,7 +29,18 @@ pub(crate) struct Census {
 
 /// Who else is on the device now. Without NVML, nothing is known: no others, no siblings.
 pub(crate) fn census(nvml: Option<&ProcessMemoryProbe>, uuid: &str, parent_pid: u32) -> Census {
-    let Some(list) = nvml.and_then(|n| n.processes().ok()) else {
+    census_of(nvml.and_then(|n| n.processes().ok()), uuid, parent_pid)
+}
+
+/// Who else was on the device at the last memory reading (its compute processes), with the
+/// graphics processes now: after a scenario's last reading, one query of the driver instead of
+/// listing the compute processes again (`ProcessMemoryProbe::processes_since_reading`).
+pub(crate) fn census_since_reading(nvml: Option<&ProcessMemoryProbe>, uuid: &str, parent_pid: u32) -> Census {
+    census_of(nvml.and_then(|n| n.processes_since_reading().ok()), uuid, parent_pid)
+}
+
+fn census_of(list: Option<Vec<nppbench_gpu::DeviceProcess>>, uuid: &str, parent_pid: u32) -> Census {
+    let Some(list) = list else {
         return Census {
             others: Vec::new(),
             siblings: 0,
