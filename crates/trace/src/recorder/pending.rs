@@ -42,6 +42,12 @@ static ASKING: AtomicU8 = AtomicU8::new(Asking::WithinBudget as u8);
 
 /// Calls that could race and their recording time, ns, over the process: one line, which a call
 /// that can race touches twice (counted before NPP's call, its time added after).
+///
+/// Each counter is updated with a plain load and store, not a locked add: a locked instruction
+/// waits for the line and for every load before it, and on a thread's first call those are the
+/// call's cold misses (its thread state, its feed), which would otherwise overlap. Two threads
+/// calling at once may lose one of their updates; the budget is then off by one call or one
+/// recording, never by more than the calls made at the same instant.
 #[repr(align(64))]
 struct Budget {
     calls: AtomicU64,
@@ -64,7 +70,8 @@ pub(crate) fn ask_now() -> bool {
         0 => false,
         1 => true,
         _ => {
-            let calls = BUDGET.calls.fetch_add(1, Ordering::Relaxed) + 1;
+            let calls = BUDGET.calls.load(Ordering::Relaxed) + 1;
+            BUDGET.calls.store(calls, Ordering::Relaxed);
             // This call's own recording is not in yet: the first call finds nothing spent.
             BUDGET.spent_ns.load(Ordering::Relaxed) < (calls - 1).saturating_mul(TARGET_NS_PER_CALL).max(1)
         }
@@ -75,7 +82,8 @@ pub(crate) fn ask_now() -> bool {
 #[inline]
 pub(crate) fn recorded(ns: u64) {
     if ASKING.load(Ordering::Relaxed) == Asking::WithinBudget as u8 {
-        BUDGET.spent_ns.fetch_add(ns, Ordering::Relaxed);
+        let spent = BUDGET.spent_ns.load(Ordering::Relaxed);
+        BUDGET.spent_ns.store(spent.saturating_add(ns), Ordering::Relaxed);
     }
 }
 
