@@ -102,10 +102,7 @@ impl ProcessMemoryProbe {
             nvml,
             handle,
             pid: std::process::id(),
-            listed: [
-                AtomicUsize::new(4 * LISTED_HEADROOM),
-                AtomicUsize::new(LISTED_HEADROOM),
-            ],
+            listed: [AtomicUsize::new(4 * LISTED_HEADROOM), AtomicUsize::new(LISTED_HEADROOM)],
             last_compute: Mutex::new(None),
         })
     }
