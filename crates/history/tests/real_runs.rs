@@ -265,7 +265,8 @@ fn history_and_compare_judge_nothing_between_one_pass_runs() {
 }
 
 /// Every run file committed under reports/ (any name: run.json, run-N-*.json, the calibration's
-/// quick-1.json), each nppbench run.json by its content.
+/// quick-1.json, each of them gzip-compressed, `.json.gz`), each nppbench run.json by its
+/// content.
 fn committed_run_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![reports()];
@@ -274,7 +275,10 @@ fn committed_run_files() -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "json")
+            } else if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
                 && !["compare.json", "trace.json"].iter().any(|n| path.ends_with(n))
                 // A trace of a process the traced program started (trace-<pid>.json).
                 && !path

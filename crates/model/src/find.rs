@@ -18,6 +18,10 @@ const WORK_DIR: &str = ".nppbench-work";
 /// 5. else any other folder: the runs of each folder in it, by name, each by rules 2 to 5
 ///    (`.nppbench-work` folders and symbolic links skipped).
 ///
+/// Where a rule names `run.json` or `run-N-*.json`, the same name with `.gz` after it serves too:
+/// a run gzip-compressed, as runs too large to commit whole are committed
+/// ([`RunFile::read`] reads either).
+///
 /// So a run is taken once even where a report keeps it twice (`run-1-*.json` beside
 /// `runs/1/run.json`), and a folder of reports gives each report's runs in turn.
 ///
@@ -42,23 +46,24 @@ pub fn find_run_files(path: &Path) -> Result<Vec<PathBuf>, ModelError> {
 
 /// Rules 2 to 5 of [`find_run_files`] for one folder; empty where it holds no run.
 fn runs_in_folder(dir: &Path) -> Result<Vec<PathBuf>, ModelError> {
-    if dir.join("run.json").is_file() {
-        return Ok(vec![dir.join("run.json")]);
+    if let Some(run) = run_json(dir) {
+        return Ok(vec![run]);
     }
     let here = entries(dir)?;
     let several = numbered(here.iter().filter_map(|(name, path)| {
         let n = name.strip_prefix("run-")?.split(['-', '.']).next()?.parse().ok()?;
-        (name.ends_with(".json") && path.is_file()).then(|| (n, path.clone()))
+        ((name.ends_with(".json") || name.ends_with(".json.gz")) && path.is_file()).then(|| (n, path.clone()))
     }));
     if !several.is_empty() {
         return Ok(several);
     }
     let runs_dir = dir.join("runs");
     if runs_dir.is_dir() {
-        let by_npp = numbered(entries(&runs_dir)?.into_iter().filter_map(|(name, path)| {
-            let run = path.join("run.json");
-            Some((name.parse().ok()?, run)).filter(|(_, run): &(u32, PathBuf)| run.is_file())
-        }));
+        let by_npp = numbered(
+            entries(&runs_dir)?
+                .into_iter()
+                .filter_map(|(name, path)| Some((name.parse().ok()?, run_json(&path)?))),
+        );
         if !by_npp.is_empty() {
             return Ok(by_npp);
         }
@@ -71,6 +76,15 @@ fn runs_in_folder(dir: &Path) -> Result<Vec<PathBuf>, ModelError> {
         }
     }
     Ok(found)
+}
+
+/// `dir/run.json`, else `dir/run.json.gz` (the same run gzip-compressed, as runs too large to
+/// commit whole are committed), where it is a file.
+fn run_json(dir: &Path) -> Option<PathBuf> {
+    ["run.json", "run.json.gz"]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.is_file())
 }
 
 /// Paths in the order of their numbers (ties, never expected, by path).
@@ -110,7 +124,7 @@ fn holdings(dir: &Path) -> Result<String, ModelError> {
 }
 
 impl RunFile {
-    /// The run.json files one folder below `dir` (`reports/*/run.json`), sorted by path: the
+    /// The run.json files one folder below `dir` (`reports/*/run.json`, or `run.json.gz`), sorted by path: the
     /// committed reports of one run each. To take every run a path names, use
     /// [`find_run_files`].
     pub fn find_in(dir: &Path) -> Vec<PathBuf> {
@@ -118,8 +132,7 @@ impl RunFile {
             .into_iter()
             .flatten()
             .flatten()
-            .map(|d| d.path().join("run.json"))
-            .filter(|p| p.exists())
+            .filter_map(|d| run_json(&d.path()))
             .collect();
         runs.sort();
         runs
@@ -169,6 +182,33 @@ mod tests {
         );
         assert_eq!(found(p, "npps"), ["npps/runs/2/run.json", "npps/runs/10/run.json"]);
         assert_eq!(found(p, "one/run-1-npp-12.json"), ["one/run-1-npp-12.json"]);
+    }
+
+    /// A run committed gzip-compressed is found where its run.json would be, by every rule.
+    #[test]
+    fn a_gzip_compressed_run_is_found_where_its_run_json_would_be() {
+        let d = tree(&[
+            "one/run.json.gz",
+            "both/run.json",
+            "both/run.json.gz",
+            "several/run-2-npp-12.json.gz",
+            "several/run-1-npp-13.json",
+            "several/run-3.json.txt",
+            "npps/runs/1/run.json.gz",
+            "npps/runs/2/run.json",
+        ]);
+        let p = d.path();
+        assert_eq!(found(p, "one"), ["one/run.json.gz"]);
+        assert_eq!(found(p, "both"), ["both/run.json"], "the run once");
+        assert_eq!(
+            found(p, "several"),
+            ["several/run-1-npp-13.json", "several/run-2-npp-12.json.gz"]
+        );
+        assert_eq!(found(p, "npps"), ["npps/runs/1/run.json.gz", "npps/runs/2/run.json"]);
+        assert_eq!(
+            RunFile::find_in(p),
+            [p.join("both/run.json"), p.join("one/run.json.gz")]
+        );
     }
 
     #[test]

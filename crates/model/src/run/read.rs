@@ -1,10 +1,14 @@
 //! Reading a run.json: telling a truncated file, a foreign file and another schema version
 //! apart, and migrating schema version 1.
 
+use std::io::Read;
 use std::path::Path;
 
 use super::{READABLE_SCHEMA_VERSIONS, RunFile, SCHEMA_VERSION};
 use crate::ModelError;
+
+/// The first bytes of every gzip file (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Schema version 1 → 2, on the JSON: the matrix named one primitive (`primitive`), version 2
 /// lists them (`primitives`). Every field version 2 added has a default.
@@ -22,7 +26,8 @@ fn migrate_v1(value: &mut serde_json::Value) {
 
 impl RunFile {
     /// Reads a run.json, telling a truncated file, a foreign JSON file and another schema
-    /// version apart.
+    /// version apart. A gzip-compressed run (`run.json.gz`: what `gzip` makes of a run.json, as
+    /// runs too large to commit whole are committed) is read as the run.json it holds.
     pub fn read(path: &Path) -> Result<RunFile, ModelError> {
         let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
             path: path.to_owned(),
@@ -31,6 +36,19 @@ impl RunFile {
         let not_a_run = |what: &str| ModelError::NotARun {
             path: path.to_owned(),
             what: what.to_owned(),
+        };
+        let bytes = if bytes.starts_with(&GZIP_MAGIC) {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(bytes.as_slice())
+                .read_to_end(&mut out)
+                .map_err(|e| {
+                    not_a_run(&format!(
+                        "gzip-compressed, but it does not decompress ({e}): it may be truncated"
+                    ))
+                })?;
+            out
+        } else {
+            bytes
         };
         if bytes.starts_with(b"SQLite format 3\0") {
             return Err(not_a_run(
@@ -163,5 +181,34 @@ mod tests {
         assert!(binary.contains("not a text file"), "{binary}");
         let truncated = said("run.json", br#"{"schema_version": 2, "tool": {"#);
         assert!(truncated.contains("may be truncated"), "{truncated}");
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    /// A run too large to commit whole is committed gzip-compressed: it reads as the run.json it
+    /// holds, whatever its name, and one cut short says so.
+    #[test]
+    fn a_gzip_compressed_run_reads_as_the_run_it_holds() {
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-quick-npp-13.0.1/run.json");
+        let plain = std::fs::read(&committed).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json.gz");
+        let packed = gzip(&plain);
+        std::fs::write(&path, &packed).unwrap();
+        let (a, b) = (RunFile::read(&committed).unwrap(), RunFile::read(&path).unwrap());
+        assert_eq!(serde_json::to_value(&a).unwrap(), serde_json::to_value(&b).unwrap());
+        let cut = said("run.json.gz", &packed[..packed.len() / 2]);
+        assert!(
+            cut.contains("gzip-compressed") && cut.contains("may be truncated"),
+            "{cut}"
+        );
+        // What the archive holds is judged as a plain file would be.
+        let history = said("history.db.gz", &gzip(b"SQLite format 3\0\x10"));
+        assert!(history.contains("a history database"), "{history}");
     }
 }
