@@ -12,7 +12,9 @@
 //! process's memory alone after each call (the device's only where NVML gives none) judges as
 //! the build that read both: build d6199a9 against the build of this change, the same matrix back
 //! to back on two H100s (`atlas-npp-13.0.1-readings-{before,after}{,-2}.json`,
-//! `gpu-readings{,-2}.txt`).
+//! `gpu-readings{,-2}.txt`). And a census after each scenario from its last reading judges as
+//! the census that listed again: build efb5959 against the build of that change, on a third
+//! H100 (`atlas-npp-13.0.1-census-{before,after}.json.gz`, `gpu-census.txt`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -348,4 +350,73 @@ fn reading_the_process_figure_alone_is_faster_on_one_h100_and_not_on_another() {
             .filter_map(|m| m.result.as_ref().map(|r| &r.samples));
         assert!(before_samples.flat_map(|s| &s.device_used_bytes).all(Option::is_some));
     }
+}
+
+/// HEAD before the census change (build efb5959) and after it, the atlas preset of that build
+/// back to back on a third H100 (`gpu-census.txt`), committed gzip-compressed.
+const CENSUS: [&str; 2] = [
+    "atlas-npp-13.0.1-census-before.json.gz",
+    "atlas-npp-13.0.1-census-after.json.gz",
+];
+
+/// A memory probe's census after each scenario takes the compute processes its last reading
+/// listed, and lists the graphics processes in one query, where it listed both lists again in
+/// four (`probe/processes.rs`): every conclusive leak class, every count of NPP streams kept per
+/// thread and every race class is the same (the unstable function apart), and every scenario
+/// still says how many probes ran beside it.
+#[test]
+fn the_census_from_the_last_reading_judges_every_scenario_as_listing_again_did() {
+    let (differ, runtime) = leaks_compared(CENSUS[0], CENSUS[1]);
+    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
+    assert!(runtime.is_empty(), "{runtime:#?}");
+    let streams = streams_compared(CENSUS[0], CENSUS[1]);
+    assert!(streams.is_empty(), "{streams:#?}");
+    let (races, unstable, compared, counts) = races_compared(CENSUS[0], CENSUS[1]);
+    assert!(compared > 7_000, "{compared}");
+    assert!(races.is_empty(), "{races:#?}");
+    assert_eq!((unstable.len(), counts), (7, (727, 728)), "{unstable:?}");
+    // The census still sees the probes beside a scenario: none only in the run's last process,
+    // a scenario measured again alone once every other probe had ended.
+    let after = load(CENSUS[1]);
+    let last = after
+        .memory
+        .iter()
+        .filter_map(|m| m.batch.as_ref())
+        .map(|b| b.process)
+        .max();
+    let alone: Vec<_> = after
+        .memory
+        .iter()
+        .filter(|m| m.result.as_ref().is_some_and(|r| r.concurrent_probes == 0))
+        .collect();
+    assert!(after.memory.iter().filter(|m| m.result.is_some()).count() > 7_000);
+    assert!(
+        alone.iter().all(|m| m.batch.as_ref().map(|b| b.process) == last),
+        "{:?}",
+        alone.iter().map(|m| &m.scenario.id).collect::<Vec<_>>()
+    );
+}
+
+/// The census from the last reading spares each scenario three queries of the driver: the time
+/// a probe spends on a scenario outside its set-up and its calls (its stream made, the census
+/// after its calls) fell from 30.3 to 20.9 s over the run, and the memory phase not at all (75.4
+/// and 75.9 s: 97.9 and 97.3 scenarios a second on this H100): the phase waits on what the
+/// driver does one at a time (contexts), not on the probes' own time (docs/performance.md).
+#[test]
+fn the_census_from_the_last_reading_spares_the_probes_time_and_not_the_phase() {
+    let (before, after) = (load(CENSUS[0]), load(CENSUS[1]));
+    assert_eq!(before.environment.gpu.uuid, after.environment.gpu.uuid, "one GPU");
+    assert_eq!(before.memory.len(), after.memory.len(), "the same matrix");
+    let outside_s = |r: &RunFile| {
+        r.memory
+            .iter()
+            .filter_map(|m| Some(m.wall_ms? - m.result.as_ref()?.wall_ms - m.result.as_ref()?.startup_ms))
+            .sum::<f64>()
+            / 1e3
+    };
+    let (a, b) = (outside_s(&before), outside_s(&after));
+    assert!(b < 0.75 * a, "{a} s against {b} s");
+    let rate = |r: &RunFile| r.memory.len() as f64 / r.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s;
+    let ratio = rate(&after) / rate(&before);
+    assert!((0.97..1.03).contains(&ratio), "{} {}", rate(&before), rate(&after));
 }
