@@ -235,7 +235,6 @@ const RACES: (usize, (usize, usize)) = (8, (727, 729));
 fn heads_of_batches_measure_the_atlas_with_fewer_processes_and_faster() {
     let (before, after) = (load(HEADS[0]), load(HEADS[1]));
     assert_eq!(before.environment.gpu.uuid, after.environment.gpu.uuid, "one GPU");
-    let memory_s = |r: &RunFile| r.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s;
     let processes = |r: &RunFile| {
         r.memory
             .iter()
@@ -243,15 +242,14 @@ fn heads_of_batches_measure_the_atlas_with_fewer_processes_and_faster() {
             .collect::<BTreeSet<_>>()
             .len()
     };
-    let rate = |r: &RunFile| r.memory.len() as f64 / memory_s(r);
     assert_eq!(before.memory.len(), after.memory.len(), "the same matrix");
     // 609 processes and 70.5 scenarios a second before; 350 and 90.6 after (docs/performance.md).
     assert!(processes(&after) * 10 < processes(&before) * 6);
     assert!(
-        rate(&after) > 1.25 * rate(&before),
+        memory_rate(&after) > 1.25 * memory_rate(&before),
         "{} {}",
-        rate(&before),
-        rate(&after)
+        memory_rate(&before),
+        memory_rate(&after)
     );
     // Every pool of more than four threads on the per-thread default stream headed a batch.
     let pools: Vec<_> = after
@@ -299,22 +297,30 @@ const READINGS_2: [&str; 2] = [
 #[test]
 fn reading_the_process_figure_alone_judges_every_scenario_as_reading_both_did() {
     let absdiff = "mem/AbsDiff_32f_C1R/129x1-s524-d576/blocking/from_stream/thread_per_call: Ordered against Races";
-    for (pair, differ_expected, expected) in [
-        (READINGS, vec![], (2, (730, 728))),
-        (READINGS_2, vec![absdiff], (UNSTABLE_2, RACES_2)),
-    ] {
-        let (differ, runtime) = leaks_compared(pair[0], pair[1]);
-        assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
-        assert!(runtime.is_empty(), "{runtime:#?}");
-        let streams = streams_compared(pair[0], pair[1]);
-        assert!(streams.is_empty(), "{streams:#?}");
-        let (races, unstable, compared, counts) = races_compared(pair[0], pair[1]);
-        assert!(compared > 7_000, "{compared}");
-        assert_eq!(races, differ_expected, "{pair:?}");
-        // The committed runs: scenarios of the unstable function whose race differs, and how
-        // many scenarios race in each run.
-        assert_eq!((unstable.len(), counts), expected, "{pair:?}: {unstable:?}");
-    }
+    same_answers(READINGS, &[], (2, (730, 728)));
+    same_answers(READINGS_2, &[absdiff], (UNSTABLE_2, RACES_2));
+}
+
+/// Two atlases of one matrix judge alike: every conclusive leak class and every count of NPP
+/// streams kept per thread the same, and every race class but `races_differ` (the unstable
+/// function apart); `expected` is what the committed runs hold: scenarios of the unstable
+/// function whose race differs, and how many scenarios race in each run.
+fn same_answers(pair: [&str; 2], races_differ: &[&str], expected: (usize, (usize, usize))) {
+    let (differ, runtime) = leaks_compared(pair[0], pair[1]);
+    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
+    assert!(runtime.is_empty(), "{runtime:#?}");
+    let streams = streams_compared(pair[0], pair[1]);
+    assert!(streams.is_empty(), "{streams:#?}");
+    let (races, unstable, compared, counts) = races_compared(pair[0], pair[1]);
+    assert!(compared > 7_000, "{compared}");
+    assert_eq!(races, races_differ, "{pair:?}");
+    assert_eq!((unstable.len(), counts), expected, "{pair:?}: {unstable:?}");
+}
+
+/// Memory scenarios a second: the run's memory scenarios over its memory phase (with the rounds
+/// beside it).
+fn memory_rate(r: &RunFile) -> f64 {
+    r.memory.len() as f64 / r.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s
 }
 
 /// The same matrix on the same GPU, before and after, on two H100s: the memory phase (with the
@@ -324,13 +330,12 @@ fn reading_the_process_figure_alone_judges_every_scenario_as_reading_both_did() 
 /// where NVML gave this process's, the runs before after every call.
 #[test]
 fn reading_the_process_figure_alone_is_faster_on_one_h100_and_not_on_another() {
-    let rate = |r: &RunFile| r.memory.len() as f64 / r.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s;
     for (pair, gain) in [(READINGS, 1.2..1.3), (READINGS_2, 0.95..1.05)] {
         let (before, after) = (load(pair[0]), load(pair[1]));
         assert_eq!(before.environment.gpu.uuid, after.environment.gpu.uuid, "one GPU");
         assert_eq!((before.schema_version, after.schema_version), (2, 3));
         assert_eq!(before.memory.len(), after.memory.len(), "the same matrix");
-        let ratio = rate(&after) / rate(&before);
+        let ratio = memory_rate(&after) / memory_rate(&before);
         assert!(gain.contains(&ratio), "{pair:?}: {ratio}");
         let samples = || {
             after
@@ -366,15 +371,7 @@ const CENSUS: [&str; 2] = [
 /// still says how many probes ran beside it.
 #[test]
 fn the_census_from_the_last_reading_judges_every_scenario_as_listing_again_did() {
-    let (differ, runtime) = leaks_compared(CENSUS[0], CENSUS[1]);
-    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
-    assert!(runtime.is_empty(), "{runtime:#?}");
-    let streams = streams_compared(CENSUS[0], CENSUS[1]);
-    assert!(streams.is_empty(), "{streams:#?}");
-    let (races, unstable, compared, counts) = races_compared(CENSUS[0], CENSUS[1]);
-    assert!(compared > 7_000, "{compared}");
-    assert!(races.is_empty(), "{races:#?}");
-    assert_eq!((unstable.len(), counts), (7, (727, 728)), "{unstable:?}");
+    same_answers(CENSUS, &[], (7, (727, 728)));
     // The census still sees the probes beside a scenario: none only in the run's last process,
     // a scenario measured again alone once every other probe had ended.
     let after = load(CENSUS[1]);
@@ -416,7 +413,11 @@ fn the_census_from_the_last_reading_spares_the_probes_time_and_not_the_phase() {
     };
     let (a, b) = (outside_s(&before), outside_s(&after));
     assert!(b < 0.75 * a, "{a} s against {b} s");
-    let rate = |r: &RunFile| r.memory.len() as f64 / r.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s;
-    let ratio = rate(&after) / rate(&before);
-    assert!((0.97..1.03).contains(&ratio), "{} {}", rate(&before), rate(&after));
+    let ratio = memory_rate(&after) / memory_rate(&before);
+    assert!(
+        (0.97..1.03).contains(&ratio),
+        "{} {}",
+        memory_rate(&before),
+        memory_rate(&after)
+    );
 }
