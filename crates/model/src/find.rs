@@ -124,9 +124,9 @@ fn holdings(dir: &Path) -> Result<String, ModelError> {
 }
 
 impl RunFile {
-    /// The run.json files one folder below `dir` (`reports/*/run.json`, or `run.json.gz`), sorted by path: the
-    /// committed reports of one run each. To take every run a path names, use
-    /// [`find_run_files`].
+    /// The run.json files one folder below `dir` (`reports/*/run.json`, or `run.json.gz`),
+    /// sorted by path: the committed reports of one run each. To take every run a path names,
+    /// use [`find_run_files`].
     pub fn find_in(dir: &Path) -> Vec<PathBuf> {
         let mut runs: Vec<_> = std::fs::read_dir(dir)
             .into_iter()
