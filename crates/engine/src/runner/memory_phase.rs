@@ -46,7 +46,7 @@ type Done = supervise::Done<Box<MemoryRecord>>;
 ///
 /// A pool with too few calls to tell its class is left as it is.
 /// Measured on the atlas of NPP 13.0.1 (`reports/batches/`, docs/performance.md).
-fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
+fn page_bound(record: &MemoryRecord, keep_pool_threads: bool) -> Option<&'static str> {
     // Judged as the pages judge it: this process's memory (NVML), else the device's.
     let m = analyse_memory(record);
     let (lo, hi) = m.growth_mib.iter().fold(None, |range: Option<(f64, f64)>, &g| {
@@ -59,7 +59,7 @@ fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
     let pool = record.scenario.threading.thread_bound().is_some_and(|n| n >= 2);
     if !conclusive(&m) {
         None
-    } else if queue::must_head(&record.scenario) {
+    } else if queue::must_head(&record.scenario, keep_pool_threads) {
         Some(
             "a pool on the per-thread default stream too large to be judged inside a batch (its threads' default streams may fit in what earlier scenarios left), not first in its process: measured again in a fresh process",
         )
@@ -101,6 +101,8 @@ struct Workers<'a> {
     /// Shuffles each batch's scenarios (with this seed plus the matrix index of the batch's
     /// first); `None` keeps them in matrix order.
     seed: Option<u64>,
+    /// Each pool's threads are kept until their process ends (`Batching::keep_pool_threads`).
+    keep_pool_threads: bool,
     /// Probe processes started so far, which numbers the next.
     started: AtomicU32,
     work_dir: PathBuf,
@@ -181,7 +183,7 @@ impl<'a> Workers<'a> {
         let (answered, ending) = self.run_process(batch, device, uuid, exiting)?;
         let mut records = Vec::new();
         for (i, record) in answered.into_iter().enumerate() {
-            match page_bound(&record).filter(|_| i > 0) {
+            match page_bound(&record, self.keep_pool_threads).filter(|_| i > 0) {
                 Some(why) => {
                     let (again, interrupted) = self.alone(batch[i], Some(why), device, uuid, exiting)?;
                     records.extend(again);
@@ -276,6 +278,7 @@ impl<'a> Workers<'a> {
             memory_budget_mib: self.settings.memory_budget_mib,
             min_calls: self.settings.min_calls,
             parent_pid: std::process::id(),
+            keep_pool_threads: self.keep_pool_threads,
         };
         let started = Instant::now();
         let timeout = Duration::from_secs(self.settings.scenario_timeout_s);
@@ -357,13 +360,15 @@ pub(super) fn run(
     }
     let gpus = v.gpus();
     let batching = jobs.batching.as_ref();
+    let keep_pool_threads = batching.is_some_and(|b| b.keep_pool_threads);
     let workers = Workers {
         opts,
         settings: &matrix.settings,
-        queue: Mutex::new(Queue::new(todo)),
+        queue: Mutex::new(Queue::new(todo, keep_pool_threads)),
         jobs: jobs.jobs,
         max_per_process: batching.map_or(1, |b| b.max_per_process),
         seed: batching.map(|b| b.seed),
+        keep_pool_threads,
         started: AtomicU32::new(0),
         work_dir: opts.work_dir(v.index),
         npp_dir: v.npp_dir.clone(),
