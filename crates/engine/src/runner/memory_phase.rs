@@ -39,7 +39,10 @@ type Done = supervise::Done<Box<MemoryRecord>>;
 ///   held them, where a fresh process needs a page per thread (bounded there, flat here);
 /// - any scenario that grew without keeping a stream: memory a thread holds while it lives (a
 ///   per-thread default stream's), which a fresh process may serve from what it has and a
-///   batch's process, after other scenarios' threads, may not (flat there, bounded here);
+///   batch's process, after other scenarios' threads, may not (flat there, bounded here); but,
+///   where each pool's threads are kept until their process ends (`--keep-pool-threads`), a pool
+///   that grew by more than a page, which grows in a fresh process too (what a fresh process has
+///   is a page at most, half filled);
 /// - a pool too large to be judged inside a batch on the per-thread default stream
 ///   (`queue::must_head`), which the queue puts at the head of a batch: where it was not first
 ///   in its process after all, whether it grew or not.
@@ -57,6 +60,7 @@ fn page_bound(record: &MemoryRecord, keep_pool_threads: bool) -> Option<&'static
     // A pool of n tells its class only past 2n calls: one that stopped sooner is left undecided
     // wherever it runs.
     let pool = record.scenario.threading.thread_bound().is_some_and(|n| n >= 2);
+    let grows_fresh_too = keep_pool_threads && pool && grown > nppbench_stats::GRANULE_MIB;
     if !conclusive(&m) {
         None
     } else if queue::must_head(&record.scenario, keep_pool_threads) {
@@ -67,7 +71,7 @@ fn page_bound(record: &MemoryRecord, keep_pool_threads: bool) -> Option<&'static
         Some(
             "a pool that kept streams and grew by one 2 MiB page or less in its batch, where pages earlier scenarios half filled may hold them: measured again in a fresh process",
         )
-    } else if !kept && grown > 0.0 && m.streams_never_destroyed.is_some() {
+    } else if !kept && grown > 0.0 && m.streams_never_destroyed.is_some() && !grows_fresh_too {
         Some(
             "a scenario that grew without keeping a stream in its batch, where earlier scenarios' threads decide what a thread's memory costs: measured again in a fresh process",
         )
