@@ -85,15 +85,7 @@ pub(crate) fn drive(
                         .map_err(spawn_error)?;
                     jobs.push(job_tx);
                 }
-                for i in 0..calls {
-                    let worker = (i % size) as usize;
-                    jobs[worker].send(()).map_err(|_| pool_exited())?;
-                    let latency = done_rx.recv().map_err(|_| pool_exited())??;
-                    if after_call(1 + (i + 1).min(size), latency)? {
-                        break;
-                    }
-                }
-                Ok(())
+                pool_calls(&jobs, &done_rx, calls, &mut after_call)
             })?;
         }
     }
@@ -142,21 +134,29 @@ fn kept_pool(
         jobs.push(job_tx);
     }
     drop(done_tx);
-    let mut issued = || -> Result<(), ProbeError> {
-        for i in 0..calls {
-            let worker = (i % size) as usize;
-            jobs[worker].send(()).map_err(|_| pool_exited())?;
-            let latency = done_rx.recv().map_err(|_| pool_exited())??;
-            if after_call(1 + (i + 1).min(size), latency)? {
-                break;
-            }
-        }
-        Ok(())
-    };
-    let result = issued();
+    let result = pool_calls(&jobs, &done_rx, calls, &mut after_call);
     drop(jobs);
     wait_idle(&idle_rx, idle_tx);
     result
+}
+
+/// A pool's `calls` calls, each given in turn to the next of the threads `jobs` reach and its
+/// latency taken from `done`, until `after_call` says to stop.
+fn pool_calls(
+    jobs: &[mpsc::Sender<()>],
+    done: &mpsc::Receiver<Result<Duration, ProbeError>>,
+    calls: u32,
+    after_call: &mut impl FnMut(u32, Duration) -> Result<bool, ProbeError>,
+) -> Result<(), ProbeError> {
+    let size = jobs.len() as u32;
+    for i in 0..calls {
+        jobs[(i % size) as usize].send(()).map_err(|_| pool_exited())?;
+        let latency = done.recv().map_err(|_| pool_exited())??;
+        if after_call(1 + (i + 1).min(size), latency)? {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Waits until every thread of a kept pool has let go of the scenario (each says so once, on
