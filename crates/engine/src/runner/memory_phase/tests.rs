@@ -297,38 +297,30 @@ fn growth_that_depends_on_the_process_is_measured_again_alone_and_nothing_else_i
     assert!(page_bound(&grown(Threading::Single, 10, 2, 9), false).is_none());
     // A pool of 16 on the per-thread default stream that did not grow tells nothing in a batch;
     // one of 4 that did not grow is flat there as alone.
-    let ptd = |threading| {
-        let mut r = grown(threading, 40, 0, 0);
-        r.scenario.stream = nppbench_model::StreamKind::PerThreadDefault;
-        r
-    };
-    assert!(page_bound(&ptd(Threading::Pool(16)), false).is_some(), "a pool of 16");
-    assert!(page_bound(&ptd(Threading::Pool(4)), false).is_none(), "a pool of 4");
-    // Where each pool's threads are kept until their process ends, no earlier pool left its
-    // threads' default streams free: a pool of 16 is judged where it ran, flat or grown by more
-    // than a page (which a fresh process's half-filled page cannot hold); one grown by a page or
-    // less, or that kept streams within a page, is measured again as before.
-    assert!(
-        page_bound(&ptd(Threading::Pool(16)), true).is_none(),
-        "a pool of 16, pools kept"
-    );
-    let ptd_grown = |threading, mib| {
+    let ptd = |threading, mib| {
         let mut r = grown(threading, 40, mib, 0);
         r.scenario.stream = nppbench_model::StreamKind::PerThreadDefault;
         r
     };
     assert!(
-        page_bound(&ptd_grown(Threading::Pool(16), 8), true).is_none(),
+        page_bound(&ptd(Threading::Pool(16), 0), false).is_some(),
+        "a pool of 16"
+    );
+    assert!(page_bound(&ptd(Threading::Pool(4), 0), false).is_none(), "a pool of 4");
+    // Where each pool's threads are kept until their process ends, no earlier pool left its
+    // threads' default streams free: a pool of 16 is judged where it ran, flat or grown by more
+    // than a page (which a fresh process's half-filled page cannot hold); one grown by a page or
+    // less, or that kept streams within a page, is measured again as before.
+    assert!(
+        page_bound(&ptd(Threading::Pool(16), 0), true).is_none(),
+        "a pool of 16, pools kept"
+    );
+    assert!(
+        page_bound(&ptd(Threading::Pool(16), 8), true).is_none(),
         "8 MiB, pools kept"
     );
-    assert!(
-        page_bound(&ptd_grown(Threading::Pool(16), 8), false).is_some(),
-        "not first"
-    );
-    assert!(
-        page_bound(&ptd_grown(Threading::Pool(4), 2), true).is_some(),
-        "one page"
-    );
+    assert!(page_bound(&ptd(Threading::Pool(16), 8), false).is_some(), "not first");
+    assert!(page_bound(&ptd(Threading::Pool(4), 2), true).is_some(), "one page");
     assert!(
         page_bound(&grown(pool, 10, 2, 9), true).is_some(),
         "kept streams within a page"
