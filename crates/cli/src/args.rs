@@ -119,13 +119,6 @@ pub(crate) struct RunArgs {
     /// recorded in run.json (jobs.batching.seed) to repeat a run's order.
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
-    /// Keep each pool's threads until its memory probe process ends, so that no pool frees its
-    /// threads' memory for a later scenario to take; pools of more than four threads on the
-    /// per-thread default stream then share processes instead of each heading one. An
-    /// experiment (issue #30, docs/performance.md): not yet shown on a GPU to judge as the
-    /// default does.
-    #[arg(long)]
-    pub(crate) keep_pool_threads: bool,
     /// CUDA_DEVICE_MAX_CONNECTIONS for the memory probes: 1 to 32 (default 1), or `inherit`
     /// (this environment's). One connection halves the cost of NPP's stream creation on each new
     /// thread and leaves the leak classes alone (docs/performance.md). The race is measured apart,

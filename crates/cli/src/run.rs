@@ -50,7 +50,6 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         jobs: args.jobs,
         batch: args.batch,
         seed: args.seed,
-        keep_pool_threads: args.keep_pool_threads,
         probe_connections: args.probe_connections,
         probe_exe: std::env::current_exe().context("locating the nppbench binary for its child probes")?,
         out_dir: out.clone(),

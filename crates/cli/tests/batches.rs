@@ -94,7 +94,7 @@ fn a_batch_judges_every_scenario_as_a_fresh_process_does_whatever_its_place() {
     for (b, seed) in batched.iter().zip([1, 2]) {
         // Each scenario where the queue put it (pools on the per-thread default stream at the
         // heads of batches, the rest in one batch), but those measured again alone.
-        let plan = nppbench_engine::planned_batches(&b.matrix.memory, 1, 64, Some(seed), false);
+        let plan = nppbench_engine::planned_batches(&b.matrix.memory, 1, 64, Some(seed));
         assert_eq!(plan.len(), 2, "two pools on the per-thread default stream, two heads");
         let planned = |id: &str| {
             plan.iter()
@@ -148,7 +148,7 @@ fn a_crash_in_the_middle_of_a_batch_costs_only_its_scenario() {
         None,
     );
     let ids: Vec<String> = plain.matrix.memory.iter().map(|s| s.id.clone()).collect();
-    let order = nppbench_engine::planned_batches(&plain.matrix.memory, 1, 64, Some(5), false).remove(0);
+    let order = nppbench_engine::planned_batches(&plain.matrix.memory, 1, 64, Some(5)).remove(0);
     let unique = |id: &String| ids.iter().filter(|other| other.contains(id.as_str())).count() == 1;
     let (position, target) = order.iter().enumerate().skip(3).find(|(_, id)| unique(id)).unwrap();
     let r = run(

@@ -68,9 +68,6 @@ pub(crate) enum Request {
         min_calls: u32,
         /// nppbench's own pid: probes it started are siblings, not other processes.
         parent_pid: u32,
-        /// Keep each pool's threads until the process ends (`Batching::keep_pool_threads`).
-        #[serde(default)]
-        keep_pool_threads: bool,
     },
     /// Make the ordering rounds of memory scenarios in order on GPU `device`, from the probe's
     /// own thread, one [`OrderingLine`] each, appended as it finishes.

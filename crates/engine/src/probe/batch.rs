@@ -28,8 +28,6 @@ pub(crate) struct Batch<'a> {
     pub(crate) budget_mib: u64,
     pub(crate) min_calls: u32,
     pub(crate) parent_pid: u32,
-    /// Keep each pool's threads until the process ends (`threads::drive`).
-    pub(crate) keep_pool_threads: bool,
 }
 
 /// How a process ends: every scenario answered, stopped cleanly, or at a fault left to the
@@ -102,7 +100,6 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
             budget_mib: batch.budget_mib,
             min_calls: batch.min_calls,
             parent_pid: batch.parent_pid,
-            keep_pool_threads: batch.keep_pool_threads,
         };
         let (reply, stopped) = match process.measure(&ask) {
             Ok((result, stopped)) => (

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -157,8 +156,6 @@ pub(crate) struct Ask<'a> {
     pub(crate) budget_mib: u64,
     pub(crate) min_calls: u32,
     pub(crate) parent_pid: u32,
-    /// Keep a pool's threads until the process ends (`threads::drive`).
-    pub(crate) keep_pool_threads: bool,
 }
 
 /// How a scenario's calls ended: the warm-up call's context, whether the budget stopped them
@@ -174,8 +171,8 @@ struct Driven {
 /// reached or the class is settled.
 fn drive(
     rec: &mut Recorder<'_>,
-    setup: &Arc<Setup>,
-    shared: &Arc<Stream>,
+    setup: &Setup,
+    shared: &Stream,
     ask: &Ask<'_>,
     own_streams: &AtomicU32,
 ) -> Result<Driven, ProbeError> {
@@ -189,7 +186,6 @@ fn drive(
             shared,
             s.threading,
             s.calls,
-            ask.keep_pool_threads,
             own_streams,
             |threads_spawned, latency| {
                 stopped = rec.record(threads_spawned, latency)?;
@@ -294,7 +290,7 @@ impl Process {
             Some(census) => census,
             None => processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid),
         };
-        let shared = Arc::new(Stream::new(&self.gpu, shared_stream_kind(s))?);
+        let shared = Stream::new(&self.gpu, shared_stream_kind(s))?;
         let setup = Setup::with_cache(
             self.gpu.clone(),
             ask.npp_dir,
@@ -305,7 +301,7 @@ impl Process {
             &mut self.cache,
         );
         let setup = match setup {
-            Ok(setup) => Arc::new(setup),
+            Ok(setup) => setup,
             Err(e) => {
                 // Kept, like every stream a scenario made (see `Process::kept`).
                 self.kept.push(Box::new(shared));
@@ -322,15 +318,9 @@ impl Process {
                 self.last_judged = last(&s.process_used_bytes).or(last(&s.device_used_bytes));
                 (result, stopped)
             });
-        // Kept, whatever the calls gave: buffers for the next scenario, the rest until the end
-        // (all of it where a thread of the scenario still holds it).
-        match Arc::try_unwrap(setup) {
-            Ok(setup) => {
-                let unused = self.cache.recycle(setup);
-                self.kept.push(Box::new(unused));
-            }
-            Err(held) => self.kept.push(Box::new(held)),
-        }
+        // Kept, whatever the calls gave: buffers for the next scenario, the rest until the end.
+        let unused = self.cache.recycle(setup);
+        self.kept.push(Box::new(unused));
         self.kept.push(Box::new(shared));
         measured
     }
@@ -340,8 +330,8 @@ impl Process {
     fn calls(
         &self,
         ask: &Ask<'_>,
-        setup: &Arc<Setup>,
-        shared: &Arc<Stream>,
+        setup: &Setup,
+        shared: &Stream,
         mut steps: Steps,
         before: processes::Census,
     ) -> Result<(MemoryResult, bool, processes::Census), ProbeError> {

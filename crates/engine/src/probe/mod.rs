@@ -102,7 +102,6 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<Resources> {
             memory_budget_mib,
             min_calls,
             parent_pid,
-            keep_pool_threads,
         } => {
             let ask = batch::Batch {
                 npp_dir: npp_dir.as_deref(),
@@ -111,7 +110,6 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<Resources> {
                 budget_mib: memory_budget_mib,
                 min_calls,
                 parent_pid,
-                keep_pool_threads,
             };
             match batch::run(&ask, response)? {
                 batch::Ended::Done(resources) => Ok(resources),

@@ -39,17 +39,14 @@ type Done = supervise::Done<Box<MemoryRecord>>;
 ///   held them, where a fresh process needs a page per thread (bounded there, flat here);
 /// - any scenario that grew without keeping a stream: memory a thread holds while it lives (a
 ///   per-thread default stream's), which a fresh process may serve from what it has and a
-///   batch's process, after other scenarios' threads, may not (flat there, bounded here); but,
-///   where each pool's threads are kept until their process ends (`--keep-pool-threads`), a pool
-///   that grew by more than a page, which grows in a fresh process too (what a fresh process has
-///   is a page at most, half filled);
+///   batch's process, after other scenarios' threads, may not (flat there, bounded here);
 /// - a pool too large to be judged inside a batch on the per-thread default stream
 ///   (`queue::must_head`), which the queue puts at the head of a batch: where it was not first
 ///   in its process after all, whether it grew or not.
 ///
 /// A pool with too few calls to tell its class is left as it is.
 /// Measured on the atlas of NPP 13.0.1 (`reports/batches/`, docs/performance.md).
-fn page_bound(record: &MemoryRecord, keep_pool_threads: bool) -> Option<&'static str> {
+fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
     // Judged as the pages judge it: this process's memory (NVML), else the device's.
     let m = analyse_memory(record);
     let (lo, hi) = m.growth_mib.iter().fold(None, |range: Option<(f64, f64)>, &g| {
@@ -60,10 +57,9 @@ fn page_bound(record: &MemoryRecord, keep_pool_threads: bool) -> Option<&'static
     // A pool of n tells its class only past 2n calls: one that stopped sooner is left undecided
     // wherever it runs.
     let pool = record.scenario.threading.thread_bound().is_some_and(|n| n >= 2);
-    let grows_fresh_too = keep_pool_threads && pool && grown > nppbench_stats::GRANULE_MIB;
     if !conclusive(&m) {
         None
-    } else if queue::must_head(&record.scenario, keep_pool_threads) {
+    } else if queue::must_head(&record.scenario) {
         Some(
             "a pool on the per-thread default stream too large to be judged inside a batch (its threads' default streams may fit in what earlier scenarios left), not first in its process: measured again in a fresh process",
         )
@@ -71,7 +67,7 @@ fn page_bound(record: &MemoryRecord, keep_pool_threads: bool) -> Option<&'static
         Some(
             "a pool that kept streams and grew by one 2 MiB page or less in its batch, where pages earlier scenarios half filled may hold them: measured again in a fresh process",
         )
-    } else if !kept && grown > 0.0 && m.streams_never_destroyed.is_some() && !grows_fresh_too {
+    } else if !kept && grown > 0.0 && m.streams_never_destroyed.is_some() {
         Some(
             "a scenario that grew without keeping a stream in its batch, where earlier scenarios' threads decide what a thread's memory costs: measured again in a fresh process",
         )
@@ -105,8 +101,6 @@ struct Workers<'a> {
     /// Shuffles each batch's scenarios (with this seed plus the matrix index of the batch's
     /// first); `None` keeps them in matrix order.
     seed: Option<u64>,
-    /// Each pool's threads are kept until their process ends (`Batching::keep_pool_threads`).
-    keep_pool_threads: bool,
     /// Probe processes started so far, which numbers the next.
     started: AtomicU32,
     work_dir: PathBuf,
@@ -187,7 +181,7 @@ impl<'a> Workers<'a> {
         let (answered, ending) = self.run_process(batch, device, uuid, exiting)?;
         let mut records = Vec::new();
         for (i, record) in answered.into_iter().enumerate() {
-            match page_bound(&record, self.keep_pool_threads).filter(|_| i > 0) {
+            match page_bound(&record).filter(|_| i > 0) {
                 Some(why) => {
                     let (again, interrupted) = self.alone(batch[i], Some(why), device, uuid, exiting)?;
                     records.extend(again);
@@ -282,7 +276,6 @@ impl<'a> Workers<'a> {
             memory_budget_mib: self.settings.memory_budget_mib,
             min_calls: self.settings.min_calls,
             parent_pid: std::process::id(),
-            keep_pool_threads: self.keep_pool_threads,
         };
         let started = Instant::now();
         let timeout = Duration::from_secs(self.settings.scenario_timeout_s);
@@ -364,15 +357,13 @@ pub(super) fn run(
     }
     let gpus = v.gpus();
     let batching = jobs.batching.as_ref();
-    let keep_pool_threads = batching.is_some_and(|b| b.keep_pool_threads);
     let workers = Workers {
         opts,
         settings: &matrix.settings,
-        queue: Mutex::new(Queue::new(todo, keep_pool_threads)),
+        queue: Mutex::new(Queue::new(todo)),
         jobs: jobs.jobs,
         max_per_process: batching.map_or(1, |b| b.max_per_process),
         seed: batching.map(|b| b.seed),
-        keep_pool_threads,
         started: AtomicU32::new(0),
         work_dir: opts.work_dir(v.index),
         npp_dir: v.npp_dir.clone(),

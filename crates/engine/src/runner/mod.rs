@@ -52,9 +52,6 @@ pub struct RunOptions {
     /// The seed that shuffles the memory scenarios into processes (`--seed`); `None` draws one,
     /// which run.json records.
     pub seed: Option<u64>,
-    /// Keep each pool's threads until its probe process ends (`--keep-pool-threads`; see
-    /// [`nppbench_model::Batching::keep_pool_threads`]).
-    pub keep_pool_threads: bool,
     /// The binary that runs child probes (`nppbench` itself).
     pub probe_exe: PathBuf,
     /// Where run.json and the journal are written (for several versions, `runs/N/` inside).
@@ -227,8 +224,7 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
         phase: "environment".into(),
         wall_s: t.elapsed().as_secs_f64(),
     });
-    let mut batching = memory_phase::batching(opts.batch, opts.seed.unwrap_or_else(|| fastrand::u64(..)));
-    batching.keep_pool_threads = opts.keep_pool_threads;
+    let batching = memory_phase::batching(opts.batch, opts.seed.unwrap_or_else(|| fastrand::u64(..)));
     let mut jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment, batching)?;
     let connections = memory_phase::connections(opts.probe_connections);
     progress.note(&format!(

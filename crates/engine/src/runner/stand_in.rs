@@ -14,27 +14,18 @@ pub(super) fn install(dir: &Path, script: &str) -> PathBuf {
     exe
 }
 
-/// Memory scenarios whose ids are `names` (the stand-in acts on what an id holds): a new thread
-/// per call on a blocking stream, but `ptd-poolN…`, a pool of N threads on the per-thread default
-/// stream.
+/// Memory scenarios whose ids are `names` (the stand-in acts on what an id holds).
 pub(super) fn scenarios(names: &[&str]) -> Vec<MemoryScenario> {
     let g = Geometry::new(Primitive::CONVERT_8U32F_C1R, 31, 31, 32);
     names
         .iter()
         .map(|name| {
-            let pool: Option<u32> = name
-                .strip_prefix("ptd-pool")
-                .and_then(|r| r.split('-').next()?.parse().ok());
             let mut s = MemoryScenario::new(
                 Primitive::CONVERT_8U32F_C1R,
                 g,
-                if pool.is_some() {
-                    StreamKind::PerThreadDefault
-                } else {
-                    StreamKind::Blocking
-                },
+                StreamKind::Blocking,
                 ContextFill::FromStream,
-                pool.map_or(Threading::ThreadPerCall, Threading::Pool),
+                Threading::ThreadPerCall,
                 4,
             );
             s.id = (*name).to_owned();

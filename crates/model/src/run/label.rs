@@ -49,14 +49,8 @@ impl crate::Batching {
         match self.max_per_process {
             1 => format!("a fresh process per scenario ({})", self.reason),
             n => format!(
-                "at most {n} scenarios a process ({}), shuffled with --seed {}{}",
-                self.reason,
-                self.seed,
-                if self.keep_pool_threads {
-                    ", every pool's threads kept until its process ends (--keep-pool-threads)"
-                } else {
-                    ""
-                }
+                "at most {n} scenarios a process ({}), shuffled with --seed {}",
+                self.reason, self.seed
             ),
         }
     }
@@ -70,31 +64,5 @@ impl ProbeConnections {
             (Some(v), false) => format!("CUDA_DEVICE_MAX_CONNECTIONS={v} (from the environment)"),
             (None, _) => "CUDA_DEVICE_MAX_CONNECTIONS unset (the driver's default, 8)".to_owned(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::Batching;
-
-    /// Runs written before `--keep-pool-threads` read as runs without it, a run's JSON names the
-    /// option only where it was given, and the run's description says so.
-    #[test]
-    fn keeping_pool_threads_is_recorded_only_where_it_was_asked() {
-        let old: Batching =
-            serde_json::from_str(r#"{"max_per_process": 64, "reason": "the default", "seed": 1}"#).unwrap();
-        assert!(!old.keep_pool_threads);
-        assert!(!serde_json::to_string(&old).unwrap().contains("keep_pool_threads"));
-        assert!(!old.describe().contains("--keep-pool-threads"));
-        let kept = Batching {
-            keep_pool_threads: true,
-            ..old
-        };
-        assert!(
-            serde_json::to_string(&kept)
-                .unwrap()
-                .contains(r#""keep_pool_threads":true"#)
-        );
-        assert!(kept.describe().contains("--keep-pool-threads"), "{}", kept.describe());
     }
 }

@@ -96,12 +96,6 @@ pub struct Batching {
     pub reason: String,
     /// The seed that shuffled the scenarios before they were put into batches (`--seed`).
     pub seed: u64,
-    /// Whether each pool's threads were kept until their probe process ended
-    /// (`--keep-pool-threads`, issue #30's experiment): then no pool frees its threads' memory
-    /// for a later scenario of the process to take, and pools on the per-thread default stream
-    /// need not head a process of their own.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub keep_pool_threads: bool,
 }
 
 /// `CUDA_DEVICE_MAX_CONNECTIONS` in the memory probes. Creating a CUDA context is serialised

@@ -31,7 +31,6 @@ pub(crate) fn batching(given: Option<u32>, seed: u64) -> Batching {
         max_per_process,
         reason,
         seed,
-        keep_pool_threads: false,
     }
 }
 

@@ -38,12 +38,9 @@ pub(super) fn head_rank(s: &MemoryScenario) -> Option<u32> {
 /// of one or alone; pools of 2 and 4 inside batches judged as alone.
 pub(super) const MUST_HEAD_ABOVE: u32 = 4;
 
-/// Whether `s` must be first in its process ([`MUST_HEAD_ABOVE`]). None must where each pool's
-/// threads are kept until their process ends (`keep_pool_threads`, issue #30's experiment): no
-/// earlier pool then leaves its threads' default streams free for a later one to fit in (an
-/// earlier thread-per-call scenario leaves one thread's at most, which the next thread takes).
-pub(super) fn must_head(s: &MemoryScenario, keep_pool_threads: bool) -> bool {
-    !keep_pool_threads && head_rank(s).is_some_and(|n| n > MUST_HEAD_ABOVE)
+/// Whether `s` must be first in its process ([`MUST_HEAD_ABOVE`]).
+pub(super) fn must_head(s: &MemoryScenario) -> bool {
+    head_rank(s).is_some_and(|n| n > MUST_HEAD_ABOVE)
 }
 
 /// The scenarios not yet given to a process.
@@ -51,18 +48,15 @@ pub(super) struct Queue<'a> {
     /// Scenarios to head batches, likeliest first ([`head_rank`]), in matrix order within a rank.
     heads: VecDeque<Queued<'a>>,
     rest: VecDeque<Queued<'a>>,
-    /// Each pool's threads are kept until their process ends ([`must_head`]).
-    keep_pool_threads: bool,
 }
 
 impl<'a> Queue<'a> {
-    pub(super) fn new(todo: Vec<Queued<'a>>, keep_pool_threads: bool) -> Queue<'a> {
+    pub(super) fn new(todo: Vec<Queued<'a>>) -> Queue<'a> {
         let (mut heads, rest): (Vec<_>, Vec<_>) = todo.into_iter().partition(|(_, s)| head_rank(s).is_some());
         heads.sort_by_key(|(i, s)| (std::cmp::Reverse(head_rank(s)), *i));
         Queue {
             heads: heads.into(),
             rest: rest.into(),
-            keep_pool_threads,
         }
     }
 
@@ -75,11 +69,7 @@ impl<'a> Queue<'a> {
     pub(super) fn take(&mut self, jobs: u32, max: u32, seed: Option<u64>) -> Vec<Queued<'a>> {
         // The heads that must head a batch come first: the rest is shared among them, so that
         // each has a batch of its own to head.
-        let must = self
-            .heads
-            .iter()
-            .take_while(|(_, s)| must_head(s, self.keep_pool_threads))
-            .count();
+        let must = self.heads.iter().take_while(|(_, s)| must_head(s)).count();
         if self.rest.is_empty() && must == 0 {
             self.rest = std::mem::take(&mut self.heads);
         }
@@ -111,16 +101,10 @@ impl<'a> Queue<'a> {
 /// The batches a memory phase gives its probe processes for `scenarios` (the matrix's memory
 /// scenarios), in the order they are taken, each in the order its process measures it: `jobs`
 /// workers, at most `max` a process, shuffled by `seed`, where no probe fails (a fault gives the
-/// rest of its batch back, and a scenario may then be measured again alone), each pool's threads
-/// kept until their process ends where `keep_pool_threads` says so. Each scenario as its id.
-pub fn planned_batches(
-    scenarios: &[MemoryScenario],
-    jobs: u32,
-    max: u32,
-    seed: Option<u64>,
-    keep_pool_threads: bool,
-) -> Vec<Vec<String>> {
-    let mut queue = Queue::new(scenarios.iter().enumerate().collect(), keep_pool_threads);
+/// rest of its batch back, and a scenario may then be measured again alone). Each scenario as its
+/// id.
+pub fn planned_batches(scenarios: &[MemoryScenario], jobs: u32, max: u32, seed: Option<u64>) -> Vec<Vec<String>> {
+    let mut queue = Queue::new(scenarios.iter().enumerate().collect());
     let mut batches = Vec::new();
     loop {
         let batch = queue.take(jobs, max, seed);
@@ -128,48 +112,5 @@ pub fn planned_batches(
             return batches;
         }
         batches.push(batch.into_iter().map(|(_, s)| s.id.clone()).collect());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::planned_batches;
-    use crate::runner::stand_in;
-
-    /// Where each pool's threads are kept until their process ends (`--keep-pool-threads`), no
-    /// pool must head a process: pools on the per-thread default stream head batches where there
-    /// are batches to head, then are batched like any other (`page_bound` measures none of them
-    /// again for not being first: `memory_phase::tests`).
-    #[test]
-    fn with_pools_kept_no_pool_must_head_a_process_of_its_own() {
-        let names = [
-            "ptd-pool16-a",
-            "s0",
-            "ptd-pool16-b",
-            "s1",
-            "ptd-pool16-c",
-            "s2",
-            "ptd-pool16-d",
-            "s3",
-        ];
-        let plan = |keep| planned_batches(&stand_in::scenarios(&names), 1, 4, None, keep);
-        assert_eq!(
-            plan(false),
-            [
-                ["ptd-pool16-a", "s0"],
-                ["ptd-pool16-b", "s1"],
-                ["ptd-pool16-c", "s2"],
-                ["ptd-pool16-d", "s3"]
-            ],
-            "each pool of 16 heads a process"
-        );
-        assert_eq!(
-            plan(true),
-            [
-                vec!["ptd-pool16-a", "s0", "s1", "s2"],
-                vec!["ptd-pool16-b", "s3"],
-                vec!["ptd-pool16-c", "ptd-pool16-d"]
-            ]
-        );
     }
 }

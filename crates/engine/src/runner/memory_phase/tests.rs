@@ -41,23 +41,31 @@ fn supervise(dir: &Path, names: &[&str], max: u32, seed: Option<u64>) -> (Vec<Me
         jobs: Some(1),
         batch: Some(max),
         seed: Some(0),
-        keep_pool_threads: false,
         probe_connections: None,
         probe_exe: exe,
         out_dir: dir.to_owned(),
         command: Vec::new(),
         resume: false,
     };
-    let all = stand_in::scenarios(names);
+    let mut all = stand_in::scenarios(names);
+    // `ptd-poolN…`: a pool of N threads on the per-thread default stream.
+    for s in &mut all {
+        if let Some(n) =
+            s.id.strip_prefix("ptd-pool")
+                .and_then(|r| r.split('-').next()?.parse().ok())
+        {
+            s.stream = nppbench_model::StreamKind::PerThreadDefault;
+            s.threading = Threading::Pool(n);
+        }
+    }
     let stop = AtomicBool::new(false);
     let workers = Workers {
         opts: &opts,
         settings: &matrix.settings,
-        queue: Mutex::new(Queue::new(all.iter().enumerate().collect(), false)),
+        queue: Mutex::new(Queue::new(all.iter().enumerate().collect())),
         jobs: 1,
         max_per_process: max,
         seed,
-        keep_pool_threads: false,
         started: AtomicU32::new(0),
         work_dir: dir.to_owned(),
         npp_dir: None,
@@ -248,83 +256,47 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
 #[test]
 fn growth_that_depends_on_the_process_is_measured_again_alone_and_nothing_else_is() {
     let pool = Threading::Pool(2);
+    assert!(page_bound(&grown(pool, 10, 2, 9)).is_some(), "one page, streams kept");
+    assert!(page_bound(&grown(pool, 10, 0, 9)).is_some(), "no page, streams kept");
+    assert!(page_bound(&grown(pool, 10, 2, 0)).is_some(), "one page, no stream");
+    assert!(page_bound(&grown(pool, 10, 6, 0)).is_some(), "three pages, no stream");
+    assert!(page_bound(&grown(pool, 10, 0, 0)).is_none(), "flat, nothing kept");
     assert!(
-        page_bound(&grown(pool, 10, 2, 9), false).is_some(),
-        "one page, streams kept"
-    );
-    assert!(
-        page_bound(&grown(pool, 10, 0, 9), false).is_some(),
-        "no page, streams kept"
-    );
-    assert!(
-        page_bound(&grown(pool, 10, 2, 0), false).is_some(),
-        "one page, no stream"
-    );
-    assert!(
-        page_bound(&grown(pool, 10, 6, 0), false).is_some(),
-        "three pages, no stream"
-    );
-    assert!(
-        page_bound(&grown(pool, 10, 0, 0), false).is_none(),
-        "flat, nothing kept"
-    );
-    assert!(
-        page_bound(&grown(pool, 10, 4, 9), false).is_none(),
+        page_bound(&grown(pool, 10, 4, 9)).is_none(),
         "two pages: bounded either way"
     );
     // A pool of 2 tells its class past 4 calls, the warm-up counted (`evidence::conclusive`).
     assert!(
-        page_bound(&grown(pool, 3, 2, 9), false).is_none(),
+        page_bound(&grown(pool, 3, 2, 9)).is_none(),
         "too few calls to tell its class"
     );
     assert!(
-        page_bound(&grown(pool, 3, 2, 0), false).is_none(),
+        page_bound(&grown(pool, 3, 2, 0)).is_none(),
         "too few calls to tell its class"
     );
     assert!(
-        page_bound(&grown(pool, 4, 2, 9), false).is_some(),
+        page_bound(&grown(pool, 4, 2, 9)).is_some(),
         "5 calls tell a pool of 2's class"
     );
     assert!(
-        page_bound(&grown(Threading::ThreadPerCall, 10, 2, 9), false).is_none(),
+        page_bound(&grown(Threading::ThreadPerCall, 10, 2, 9)).is_none(),
         "a leak's first page"
     );
     assert!(
-        page_bound(&grown(Threading::ThreadPerCall, 10, 4, 0), false).is_some(),
+        page_bound(&grown(Threading::ThreadPerCall, 10, 4, 0)).is_some(),
         "grew, no stream"
     );
-    assert!(page_bound(&grown(Threading::ThreadPerCall, 10, 0, 0), false).is_none());
-    assert!(page_bound(&grown(Threading::Single, 10, 2, 9), false).is_none());
+    assert!(page_bound(&grown(Threading::ThreadPerCall, 10, 0, 0)).is_none());
+    assert!(page_bound(&grown(Threading::Single, 10, 2, 9)).is_none());
     // A pool of 16 on the per-thread default stream that did not grow tells nothing in a batch;
     // one of 4 that did not grow is flat there as alone.
-    let ptd = |threading, mib| {
-        let mut r = grown(threading, 40, mib, 0);
+    let ptd = |threading| {
+        let mut r = grown(threading, 40, 0, 0);
         r.scenario.stream = nppbench_model::StreamKind::PerThreadDefault;
         r
     };
-    assert!(
-        page_bound(&ptd(Threading::Pool(16), 0), false).is_some(),
-        "a pool of 16"
-    );
-    assert!(page_bound(&ptd(Threading::Pool(4), 0), false).is_none(), "a pool of 4");
-    // Where each pool's threads are kept until their process ends, no earlier pool left its
-    // threads' default streams free: a pool of 16 is judged where it ran, flat or grown by more
-    // than a page (which a fresh process's half-filled page cannot hold); one grown by a page or
-    // less, or that kept streams within a page, is measured again as before.
-    assert!(
-        page_bound(&ptd(Threading::Pool(16), 0), true).is_none(),
-        "a pool of 16, pools kept"
-    );
-    assert!(
-        page_bound(&ptd(Threading::Pool(16), 8), true).is_none(),
-        "8 MiB, pools kept"
-    );
-    assert!(page_bound(&ptd(Threading::Pool(16), 8), false).is_some(), "not first");
-    assert!(page_bound(&ptd(Threading::Pool(4), 2), true).is_some(), "one page");
-    assert!(
-        page_bound(&grown(pool, 10, 2, 9), true).is_some(),
-        "kept streams within a page"
-    );
+    assert!(page_bound(&ptd(Threading::Pool(16))).is_some(), "a pool of 16");
+    assert!(page_bound(&ptd(Threading::Pool(4))).is_none(), "a pool of 4");
 }
 
 #[test]
