@@ -1,12 +1,13 @@
 //! Memory scenarios measured many to a process, on a real GPU: each judged as a fresh process
-//! judges it, whatever its place in the batch, and a crash in the middle of a batch costs only
-//! its scenario. Each test skips (saying why) where there is no GPU.
+//! judges it, whatever its place in the batch; a crash or a poisoned context in the middle of a
+//! batch costs only its scenario, and an NPP error that leaves the context working is answered
+//! where it happens. Each test skips (saying why) where there is no GPU.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nppbench_analysis::RunAnalysis;
-use nppbench_model::{Outcome, RunFile};
+use nppbench_model::{ContextFill, FailureKind, Outcome, RunFile};
 
 fn bin() -> String {
     std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned())
@@ -40,8 +41,12 @@ throughput = false
 "#;
 
 fn run(dir: &Path, name: &str, args: &[&str], fault: Option<&str>) -> RunFile {
-    let matrix = dir.join("m.toml");
-    std::fs::write(&matrix, MATRIX).unwrap();
+    run_matrix(dir, MATRIX, name, args, fault)
+}
+
+fn run_matrix(dir: &Path, text: &str, name: &str, args: &[&str], fault: Option<&str>) -> RunFile {
+    let matrix = dir.join(format!("{name}.toml"));
+    std::fs::write(&matrix, text).unwrap();
     let out: PathBuf = dir.join(name);
     let mut cmd = Command::new(bin());
     cmd.args([
@@ -138,9 +143,31 @@ fn a_crash_in_the_middle_of_a_batch_costs_only_its_scenario() {
     if !nppbench_engine::gpu_available("a_crash_in_the_middle_of_a_batch_costs_only_its_scenario") {
         return;
     }
+    a_fault_in_the_middle_of_a_batch_costs_only_its_scenario(
+        "crash",
+        |o| matches!(o, Outcome::Failed { reason, .. } if reason.contains("SIGABRT")),
+    );
+}
+
+/// A kernel that traps poisons the context: the process ends at that scenario, as at a crash,
+/// and the scenarios after it are measured in a fresh one.
+#[test]
+fn a_poisoned_context_in_the_middle_of_a_batch_costs_only_its_scenario() {
+    if !nppbench_engine::gpu_available("a_poisoned_context_in_the_middle_of_a_batch_costs_only_its_scenario") {
+        return;
+    }
+    a_fault_in_the_middle_of_a_batch_costs_only_its_scenario(
+        "trap",
+        |o| matches!(o, Outcome::Failed { kind: FailureKind::Gpu, reason } if reason.contains("cuCtxSynchronize")),
+    );
+}
+
+/// The fault `kind` injected into the scenario fourth in the first batch (or the first after it
+/// whose id names no other): that scenario fails as `failed` says, every other is measured, those
+/// after it in another process.
+fn a_fault_in_the_middle_of_a_batch_costs_only_its_scenario(kind: &str, failed: impl Fn(&Outcome) -> bool) {
     let dir = tempfile::tempdir().unwrap();
-    // The first batch's order is known from the seed: the scenario fourth in it (or the first
-    // after it whose id names no other) crashes.
+    // The first batch's order is known from the seed.
     let plain = run(
         dir.path(),
         "plain",
@@ -153,21 +180,19 @@ fn a_crash_in_the_middle_of_a_batch_costs_only_its_scenario() {
     let (position, target) = order.iter().enumerate().skip(3).find(|(_, id)| unique(id)).unwrap();
     let r = run(
         dir.path(),
-        "crash",
+        kind,
         &["--jobs", "1", "--batch", "64", "--seed", "5"],
-        Some(&format!("crash@{target}")),
+        Some(&format!("{kind}@{target}")),
     );
     for m in &r.memory {
         if &m.scenario.id == target {
-            assert!(
-                matches!(&m.outcome, Outcome::Failed { reason, .. } if reason.contains("SIGABRT")),
-                "{:?}",
-                m.outcome
-            );
+            assert!(failed(&m.outcome), "{:?}", m.outcome);
+            // Measured again alone (a probe that died answered nothing: the parent has no place).
+            assert!(m.batch.as_ref().is_none_or(|b| b.size == 1), "{:?}", m.batch);
         } else {
             assert_eq!(m.outcome, Outcome::Ok, "{}", m.scenario.id);
             let place = m.batch.clone().unwrap();
-            // Measured in the first process: before the crash in the first batch.
+            // Measured in the first process: before the fault in the first batch.
             let before = order
                 .iter()
                 .position(|id| *id == m.scenario.id)
@@ -176,6 +201,61 @@ fn a_crash_in_the_middle_of_a_batch_costs_only_its_scenario() {
             if place.alone_because.is_none() {
                 assert_eq!(place.process == 0, before, "{} {place:?}", m.scenario.id);
             }
+        }
+    }
+}
+
+/// MinMax with a context filled with zeros: NPP's kernel fails to launch (an error status, in
+/// a fresh process too) and the context still works, so the scenario is answered in its batch
+/// and the batch goes on: one process measures every scenario.
+#[test]
+fn an_npp_error_that_leaves_the_context_working_is_answered_in_its_batch() {
+    if !nppbench_engine::gpu_available("an_npp_error_that_leaves_the_context_working_is_answered_in_its_batch") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = r#"
+name = "npp-error"
+primitive = "MinMax_8u_C1R"
+streams = ["blocking", "non_blocking"]
+context = ["from_stream", "zeroed"]
+threading = ["single", "thread_per_call"]
+[settings]
+calls = 12
+min_calls = 12
+warm_up_ms = 10
+measurement_ms = 30
+samples = 10
+resamples = 1000
+scenario_timeout_s = 20
+[[geometry]]
+width = 255
+height = 64
+src_stride = 256
+throughput = false
+"#;
+    let r = run_matrix(
+        dir.path(),
+        matrix,
+        "npp-error",
+        &["--jobs", "1", "--batch", "64", "--seed", "3"],
+        None,
+    );
+    assert_eq!(r.memory.len(), 8);
+    for m in &r.memory {
+        let place = m.batch.clone().unwrap();
+        if m.scenario.context == ContextFill::Zeroed {
+            assert!(
+                matches!(&m.outcome, Outcome::Failed { kind: FailureKind::Npp, reason } if reason.contains("NPP_CUDA_KERNEL_EXECUTION_ERROR")),
+                "{} {:?}",
+                m.scenario.id,
+                m.outcome
+            );
+        } else {
+            assert_eq!(m.outcome, Outcome::Ok, "{}", m.scenario.id);
+        }
+        if place.alone_because.is_none() {
+            assert_eq!((place.process, place.size), (0, 8), "{} {place:?}", m.scenario.id);
         }
     }
 }

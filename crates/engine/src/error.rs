@@ -54,6 +54,14 @@ impl ProbeError {
         self.unavailable || matches!(self.kind, FailureKind::Input | FailureKind::Mismatch)
     }
 
+    /// Whether NPP returned an error status (not one saying it lacked memory): NPP's answer to
+    /// the scenario's arguments, which a fresh process gets too. The process can go on where its
+    /// context still works after it (`probe::memory::Process::context_works`); a kernel that
+    /// poisoned the context fails every later call, and the process ends as at any other fault.
+    pub(crate) fn is_npp_status(&self) -> bool {
+        self.kind == FailureKind::Npp && !self.unavailable
+    }
+
     /// The same error with `context` before its message.
     pub(crate) fn context(self, context: &str) -> ProbeError {
         ProbeError {

@@ -27,8 +27,8 @@ pub(crate) const DELAY_CYCLES_ENV: &str = "NPPBENCH_DELAY_CYCLES";
 pub(crate) const DELAY_CYCLES_PER_MPIXEL_ENV: &str = "NPPBENCH_DELAY_CYCLES_PER_MPIXEL";
 
 /// A test hook for the fault tests: `NPPBENCH_FAULT=KIND@TEXT` makes the probe of every scenario
-/// whose id contains TEXT crash, hang or run out of memory. Inherited by the probes; run.json
-/// says so ([`TEST_HOOKS`]).
+/// whose id contains TEXT crash, hang, run out of memory or poison its CUDA context. Inherited
+/// by the probes; run.json says so ([`TEST_HOOKS`]).
 pub(crate) const FAULT_ENV: &str = "NPPBENCH_FAULT";
 
 /// The test hooks a run records in run.json when they are set, in this order.

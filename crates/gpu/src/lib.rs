@@ -23,7 +23,7 @@ pub use hidden_streams::{StreamEvent, StreamTracker};
 pub use kernel_records::{KernelRecord, KernelRecorder};
 pub use memory::{DeviceBuffer, HostBuffer};
 pub use nvml::{DeviceProcess, DeviceReading, ProcessMemoryProbe};
-pub use reference::{DelayKernel, ReferenceConvert};
+pub use reference::{DelayKernel, ReferenceConvert, run_trap_kernel};
 pub use stream::Stream;
 
 /// Ends the process at once with `code`, running no destructor and no exit handler: a probe

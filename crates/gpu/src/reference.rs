@@ -140,6 +140,28 @@ extern "C" __global__ void delay(long long cycles) {
 }
 "#;
 
+const TRAP_SOURCE: &str = r#"
+// A kernel that stops with a trap: the fault tests' poisoned context.
+extern "C" __global__ void trap() { __trap(); }
+"#;
+
+/// For the fault tests (`NPPBENCH_FAULT=trap@…`): runs a kernel that traps on `gpu` and waits for
+/// it, which poisons the context as a faulty kernel of NPP's would. Returns the error the driver
+/// gave (sticky: every later call on the context returns it too); `Ok` only where the kernel
+/// somehow ran to its end.
+pub fn run_trap_kernel(gpu: &Gpu) -> Result<(), GpuError> {
+    let module = load_module(gpu, TRAP_SOURCE)?;
+    let name = CString::new("trap").expect("no NUL in kernel names");
+    // SAFETY: `module` is loaded; the name is NUL-terminated.
+    let function =
+        unsafe { result::module::get_function(module, name) }.map_err(GpuError::driver("cuModuleGetFunction"))?;
+    let mut params: [*mut c_void; 0] = [];
+    // SAFETY: the kernel takes no parameters; the legacy default stream (NULL) always exists.
+    unsafe { result::launch_kernel(function, (1, 1, 1), (1, 1, 1), 0, std::ptr::null_mut(), &mut params) }
+        .map_err(GpuError::driver("cuLaunchKernel"))?;
+    gpu.synchronize()
+}
+
 /// Compiles `source` for `gpu` with NVRTC and loads it into the device's primary context.
 fn load_module(gpu: &Gpu, source: &str) -> Result<sys::CUmodule, GpuError> {
     crate::toolkit::preload("nvrtc");

@@ -5,8 +5,11 @@
 //! the process without a line for its scenario: the parent measures that one again in a process
 //! of its own, and the rest in another. Only a process given one scenario answers with the fault
 //! itself; a fault that cannot have touched the context (a function this NPP lacks, a geometry it
-//! cannot take, a wrong output) is answered where it happens. The process also stops, saying
-//! why, once the streams its scenarios left behind have grown it by more than the memory budget.
+//! cannot take, a wrong output) is answered where it happens, and so is an error status of NPP's
+//! after which the context still works (a context filled with zeros makes MinMax's kernel fail
+//! to launch, in every process: 25 scenarios of the atlas, each of which cost two processes). The
+//! process also stops, saying why, once the streams its scenarios left behind have grown it by
+//! more than the memory budget.
 
 use std::io::Write;
 use std::path::Path;
@@ -116,6 +119,7 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
                 stopped,
             ),
             Err(e) if alone || e.leaves_process_sound() => (failed(e), false),
+            Err(e) if e.is_npp_status() && process.context_works() => (failed(e), false),
             Err(e) => return Ok(Ended::Fault(e.context(&scenario.id), process.into_resources())),
         };
         answers.scenario(scenario, reply, clock)?;

@@ -263,6 +263,14 @@ impl Process {
         })
     }
 
+    /// Whether the CUDA context still works: the device synchronises without an error. An error
+    /// that poisons a context (a kernel that trapped or touched an illegal address) is sticky,
+    /// returned by every later call, this one among them; nothing is allocated, so nothing here
+    /// changes what the next scenario measures.
+    pub(crate) fn context_works(&self) -> bool {
+        self.gpu.synchronize().is_ok()
+    }
+
     /// The memory figure a leak is judged on, for the whole process now (or as the last
     /// scenario's last call left it: [`Process::last_judged`]).
     pub(crate) fn judged_bytes(&mut self) -> Result<u64, ProbeError> {
