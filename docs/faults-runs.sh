@@ -6,6 +6,10 @@
 #                     faults-{cur,new}.json.gz, re-judged by crates/analysis/tests/ordering_phase.rs;
 #   two-versions      the atlas preset of the toolkit's NPP 13.0.1 and the 12.2.3.2 wheel's
 #                     libraries in one run: reports/batches/atlas-two-versions-npp-*.json.gz.
+# Then, on another H100 (GPU-4ba8fd07), in a third call: the committed build's atlas the same way
+# (reports/batches/atlas-npp-13.0.1-confirm.json.gz), and the race program and our own program
+# traced four times each with its interposer (reports/trace/cold-calls/confirm.log; the commands
+# of docs/census-runs.sh's plain-ab loop).
 # (The pools pair, reports/batches/atlas-npp-13.0.1-pools-*.json.gz, was made the same way on
 # GPU-ee9d10b2 by d94ed15's docs/keep-pools-runs.sh, with and without --keep-pool-threads.)
 # The device call carries at most 64 MiB with the tracked files: move reports/ out of the tree

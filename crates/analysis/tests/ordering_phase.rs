@@ -554,3 +554,17 @@ fn the_atlas_of_two_versions_with_its_race_rounds_takes_under_ten_minutes() {
         assert_eq!(with_rounds, measured, "every measured scenario has its rounds");
     }
 }
+
+/// The committed build's atlas on another H100 (`atlas-npp-13.0.1-confirm.json.gz`,
+/// `gpu-confirm.txt`, GPU-4ba8fd07): over 100 memory scenarios a second there too, in about as
+/// many processes, with the answers of the run above on GPU-05c7e12a (the unstable function
+/// apart).
+#[test]
+fn on_another_h100_the_committed_build_makes_over_100_memory_scenarios_a_second() {
+    let (there, here) = (load(FAULTS[1]), load("atlas-npp-13.0.1-confirm.json.gz"));
+    assert_ne!(there.environment.gpu.uuid, here.environment.gpu.uuid, "another GPU");
+    assert_eq!(processes(&here), 302);
+    let rate = memory_rate(&here);
+    assert!(rate >= 100.0, "{rate}");
+    same_answers([FAULTS[1], "atlas-npp-13.0.1-confirm.json.gz"], &[], (3, (728, 729)));
+}
