@@ -13,12 +13,10 @@ fn bin() -> String {
     std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned())
 }
 
-/// Convert on a leaking and an aligned geometry, every stream kind and threading model: 32
-/// memory scenarios, no throughput.
-const MATRIX: &str = r#"
-name = "batches"
-streams = ["legacy_default", "per_thread_default", "blocking", "non_blocking"]
-threading = ["single", "thread_per_call", "pool:2", "thread_per_call_own_stream"]
+/// The settings of both matrices here: short, with the calls a class needs.
+macro_rules! settings {
+    () => {
+        r#"
 [settings]
 calls = 12
 min_calls = 12
@@ -28,7 +26,19 @@ samples = 10
 resamples = 1000
 scenario_timeout_s = 20
 memory_budget_mib = 1024
-[[geometry]]
+"#
+    };
+}
+
+/// Convert on a leaking and an aligned geometry, every stream kind and threading model: 32
+/// memory scenarios, no throughput.
+const MATRIX: &str = concat!(
+    r#"
+name = "batches"
+streams = ["legacy_default", "per_thread_default", "blocking", "non_blocking"]
+threading = ["single", "thread_per_call", "pool:2", "thread_per_call_own_stream"]"#,
+    settings!(),
+    r#"[[geometry]]
 width = 31
 height = 31
 src_stride = 32
@@ -38,7 +48,8 @@ width = 32
 height = 32
 src_stride = 32
 throughput = false
-"#;
+"#
+);
 
 fn run(dir: &Path, name: &str, args: &[&str], fault: Option<&str>) -> RunFile {
     run_matrix(dir, MATRIX, name, args, fault)
@@ -214,26 +225,21 @@ fn an_npp_error_that_leaves_the_context_working_is_answered_in_its_batch() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let matrix = r#"
+    let matrix = concat!(
+        r#"
 name = "npp-error"
 primitive = "MinMax_8u_C1R"
 streams = ["blocking", "non_blocking"]
 context = ["from_stream", "zeroed"]
-threading = ["single", "thread_per_call"]
-[settings]
-calls = 12
-min_calls = 12
-warm_up_ms = 10
-measurement_ms = 30
-samples = 10
-resamples = 1000
-scenario_timeout_s = 20
-[[geometry]]
+threading = ["single", "thread_per_call"]"#,
+        settings!(),
+        r#"[[geometry]]
 width = 255
 height = 64
 src_stride = 256
 throughput = false
-"#;
+"#
+    );
     let r = run_matrix(
         dir.path(),
         matrix,
