@@ -486,7 +486,7 @@ const FAULTS: [&str; 2] = [
     "atlas-npp-13.0.1-faults-new.json.gz",
 ];
 
-/// The 25 scenarios of MinMax with a context filled with zeros (NPP's kernel fails to launch)
+/// The 25 scenarios of MinMax with a context filled with zeros (NPP_CUDA_KERNEL_EXECUTION_ERROR)
 /// are answered in their batches: 65 fewer processes, over 100 memory scenarios a second, the
 /// same answers, and the same scenarios failed with the same kinds. An error that poisoned the
 /// context (AddC_8u_C3RSfs's misaligned address) still ends its process: measured again alone.

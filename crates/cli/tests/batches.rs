@@ -216,7 +216,7 @@ fn a_fault_in_the_middle_of_a_batch_costs_only_its_scenario(kind: &str, failed: 
     }
 }
 
-/// MinMax with a context filled with zeros: NPP's kernel fails to launch (an error status, in
+/// MinMax with a context filled with zeros: NPP returns NPP_CUDA_KERNEL_EXECUTION_ERROR (in
 /// a fresh process too) and the context still works, so the scenario is answered in its batch
 /// and the batch goes on: one process measures every scenario.
 #[test]

@@ -6,10 +6,10 @@
 //! of its own, and the rest in another. Only a process given one scenario answers with the fault
 //! itself; a fault that cannot have touched the context (a function this NPP lacks, a geometry it
 //! cannot take, a wrong output) is answered where it happens, and so is an error status of NPP's
-//! after which the context still works (a context filled with zeros makes MinMax's kernel fail
-//! to launch, in every process: 25 scenarios of the atlas, each of which cost two processes). The
-//! process also stops, saying why, once the streams its scenarios left behind have grown it by
-//! more than the memory budget.
+//! after which the context still works (with a context filled with zeros MinMax returns
+//! NPP_CUDA_KERNEL_EXECUTION_ERROR in every process: 25 scenarios of the atlas, each of which
+//! cost two processes). The process also stops, saying why, once the streams its scenarios left
+//! behind have grown it by more than the memory budget.
 
 use std::io::Write;
 use std::path::Path;
