@@ -5,7 +5,7 @@
 #                 (probe/processes.rs), back to back: reports/batches/atlas-npp-13.0.1-census-
 #                 {before,after}.json.gz (each run.json as the tool wrote it, `gzip -9n`: a run
 #                 file comes back from the device only under 16 MiB), re-judged by
-#                 crates/analysis/tests/ordering_phase.rs;
+#                 crates/analysis/tests/ordering_phase/;
 #   plain-ab      the race program and our own program traced with efb5959's interposer (base)
 #                 and with the question's budget counted without locked adds (plain), six rounds
 #                 interleaved: reports/trace/cold-calls/plain-ab.log, re-judged by

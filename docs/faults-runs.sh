@@ -3,7 +3,8 @@
 #   faults-{cur,new}  the atlas preset (`--preset atlas --seed 1`) by a build of d94ed15 and by
 #                     the build that answers an NPP error in its batch where the context still
 #                     works (probe/batch.rs), back to back: reports/batches/atlas-npp-13.0.1-
-#                     faults-{cur,new}.json.gz, re-judged by crates/analysis/tests/ordering_phase.rs;
+#                     faults-{cur,new}.json.gz, re-judged by
+#                     crates/analysis/tests/ordering_phase/processes.rs;
 #   two-versions      the atlas preset of the toolkit's NPP 13.0.1 and the 12.2.3.2 wheel's
 #                     libraries in one run: reports/batches/atlas-two-versions-npp-*.json.gz.
 # Then, on another H100 (GPU-4ba8fd07), in a third call: the committed build's atlas the same way

@@ -3,7 +3,7 @@
 #   before  the atlas of commit 5c262bc's preset, by a build of 5c262bc;
 #   after   the same matrix by a build with heads of batches (runner/memory_phase/queue.rs),
 #           back to back on the same GPU: scenarios a second before and after, and the classes
-#           of both (a test must re-judge them, as crates/analysis/tests/ordering_phase.rs does);
+#           of both (a test must re-judge them, as crates/analysis/tests/ordering_phase/ does);
 #   preset  the atlas preset as it is now, with every function's throughput declared
 #           non-blocking beside the context from the stream (#29: the run page's fix list then
 #           times that fix from the atlas itself).

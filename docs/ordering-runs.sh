@@ -2,7 +2,7 @@
 # The runs of reports/batches/atlas-npp-13.0.1-ordering-{before,after}.json (docs/performance.md,
 # issue #30): the atlas with the race's rounds in the memory probes (a build from before the
 # ordering phase), then in ordering probes of their own, back to back on one GPU. The test
-# crates/analysis/tests/ordering_phase.rs re-judges the two. Also the run of
+# crates/analysis/tests/ordering_phase/ re-judges the two. Also the run of
 # reports/h200-fix-cost-npp-13.0.1/ (docs/atlas/fix-cost.toml, #29), and the traces of
 # reports/trace/{race-program,seed-repro-pending,lifecycle-*}/ (crates/trace/gpu-evidence/).
 # Usage: ordering-runs.sh NPPBENCH_BIN OLD_NPPBENCH_BIN OUT_DIR
