@@ -65,16 +65,11 @@ impl ReferenceConvert {
     /// effects, where libnvrtc cannot be loaded.
     pub fn compile(gpu: &Gpu) -> Result<ReferenceConvert, GpuError> {
         let module = load_module(gpu, SOURCE)?;
-        let function = |name: &str| {
-            let name = CString::new(name).expect("no NUL in kernel names");
-            // SAFETY: `module` is loaded; the name is NUL-terminated.
-            unsafe { result::module::get_function(module, name) }.map_err(GpuError::driver("cuModuleGetFunction"))
-        };
         Ok(ReferenceConvert {
             gpu: gpu.clone(),
             module,
-            vector: function("convert_vector")?,
-            plain: function("convert_plain")?,
+            vector: function(module, "convert_vector")?,
+            plain: function(module, "convert_plain")?,
         })
     }
 
@@ -150,16 +145,19 @@ extern "C" __global__ void trap() { __trap(); }
 /// gave (sticky: every later call on the context returns it too); `Ok` only where the kernel
 /// somehow ran to its end.
 pub fn run_trap_kernel(gpu: &Gpu) -> Result<(), GpuError> {
-    let module = load_module(gpu, TRAP_SOURCE)?;
-    let name = CString::new("trap").expect("no NUL in kernel names");
-    // SAFETY: `module` is loaded; the name is NUL-terminated.
-    let function =
-        unsafe { result::module::get_function(module, name) }.map_err(GpuError::driver("cuModuleGetFunction"))?;
+    let function = function(load_module(gpu, TRAP_SOURCE)?, "trap")?;
     let mut params: [*mut c_void; 0] = [];
     // SAFETY: the kernel takes no parameters; the legacy default stream (NULL) always exists.
     unsafe { result::launch_kernel(function, (1, 1, 1), (1, 1, 1), 0, std::ptr::null_mut(), &mut params) }
         .map_err(GpuError::driver("cuLaunchKernel"))?;
     gpu.synchronize()
+}
+
+/// The kernel `name` of a loaded `module`.
+fn function(module: sys::CUmodule, name: &str) -> Result<sys::CUfunction, GpuError> {
+    let name = CString::new(name).expect("no NUL in kernel names");
+    // SAFETY: `module` is loaded; the name is NUL-terminated.
+    unsafe { result::module::get_function(module, name) }.map_err(GpuError::driver("cuModuleGetFunction"))
 }
 
 /// Compiles `source` for `gpu` with NVRTC and loads it into the device's primary context.
@@ -194,10 +192,7 @@ pub struct DelayKernel {
 impl DelayKernel {
     pub fn compile(gpu: &Gpu) -> Result<DelayKernel, GpuError> {
         let module = load_module(gpu, DELAY_SOURCE)?;
-        let name = CString::new("delay").expect("no NUL in kernel names");
-        // SAFETY: `module` is loaded; the name is NUL-terminated.
-        let function =
-            unsafe { result::module::get_function(module, name) }.map_err(GpuError::driver("cuModuleGetFunction"))?;
+        let function = function(module, "delay")?;
         Ok(DelayKernel {
             gpu: gpu.clone(),
             module,
