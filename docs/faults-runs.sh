@@ -11,9 +11,9 @@
 # (reports/batches/atlas-npp-13.0.1-confirm.json.gz), and the race program and our own program
 # traced four times each with its interposer (reports/trace/cold-calls/confirm.log; the commands
 # of docs/census-runs.sh's plain-ab loop).
-# The GPU tests of the final build (engine gpu, cli batches, faults and cli, gpu degrade; release
+# The GPU tests of the final build, c58ccfd (engine gpu, cli batches, faults and cli, gpu degrade; release
 # binaries, NPPBENCH_BIN set, reports/ not carried, so cli's three tests that read committed runs
-# fail there) ran on a fourth H100 (GPU-34fb4774): reports/trace/gpu-tests-s43/.
+# fail there) ran on another H100 (GPU-3e25c7ae): reports/trace/gpu-tests-s43/.
 # (The pools pair, reports/batches/atlas-npp-13.0.1-pools-*.json.gz, was made the same way on
 # GPU-ee9d10b2 by d94ed15's docs/keep-pools-runs.sh, with and without --keep-pool-threads.)
 # The device call carries at most 64 MiB with the tracked files: move reports/ out of the tree
