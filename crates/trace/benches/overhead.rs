@@ -26,6 +26,7 @@ const THREADS: usize = 8;
 fn read_beside() {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
+        nppbench_trace::start_recorder();
         nppbench_trace::refill_spares();
         std::thread::spawn(|| {
             loop {

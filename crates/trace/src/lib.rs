@@ -47,6 +47,15 @@ pub fn refill_spares() {
     recorder::feed::refill();
 }
 
+/// Readies the record path as the preloaded library's initialiser does (the overhead bench calls
+/// it once): the clock's calibration, and each thread's state reached from its thread pointer
+/// once two threads agreed where it is (this one and a new one).
+pub fn start_recorder() {
+    recorder::clock::start();
+    recorder::feed::note_offset();
+    let _ = std::thread::spawn(recorder::feed::confirm_offset).join();
+}
+
 /// Reads every thread's records as the writer does at each tick in the preloaded library, giving
 /// back the chunks read (the overhead bench calls it from a thread of its own, as the writer
 /// runs beside the program's threads there).

@@ -33,7 +33,7 @@ use crossbeam_deque::{Injector, Steal};
 
 mod local;
 
-pub(crate) use local::{InCall, enter, in_call, stream_created, stream_destroyed, tid};
+pub(crate) use local::{InCall, confirm_offset, enter, in_call, note_offset, stream_created, stream_destroyed, tid};
 
 /// Records in a chunk: with its link, a chunk is 64 lines (4 KiB).
 pub(crate) const RECORDS: usize = 63;

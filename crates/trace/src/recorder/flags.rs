@@ -83,15 +83,6 @@ impl Drop for Writing {
     }
 }
 
-/// Where a call's flags came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
-    /// The cache: told at creation, or asked on an earlier call.
-    Cache,
-    /// The driver, asked on this call.
-    Asked,
-}
-
 fn first_slot(handle: u64) -> usize {
     // Handles are pointers, 8-aligned or better: mix the bits before taking the low ones.
     (handle.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize % SLOTS
@@ -110,8 +101,8 @@ fn decode(value: u64) -> Option<Option<u32>> {
     }
 }
 
-/// Starts loading the cache's lines for `handle` (before NPP's call; [`real_flags`] reads them
-/// after it).
+/// Starts loading the cache's lines for `handle` (at a call's start; [`cached`] reads them a
+/// little later, before NPP's call).
 #[inline]
 pub(crate) fn prefetch(handle: u64) {
     crate::recorder::prefetch::lines(
@@ -122,6 +113,7 @@ pub(crate) fn prefetch(handle: u64) {
 
 /// What the cache holds for `handle`: `None` where it holds nothing (never told, replaced, or
 /// the stream has gone).
+#[cfg_attr(target_os = "linux", unsafe(link_section = "nppbench_hot"))]
 fn look_up(handle: u64) -> Option<Option<u32>> {
     let key = handle.wrapping_add(1);
     for slot in window(handle) {
@@ -171,20 +163,19 @@ pub(crate) fn destroyed(handle: u64) {
     }
 }
 
-/// The flags of the stream `handle` names (`None` where the driver could not say), and whether
-/// the driver had to be asked.
+/// The flags of the stream `handle` names as the cache holds them: `Some(None)` where the driver
+/// could not say, `None` where the cache holds nothing (then [`ask`]). A call reads the cache
+/// before NPP's call, and asks only after it.
 #[inline]
-pub(crate) fn real_flags(handle: u64) -> (Option<u32>, Source) {
-    match look_up(handle) {
-        Some(known) => (known, Source::Cache),
-        None => (ask(handle), Source::Asked),
-    }
+pub(crate) fn cached(handle: u64) -> Option<Option<u32>> {
+    look_up(handle)
 }
 
-/// Asks the driver, and tells the cache (out of line: most calls find the flags cached).
+/// Asks the driver for the flags of the stream `handle` names, and tells the cache (out of line:
+/// most calls find the flags cached).
 #[cold]
 #[inline(never)]
-fn ask(handle: u64) -> Option<u32> {
+pub(crate) fn ask(handle: u64) -> Option<u32> {
     // Asked after NPP's call returned: a program whose driver is not loaded by then (NPP loads
     // it) never will have it for this handle.
     let flags = driver::stream_flags(handle);
@@ -200,6 +191,23 @@ mod tests {
     /// path only tries to take that right (a test writing beside one that asks would leave it
     /// untold).
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// Where a call's flags came from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Source {
+        /// The cache: told at creation, or asked on an earlier call.
+        Cache,
+        /// The driver, asked on this call.
+        Asked,
+    }
+
+    /// A call's flags, as the record path reads them: the cache, else the driver.
+    fn real_flags(handle: u64) -> (Option<u32>, Source) {
+        match cached(handle) {
+            Some(known) => (known, Source::Cache),
+            None => (ask(handle), Source::Asked),
+        }
+    }
 
     fn serial() -> std::sync::MutexGuard<'static, ()> {
         SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)

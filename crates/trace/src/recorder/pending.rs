@@ -38,10 +38,9 @@ impl Asking {
     }
 }
 
-static ASKING: AtomicU8 = AtomicU8::new(Asking::WithinBudget as u8);
-
-/// Calls that could race and their recording time, ns, over the process: one line, which a call
-/// that can race touches twice (counted before NPP's call, its time added after).
+/// How calls ask, and the calls that could race and their recording time, ns, over the process:
+/// one line, which a call that can race touches twice (counted before NPP's call, its time added
+/// after).
 ///
 /// Each counter is updated with a plain load and store, not a locked add: a locked instruction
 /// waits for the line and for every load before it, and on a thread's first call those are the
@@ -50,23 +49,32 @@ static ASKING: AtomicU8 = AtomicU8::new(Asking::WithinBudget as u8);
 /// recording, never by more than the calls made at the same instant.
 #[repr(align(64))]
 struct Budget {
+    asking: AtomicU8,
     calls: AtomicU64,
     spent_ns: AtomicU64,
 }
 
 static BUDGET: Budget = Budget {
+    asking: AtomicU8::new(Asking::WithinBudget as u8),
     calls: AtomicU64::new(0),
     spent_ns: AtomicU64::new(0),
 };
 
 pub(crate) fn set(asking: Asking) {
-    ASKING.store(asking as u8, Ordering::Relaxed);
+    BUDGET.asking.store(asking as u8, Ordering::Relaxed);
+}
+
+/// Hints the budget's line, to be written, at the start of a call that can race: it is usually
+/// another core's (the last such call's), and its fetch then overlaps the call's other misses.
+#[inline]
+pub(crate) fn prefetch() {
+    crate::recorder::prefetch::lines_to_write((&raw const BUDGET).cast(), 64);
 }
 
 /// A call that can race is about to be made: whether it asks.
 #[inline]
 pub(crate) fn ask_now() -> bool {
-    match ASKING.load(Ordering::Relaxed) {
+    match BUDGET.asking.load(Ordering::Relaxed) {
         0 => false,
         1 => true,
         _ => {
@@ -81,7 +89,7 @@ pub(crate) fn ask_now() -> bool {
 /// A call that can race was recorded, which took `ns` (its question included, if it asked).
 #[inline]
 pub(crate) fn recorded(ns: u64) {
-    if ASKING.load(Ordering::Relaxed) == Asking::WithinBudget as u8 {
+    if BUDGET.asking.load(Ordering::Relaxed) == Asking::WithinBudget as u8 {
         let spent = BUDGET.spent_ns.load(Ordering::Relaxed);
         BUDGET.spent_ns.store(spent.saturating_add(ns), Ordering::Relaxed);
     }

@@ -7,14 +7,12 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::recorder::hot::HOT;
+
 /// The writer's exit handler, installed at start in the preloaded library (never in the rlib).
 static EXIT_HANDLER: OnceLock<extern "C" fn()> = OnceLock::new();
 
 static EXIT_HOOKED_AT_WORK: AtomicBool = AtomicBool::new(false);
-
-/// Set by the process's first recorded call; the writer looks for it (the call does not wake
-/// the writer, which would cost it a system call).
-static CALLS_BEGAN: AtomicBool = AtomicBool::new(false);
 
 /// Installs the writer's exit handler and hooks it once now (a program that never calls NPP is
 /// still written at exit).
@@ -36,7 +34,7 @@ fn hook_exit() {
 /// ([`on_cuda_work`]); later threads read one flag.
 #[inline]
 pub(crate) fn on_call() {
-    if !CALLS_BEGAN.load(Ordering::Relaxed) {
+    if !HOT.calls_began.load(Ordering::Relaxed) {
         first_call();
     }
 }
@@ -44,24 +42,21 @@ pub(crate) fn on_call() {
 #[cold]
 #[inline(never)]
 fn first_call() {
-    CALLS_BEGAN.store(true, Ordering::Relaxed);
-    on_cuda_work();
+    HOT.calls_began.store(true, Ordering::Relaxed);
+    // `atexit` may allocate: the call's `errno` stays NPP's.
+    crate::recorder::errno::keeping_errno(on_cuda_work);
 }
-
-/// Set in a forked child (`fork` without `exec`): it has none of the writer's threads, so it
-/// records nothing more (each call then asks one flag).
-static FORKED: AtomicBool = AtomicBool::new(false);
 
 /// In a forked child, from `pthread_atfork`'s child handler: stops recording. Only an atomic
 /// store, as a child of a threaded process may do before it `exec`s.
 pub(crate) extern "C" fn on_fork_child() {
-    FORKED.store(true, Ordering::Relaxed);
+    HOT.forked.store(true, Ordering::Relaxed);
 }
 
 /// Whether this process is a forked copy of the traced one.
 #[inline]
 pub(crate) fn forked() -> bool {
-    FORKED.load(Ordering::Relaxed)
+    HOT.forked.load(Ordering::Relaxed)
 }
 
 /// Whether the test hook of stream events is on (`protocol::TEST_STREAM_EVENTS`, read once at
@@ -78,7 +73,7 @@ pub(crate) fn test_stream_events() -> bool {
 
 /// Whether a call has been recorded.
 pub(crate) fn calls_began() -> bool {
-    CALLS_BEGAN.load(Ordering::Relaxed)
+    HOT.calls_began.load(Ordering::Relaxed)
 }
 
 /// At the process's first stream created or call recorded, whichever comes first (CUDA has

@@ -338,7 +338,9 @@ fn start() {
     // SAFETY: registers a child handler that only stores an atomic.
     unsafe { libc::pthread_atfork(None, None, Some(work::on_fork_child)) };
     crate::recorder::feed::refill();
+    crate::recorder::feed::note_offset();
     let _ = std::thread::Builder::new().name("nppbench-trace".into()).spawn(|| {
+        crate::recorder::feed::confirm_offset();
         let _ = std::panic::catch_unwind(writer_thread);
     });
 }

@@ -8,6 +8,10 @@ use super::{
     Body, CALL, CREATED, CallEvent, Chunk, Created, DESTROYED, Destroyed, FEEDS, FRAMES, FRAMES_PER_RECORD, Feed,
     Frames, OUTSIDE_CALLS, RECORDS, Record, take_chunk, take_spare,
 };
+use crate::recorder::errno::keeping_errno;
+use crate::recorder::hot::HOT;
+#[cfg(target_arch = "x86_64")]
+use crate::recorder::hot::thread_pointer;
 use crate::recorder::prefetch;
 use crate::recorder::stack::DEPTH;
 
@@ -38,6 +42,56 @@ thread_local! {
     };
 }
 
+/// Where the calling thread's [`Local`] is from its thread pointer.
+#[cfg(target_arch = "x86_64")]
+fn own_offset() -> Option<usize> {
+    LOCAL
+        .try_with(|l| (l as *const Local as usize).wrapping_sub(thread_pointer()))
+        .ok()
+}
+
+/// The offset the interposer's first thread found ([`note_offset`]); 0 until then.
+#[cfg(target_arch = "x86_64")]
+static NOTED_OFFSET: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// On the thread that loads the interposer: notes where its [`Local`] is from its thread pointer.
+pub(crate) fn note_offset() {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(offset) = own_offset() {
+        NOTED_OFFSET.store(offset, Ordering::Relaxed);
+    }
+}
+
+/// On another thread (the writer's, at its start): where its [`Local`] is at the offset the first
+/// thread noted, every thread's is (the interposer's thread-local block is then in the static
+/// block each thread is given at its creation, as for every library loaded at the process's
+/// start), and calls reach theirs from their thread pointer ([`enter`]), without
+/// `__tls_get_addr`: its code, the loader's generation counter and the thread's vector of
+/// blocks are three more lines a cold call would miss. Where they differ (a library loaded later,
+/// whose blocks are allocated one by one), calls keep asking `__tls_get_addr`.
+pub(crate) fn confirm_offset() {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let noted = NOTED_OFFSET.load(Ordering::Relaxed);
+        if noted != 0 && own_offset() == Some(noted) {
+            HOT.local_offset.store(noted, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The calling thread's [`Local`].
+#[inline(always)]
+fn local() -> Option<*const Local> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let offset = HOT.local_offset.load(Ordering::Relaxed);
+        if offset != 0 {
+            return Some(thread_pointer().wrapping_add(offset) as *const Local);
+        }
+    }
+    LOCAL.try_with(|l| l as *const Local).ok()
+}
+
 /// The kernel's id of the calling thread (asked once per thread).
 pub(crate) fn tid() -> i64 {
     LOCAL
@@ -57,6 +111,7 @@ impl Local {
     /// id; hints the lines the first record will write.
     #[cold]
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", unsafe(link_section = "nppbench_hot"))]
     fn register(&self) {
         let feed = take_spare().unwrap_or_else(|| {
             let f = Feed::new();
@@ -72,9 +127,16 @@ impl Local {
     }
 
     /// Makes room for a record: registers the thread, or links a fresh chunk after a full one.
+    /// The caller's `errno` is kept (a chunk may be allocated).
     #[cold]
     #[inline(never)]
+    #[cfg_attr(target_os = "linux", unsafe(link_section = "nppbench_hot"))]
     fn make_room(&self) {
+        keeping_errno(|| self.make_room_now());
+    }
+
+    #[inline(always)]
+    fn make_room_now(&self) {
         let full = self.chunk.get();
         if full.is_null() {
             self.register();
@@ -125,7 +187,7 @@ pub(crate) struct InCall {
 /// not the program's call).
 #[inline]
 pub(crate) fn enter(symbol: u16) -> Option<InCall> {
-    let local = LOCAL.try_with(|l| l as *const Local).ok()?;
+    let local = local()?;
     let call = InCall { local };
     let l = call.local();
     if l.in_call.get() != 0 {
@@ -234,4 +296,32 @@ pub(crate) fn stream_destroyed(handle: u64, ns: u64) {
 #[cfg(test)]
 pub(crate) fn own_feed() -> Option<&'static Feed> {
     LOCAL.with(|l| l.feed.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn once_two_threads_agree_every_thread_reaches_its_state_from_its_thread_pointer() {
+        note_offset();
+        std::thread::spawn(confirm_offset).join().unwrap();
+        #[cfg(target_arch = "x86_64")]
+        assert_ne!(
+            HOT.local_offset.load(Ordering::Relaxed),
+            0,
+            "a test binary's thread-local blocks are static: the offsets agree"
+        );
+        for _ in 0..4 {
+            std::thread::spawn(|| {
+                let by_offset = local().expect("the thread's state");
+                let by_loader = LOCAL.with(|l| l as *const Local);
+                assert_eq!(by_offset, by_loader);
+                // SAFETY: the thread's own state, as `enter` reads it.
+                assert_eq!(unsafe { (*by_offset).in_call.get() }, 0);
+            })
+            .join()
+            .unwrap();
+        }
+    }
 }
