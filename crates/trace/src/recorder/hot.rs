@@ -1,6 +1,6 @@
 //! What every recorded call reads of the process's state, in one cache line: a cold call (a
 //! thread's first, after the program's own work swept the caches) pays for each line it reads,
-//! and these were four lines in four places (`reports/trace/cold-calls/lean-ab.log`).
+//! and these were four lines in four places (`reports/trace/cold-path/steps/`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
