@@ -2,9 +2,9 @@
 //! in the process. Read on every call, so read from the processor's counter, a few nanoseconds
 //! where `clock_gettime` costs tens. quanta decides whether the counter can be trusted (constant,
 //! invariant TSC) and calibrates it against the monotonic clock once, at start; where it chose
-//! the counter, a call reads it inline ([`now_ns`]: one instruction and one line of scale,
-//! in `hot.rs`), since a call into quanta is two more lines of code and one of its state that a cold
-//! call misses (`reports/trace/cold-path/steps/`). Elsewhere quanta's own clock (the
+//! the counter, a call reads it inline ([`now_ns`]: one instruction and one line of scale, in
+//! `hot.rs`), since a call into quanta is two more lines of code and one of its state that a
+//! cold call misses (`reports/trace/cold-path/steps/`). Elsewhere quanta's own clock (the
 //! monotonic clock) is read.
 
 use std::sync::LazyLock;
@@ -48,6 +48,8 @@ pub(crate) fn start() {
             HOT.tsc_per_2_32_ticks.store(per_2_32_ticks, Ordering::Release);
         }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = s;
 }
 
 /// Nanoseconds since the start.

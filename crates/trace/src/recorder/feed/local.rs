@@ -50,6 +50,12 @@ fn own_offset() -> Option<usize> {
         .ok()
 }
 
+/// How far below its thread pointer a thread's static thread-local area may reach, at most, for
+/// an offset to be trusted (glibc's area holds the program's and its libraries' blocks: a few
+/// KiB to some hundreds).
+#[cfg(target_arch = "x86_64")]
+const STATIC_AREA: usize = 16 << 20;
+
 /// The offset the interposer's first thread found ([`note_offset`]); 0 until then.
 #[cfg(target_arch = "x86_64")]
 static NOTED_OFFSET: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -73,7 +79,10 @@ pub(crate) fn confirm_offset() {
     #[cfg(target_arch = "x86_64")]
     {
         let noted = NOTED_OFFSET.load(Ordering::Relaxed);
-        if noted != 0 && own_offset() == Some(noted) {
+        // A static block lies just below the thread pointer (the x86-64 ABI's variant II), within
+        // the static area every thread is given: never more than that area away.
+        let in_static_area = (-(STATIC_AREA as isize)..0).contains(&(noted as isize));
+        if in_static_area && own_offset() == Some(noted) {
             HOT.local_offset.store(noted, Ordering::Relaxed);
         }
     }
