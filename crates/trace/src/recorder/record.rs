@@ -3,7 +3,7 @@
 //! before NPP's call so that it loads while NPP runs). Nothing here is shared by all threads;
 //! nothing changes what the caller sees (the status and `errno` are NPP's).
 //!
-//! NPP's call leaves the caches cold again (on a new thread it creates its streams), so the
+//! NPP's call runs much code and data of its own (on a new thread it creates its streams), so the
 //! record is built before it, while the lines it reads are loaded: what follows the call is the
 //! clock, the record's line and, for a call that can race, the budget's. Both halves and the
 //! flags cache's look-up are placed in one section of code (`nppbench_hot`), so that a cold
@@ -54,8 +54,8 @@ struct Started {
     /// The stream's flags as the cache held them (`None`: not there; the driver is asked after
     /// NPP's call).
     cached: Option<Option<u32>>,
-    /// The call's record as far as it is known before NPP's call: built here, while the lines
-    /// it reads are in cache, so that what follows NPP's call (which leaves them cold) is short.
+    /// The call's record as far as it is known before NPP's call: built there, while the lines
+    /// it reads are loaded, so that what follows NPP's call (its own work between) is short.
     event: CallEvent,
 }
 
