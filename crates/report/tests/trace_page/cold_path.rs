@@ -34,14 +34,47 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use nppbench_model::RunFile;
+use nppbench_model::TraceFile;
 
 use super::lifecycle::{forked_child_recorded_nothing, sigterm_kept_every_call, ten_thousand_threads_lost_no_call};
-use super::race::names_only_the_racing_site;
+use super::race::{names_only_the_racing_site, ordering_atlas};
 use super::seam::{costs, mean};
 
 fn cold_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/trace/cold-path")
+}
+
+/// An interleaved log under `cold-path/` where the race program ran `rounds` times with each
+/// recorder: 91e5fba's (`base`) over 1 µs a call on average, this one's (`new`) under, `under` of
+/// its rounds under 1 µs. Returns every program's costs.
+fn race_program_under_a_microsecond(log: &str, rounds: usize, under: usize) -> BTreeMap<String, Vec<f64>> {
+    let c = costs(&cold_path().join(log));
+    let (base, new) = (&c["base race_program"], &c["new race_program"]);
+    assert_eq!((base.len(), new.len()), (rounds, rounds), "{log}");
+    assert!(mean(base) > 1000.0, "{log}: {base:?}");
+    assert!(mean(new) < 1000.0, "{log}: {new:?}");
+    assert_eq!(new.iter().filter(|&&ns| ns < 1000.0).count(), under, "{log}: {new:?}");
+    c
+}
+
+/// The traces `docs/cold-path-runs.sh` wrote in `dir` under reports/trace/: the race program's
+/// racing call site named, and no other, within the budget (`asked`: how many of its calls were
+/// asked) and asking every call; the lifecycle programs keep every call, stop recording in a
+/// forked child, and lose no call of 10,000 threads. Returns the race program's trace within the
+/// budget and the lifecycle programs', by name.
+fn traces_as_before(dir: &str, asked: &str) -> [(&'static str, TraceFile); 4] {
+    let atlas = ordering_atlas();
+    let within = names_only_the_racing_site(&format!("{dir}/race-program"), &atlas, asked);
+    names_only_the_racing_site(&format!("{dir}/race-program-ask-all"), &atlas, "20 of 20 calls asked");
+    [
+        ("race", within),
+        ("term", sigterm_kept_every_call(&format!("{dir}/lifecycle-term"))),
+        ("fork", forked_child_recorded_nothing(&format!("{dir}/lifecycle-fork"))),
+        (
+            "threads",
+            ten_thousand_threads_lost_no_call(&format!("{dir}/lifecycle-threads")),
+        ),
+    ]
 }
 
 /// On an H100 where 91e5fba's recorder took the race program over 1 µs a call (means of 1.05
@@ -50,17 +83,9 @@ fn cold_path() -> PathBuf {
 #[test]
 fn where_the_recorder_before_took_the_race_program_over_a_microsecond_this_one_keeps_it_under() {
     for (log, rounds_under) in [("race-ab.log", 8), ("first-run/race-ab.log", 7)] {
-        let c = costs(&cold_path().join(log));
+        let c = race_program_under_a_microsecond(log, 8, rounds_under);
         let (base, new) = (&c["base race_program"], &c["new race_program"]);
-        assert_eq!((base.len(), new.len()), (8, 8), "{log}");
-        assert!(mean(base) > 1000.0, "{log}: {base:?}");
-        assert!(mean(new) < 1000.0, "{log}: {new:?}");
         assert!(mean(new) < 0.9 * mean(base), "{log}: {new:?} against {base:?}");
-        assert_eq!(
-            new.iter().filter(|&&ns| ns < 1000.0).count(),
-            rounds_under,
-            "{log}: {new:?}"
-        );
         // The lifecycle program's threads are asked up to the budget's 0.6 µs, either way.
         for v in ["base", "new"] {
             let life = &c[&format!("{v} lifecycle_program")];
@@ -73,7 +98,7 @@ fn where_the_recorder_before_took_the_race_program_over_a_microsecond_this_one_k
 /// (`first_calls`) is cheaper with this recorder.
 #[test]
 fn every_other_evidence_program_stays_under_a_microsecond_a_call() {
-    for log in ["ab.log", "first-run/ab.log"] {
+    for log in ["ab.log", "first-run/ab.log", "final-build/ab.log"] {
         let c = costs(&cold_path().join(log));
         for program in ["seed_repro", "own_program", "overhead_check", "first_calls"] {
             let new = &c[&format!("new {program}")];
@@ -85,25 +110,12 @@ fn every_other_evidence_program_stays_under_a_microsecond_a_call() {
     }
 }
 
-/// With this recorder the race program's racing call site is still named, and no other, within
-/// the budget (its one question goes to the process's first call that can race) and asking every
-/// call; the lifecycle programs keep every call, stop recording in a forked child, and lose no
-/// call of 10,000 threads.
+/// With this recorder the race program's racing call site is still named, and no other (its one
+/// question within the budget goes to the process's first call that can race), and the lifecycle
+/// programs are recorded as before, each under 1 µs a call.
 #[test]
 fn the_race_program_and_the_lifecycle_programs_are_recorded_as_before() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let atlas = RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap();
-    let within = names_only_the_racing_site("cold-path/race-program", &atlas, "1 of 1 calls asked");
-    names_only_the_racing_site("cold-path/race-program-ask-all", &atlas, "20 of 20 calls asked");
-    let term = sigterm_kept_every_call("cold-path/lifecycle-term");
-    let fork = forked_child_recorded_nothing("cold-path/lifecycle-fork");
-    let threads = ten_thousand_threads_lost_no_call("cold-path/lifecycle-threads");
-    for (name, t) in [
-        ("race", &within),
-        ("term", &term),
-        ("fork", &fork),
-        ("threads", &threads),
-    ] {
+    for (name, t) in traces_as_before("cold-path", "1 of 1 calls asked") {
         let ns = t.overhead.per_call_ns().unwrap();
         assert!(ns < 1000.0, "{name}: {ns} ns a call");
     }
@@ -116,11 +128,7 @@ fn the_race_program_and_the_lifecycle_programs_are_recorded_as_before() {
 /// known: its other first calls averaged 0.5 µs).
 #[test]
 fn on_a_second_h100_the_race_program_is_under_a_microsecond_in_every_run() {
-    let c = costs(&cold_path().join("confirm.log"));
-    let (base, new) = (&c["base race_program"], &c["new race_program"]);
-    assert_eq!((base.len(), new.len()), (4, 4));
-    assert!(mean(base) > 1000.0, "{base:?}");
-    assert!(new.iter().all(|&ns| ns < 1000.0), "{new:?}");
+    let c = race_program_under_a_microsecond("confirm.log", 4, 4);
     let own = &c["new own_program"];
     assert_eq!(own.iter().filter(|&&ns| ns < 700.0).count(), 3, "{own:?}");
     let log = std::fs::read_to_string(cold_path().join("confirm.log")).unwrap();
@@ -134,11 +142,7 @@ fn on_a_second_h100_the_race_program_is_under_a_microsecond_in_every_run() {
 /// our own program at the question's budget in every run.
 #[test]
 fn on_a_third_h100_the_race_program_is_under_a_microsecond_on_average() {
-    let c = costs(&cold_path().join("confirm-2.log"));
-    let (base, new) = (&c["base race_program"], &c["new race_program"]);
-    assert_eq!((base.len(), new.len()), (4, 4));
-    assert!(mean(base) > 1000.0 && mean(new) < 1000.0, "{base:?} {new:?}");
-    assert_eq!(new.iter().filter(|&&ns| ns < 1000.0).count(), 3, "{new:?}");
+    let c = race_program_under_a_microsecond("confirm-2.log", 4, 3);
     assert!(c["new own_program"].iter().all(|&ns| ns < 700.0));
 }
 
@@ -177,24 +181,6 @@ fn each_step_lowered_the_race_program_and_the_two_left_out_did_not() {
 /// (three calls asked within the budget), and the lifecycle programs as before.
 #[test]
 fn the_final_build_keeps_the_race_program_under_a_microsecond_on_average_on_a_fourth_h100() {
-    let c = costs(&cold_path().join("final-build/race-ab.log"));
-    let (base, new) = (&c["base race_program"], &c["new race_program"]);
-    assert_eq!((base.len(), new.len()), (8, 8));
-    assert!(mean(base) > 1000.0 && mean(new) < 1000.0, "{base:?} {new:?}");
-    assert_eq!(new.iter().filter(|&&ns| ns < 1000.0).count(), 6, "{new:?}");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let atlas = RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap();
-    names_only_the_racing_site("cold-path/final-build/race-program", &atlas, "3 of 3 calls asked");
-    names_only_the_racing_site(
-        "cold-path/final-build/race-program-ask-all",
-        &atlas,
-        "20 of 20 calls asked",
-    );
-    sigterm_kept_every_call("cold-path/final-build/lifecycle-term");
-    forked_child_recorded_nothing("cold-path/final-build/lifecycle-fork");
-    ten_thousand_threads_lost_no_call("cold-path/final-build/lifecycle-threads");
-    let c = costs(&cold_path().join("final-build/ab.log"));
-    for program in ["seed_repro", "own_program", "overhead_check", "first_calls"] {
-        assert!(c[&format!("new {program}")].iter().all(|&ns| ns < 1000.0), "{program}");
-    }
+    race_program_under_a_microsecond("final-build/race-ab.log", 8, 6);
+    traces_as_before("cold-path/final-build", "3 of 3 calls asked");
 }

@@ -104,9 +104,14 @@ fn a_trace_without_work_pending_has_no_race_section() {
 /// atlas says is ordered).
 #[test]
 fn the_real_race_program_names_the_racing_call_site_and_no_other() {
+    names_only_the_racing_site("race-program", &ordering_atlas(), "20 of 20 calls asked (20 in all)");
+}
+
+/// The atlas of NPP 13.0.1 with the race measured that the race program's traces are rendered
+/// with (`reports/batches/atlas-npp-13.0.1-ordering-after.json`).
+pub(super) fn ordering_atlas() -> RunFile {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let atlas = RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap();
-    names_only_the_racing_site("race-program", &atlas, "20 of 20 calls asked (20 in all)");
+    RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap()
 }
 
 /// `race_program 20`'s trace in `dir` under reports/trace/, rendered with `atlas`: of its five

@@ -13,10 +13,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use nppbench_model::{RunFile, TraceFile};
+use nppbench_model::TraceFile;
 
 use super::lifecycle::{forked_child_recorded_nothing, sigterm_kept_every_call, ten_thousand_threads_lost_no_call};
-use super::race::names_only_the_racing_site;
+use super::race::{names_only_the_racing_site, ordering_atlas};
 
 fn seam() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/trace/seam")
@@ -111,8 +111,7 @@ fn the_lifecycle_programs_keep_every_call_under_a_microsecond_each() {
 /// no other, either way.
 #[test]
 fn the_race_program_names_the_racing_site_within_the_budget_and_asking_every_call() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let atlas = RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap();
+    let atlas = ordering_atlas();
     let within = names_only_the_racing_site("seam/race-program", &atlas, "1 of 1 calls asked");
     names_only_the_racing_site("seam/race-program-ask-all", &atlas, "20 of 20 calls asked");
     assert!(per_call(&within) < 1000.0);
