@@ -101,7 +101,7 @@ fn decode(value: u64) -> Option<Option<u32>> {
     }
 }
 
-/// Starts loading the cache's lines for `handle` (at a call's start; [`cached`] reads them a
+/// Starts loading the cache's lines for `handle` (at a call's start; [`look_up`] reads them a
 /// little later, before NPP's call).
 #[inline]
 pub(crate) fn prefetch(handle: u64) {
@@ -111,10 +111,11 @@ pub(crate) fn prefetch(handle: u64) {
     );
 }
 
-/// What the cache holds for `handle`: `None` where it holds nothing (never told, replaced, or
-/// the stream has gone).
+/// What the cache holds for `handle`: `Some(None)` where the driver could not say, `None` where
+/// it holds nothing (never told, replaced, or the stream has gone; then [`ask`]). A call reads
+/// the cache before NPP's call, and asks only after it.
 #[cfg_attr(target_os = "linux", unsafe(link_section = "nppbench_hot"))]
-fn look_up(handle: u64) -> Option<Option<u32>> {
+pub(crate) fn look_up(handle: u64) -> Option<Option<u32>> {
     let key = handle.wrapping_add(1);
     for slot in window(handle) {
         let before = slot.seq.load(Ordering::SeqCst);
@@ -163,14 +164,6 @@ pub(crate) fn destroyed(handle: u64) {
     }
 }
 
-/// The flags of the stream `handle` names as the cache holds them: `Some(None)` where the driver
-/// could not say, `None` where the cache holds nothing (then [`ask`]). A call reads the cache
-/// before NPP's call, and asks only after it.
-#[inline]
-pub(crate) fn cached(handle: u64) -> Option<Option<u32>> {
-    look_up(handle)
-}
-
 /// Asks the driver for the flags of the stream `handle` names, and tells the cache (out of line:
 /// most calls find the flags cached).
 #[cold]
@@ -203,7 +196,7 @@ mod tests {
 
     /// A call's flags, as the record path reads them: the cache, else the driver.
     fn real_flags(handle: u64) -> (Option<u32>, Source) {
-        match cached(handle) {
+        match look_up(handle) {
             Some(known) => (known, Source::Cache),
             None => (ask(handle), Source::Asked),
         }

@@ -80,7 +80,7 @@ fn before(site: &Site<'_>) -> Option<Started> {
     let pending = (can_race && pending::ask_now())
         .then(|| keeping_errno(|| driver::stream_pending(handle)))
         .flatten();
-    let cached = flags::cached(handle);
+    let cached = flags::look_up(handle);
     let event = site::event(site, cached.flatten(), false, pending, 0, 0, 0);
     let start = clock::now_ns();
     Some(Started {
