@@ -19,12 +19,43 @@ fn reports() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
 }
 
-/// Every run.json and run-*.json under reports/ (the calibration runs with test hooks are named
-/// otherwise, so a folder search leaves them out).
+/// The run files a folder search of reports/ finds (as `nppbench history add reports` does), of
+/// those git tracks: the committed evidence, never what `cargo xtask report` wrote beside it
+/// (reports/latest/, ignored), so that the README's two commands pass in either order.
+fn committed_runs() -> Vec<PathBuf> {
+    let tracked = tracked_under_reports();
+    nppbench_model::find_run_files(&reports())
+        .unwrap()
+        .into_iter()
+        .filter(|f| tracked.contains(f))
+        .collect()
+}
+
+/// Every file under reports/ that git tracks, by `git ls-files` (a test run from a checkout).
+fn tracked_under_reports() -> Vec<PathBuf> {
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z", "--", "."])
+        .current_dir(reports())
+        .output()
+        .expect("git runs: these tests read the committed runs of a checkout");
+    assert!(
+        out.status.success(),
+        "git ls-files: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| reports().join(String::from_utf8_lossy(p).as_ref()))
+        .collect()
+}
+
+/// Every run.json and run-*.json committed under reports/ (the calibration runs with test hooks
+/// are named otherwise, so a folder search leaves them out).
 fn history() -> (tempfile::TempDir, Db, Vec<nppbench_history::ingest::AddReport>) {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Db::open(&dir.path().join("history.db")).unwrap();
-    let added = add_paths(&mut db, &[reports()], false).unwrap();
+    let added = add_paths(&mut db, &committed_runs(), false).unwrap();
     (dir, db, added)
 }
 
@@ -49,7 +80,7 @@ fn committed_runs_make_one_history_with_copies_counted_once() {
     let counts = db.counts().unwrap();
     assert_eq!(counts.0, 36);
     // Adding them all again changes nothing.
-    add_paths(&mut db, &[reports()], false).unwrap();
+    add_paths(&mut db, &committed_runs(), false).unwrap();
     assert_eq!(db.counts().unwrap(), counts);
     let mut csv = Vec::new();
     assert_eq!(nppbench_history::export::write_csv(&db, &mut csv).unwrap(), counts.1);
@@ -268,28 +299,16 @@ fn history_and_compare_judge_nothing_between_one_pass_runs() {
 /// quick-1.json, each of them gzip-compressed, `.json.gz`), each nppbench run.json by its
 /// content.
 fn committed_run_files() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![reports()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
-                && !["compare.json", "trace.json"].iter().any(|n| path.ends_with(n))
+    let mut out: Vec<PathBuf> = tracked_under_reports()
+        .into_iter()
+        .filter(|path| {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            (name.ends_with(".json") || name.ends_with(".json.gz"))
+                && !["compare.json", "trace.json"].contains(&name)
                 // A trace of a process the traced program started (trace-<pid>.json).
-                && !path
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(nppbench_model::TraceFile::DESCENDANT_PREFIX))
-            {
-                out.push(path);
-            }
-        }
-    }
+                && !name.starts_with(nppbench_model::TraceFile::DESCENDANT_PREFIX)
+        })
+        .collect();
     out.sort();
     out
 }
