@@ -35,6 +35,9 @@ pub struct FunctionRules {
     /// Races (the ordering rounds found wrong pixels), or not, derived alike from the scenarios
     /// whose race was measured; `None` where none was.
     pub race: Option<Rule>,
+    /// Computes wrong pixels (or faults) with every call synchronised, or not, derived alike from
+    /// the scenarios whose output was judged ([`Evidence::outputs`]); `None` where none was.
+    pub wrong: Option<Rule>,
 }
 
 impl FunctionRules {
@@ -54,6 +57,10 @@ impl FunctionRules {
         self.race.as_ref().map(|r| r.predicts(c))
     }
 
+    pub fn predict_wrong(&self, c: &Case) -> Option<bool> {
+        self.wrong.as_ref().map(|r| r.predicts(c))
+    }
+
     /// Whether "leaks if and only if" is earned: the leak rule fits and predicts every held-out
     /// scenario, and no scenario of the function flips between processes.
     pub fn earned(&self) -> bool {
@@ -69,6 +76,12 @@ pub struct Evidence {
     /// Scenarios measured whose calls could not tell their class ([`conclusive`]).
     pub inconclusive: usize,
     pub flips: Vec<Flip>,
+    /// One case per scenario id whose output every measurement judged alike (`wrong` set; its
+    /// `class` the leak class where one was measured, else `Undecided`: an older run's wrong
+    /// output ended the scenario before its memory was measured).
+    pub outputs: Vec<Case>,
+    /// Scenario ids whose output was wrong in one measurement and right in another.
+    pub output_flips: Vec<String>,
     /// Measurements pooled (a scenario measured in two runs counts twice).
     pub measurements: usize,
     pub runs: usize,
@@ -90,27 +103,39 @@ pub fn cases_of(a: &RunAnalysis<'_>) -> Vec<Case> {
     a.memory
         .iter()
         .filter(|m| conclusive(m))
-        .filter_map(|m| {
-            let s = &m.record.scenario;
-            Some(Case {
-                id: s.id.clone(),
-                primitive: s.primitive,
-                geometry: s.geometry,
-                stream: s.stream,
-                context: s.context,
-                threading: s.threading,
-                declared_non_blocking: m
-                    .record
-                    .result
-                    .as_ref()
-                    .and_then(|r| r.context)
-                    .map(|c| c.declared_flags & 1 == 1),
-                class: m.class?,
-                race: m.race.races(),
-                held_out: s.held_out,
-            })
-        })
+        .filter_map(|m| Some(case_of(m, m.class?)))
         .collect()
+}
+
+/// Each memory scenario of a run whose output was judged right or wrong, as a case.
+pub fn output_cases_of(a: &RunAnalysis<'_>) -> Vec<Case> {
+    a.memory
+        .iter()
+        .filter(|m| m.output.wrong().is_some())
+        .map(|m| case_of(m, m.class.filter(|_| conclusive(m)).unwrap_or(LeakClass::Undecided)))
+        .collect()
+}
+
+fn case_of(m: &crate::MemoryAnalysis<'_>, class: LeakClass) -> Case {
+    let s = &m.record.scenario;
+    Case {
+        id: s.id.clone(),
+        primitive: s.primitive,
+        geometry: s.geometry,
+        stream: s.stream,
+        context: s.context,
+        threading: s.threading,
+        declared_non_blocking: m
+            .record
+            .result
+            .as_ref()
+            .and_then(|r| r.context)
+            .map(|c| c.declared_flags & 1 == 1),
+        class,
+        race: m.race.races(),
+        wrong: m.output.wrong(),
+        held_out: s.held_out,
+    }
 }
 
 /// The scenarios of `runs` pooled: a scenario measured in several runs (or twice in one) is one
@@ -156,19 +181,51 @@ pub fn pool(runs: &[&RunAnalysis<'_>]) -> Evidence {
             });
         }
     }
+    let (outputs, output_flips) = pool_outputs(runs);
     Evidence {
         cases,
         inconclusive,
         flips,
+        outputs,
+        output_flips,
         measurements,
         runs: runs.len(),
     }
+}
+
+/// The output cases of `runs` pooled by id: one where every measurement agreed on `wrong`
+/// (held out only where every run held it out), the id set apart where they did not.
+fn pool_outputs(runs: &[&RunAnalysis<'_>]) -> (Vec<Case>, Vec<String>) {
+    let mut by_id: BTreeMap<String, Vec<Case>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for c in runs.iter().flat_map(|a| output_cases_of(a)) {
+        let seen = by_id.entry(c.id.clone()).or_default();
+        if seen.is_empty() {
+            order.push(c.id.clone());
+        }
+        seen.push(c);
+    }
+    let mut cases = Vec::new();
+    let mut flips = Vec::new();
+    for id in order {
+        let seen = by_id.remove(&id).expect("every id in order was seen");
+        if seen.iter().all(|c| c.wrong == seen[0].wrong) {
+            let held_out = seen.iter().all(|c| c.held_out);
+            let mut case = seen.into_iter().next().expect("a scenario seen once at least");
+            case.held_out = held_out;
+            cases.push(case);
+        } else {
+            flips.push(id);
+        }
+    }
+    (cases, flips)
 }
 
 impl Evidence {
     /// Each function's rules, in catalogue order.
     pub fn rules(&self) -> Vec<FunctionRules> {
         let mut primitives: Vec<Primitive> = self.cases.iter().map(|c| c.primitive).collect();
+        primitives.extend(self.outputs.iter().map(|c| c.primitive));
         primitives.extend(self.flips.iter().map(|f| f.primitive));
         primitives.sort();
         primitives.dedup();
@@ -198,12 +255,26 @@ impl Evidence {
                 })
             })
             .collect();
+        // Wrong pixels likewise, over every scenario whose output was judged.
+        let wrong: Vec<Case> = self
+            .outputs
+            .iter()
+            .filter(|c| c.primitive == p)
+            .filter_map(|c| {
+                let wrong = c.wrong?;
+                Some(Case {
+                    class: if wrong { LeakClass::Leak } else { LeakClass::Flat },
+                    ..c.clone()
+                })
+            })
+            .collect();
         FunctionRules {
             primitive: p,
             bounded: rules::discover_with(p, &not_leaking, LeakClass::Bounded, &derived),
             leak,
             flips: self.flips.iter().filter(|f| f.primitive == p).cloned().collect(),
             race: (!racing.is_empty()).then(|| rules::discover(p, &racing, LeakClass::Leak)),
+            wrong: (!wrong.is_empty()).then(|| rules::discover(p, &wrong, LeakClass::Leak)),
         }
     }
 }

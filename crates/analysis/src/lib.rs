@@ -18,6 +18,7 @@ pub mod evidence;
 pub mod figure;
 pub mod functions;
 pub mod memory;
+pub mod output;
 pub mod predict;
 pub mod rules;
 pub mod run;
@@ -32,5 +33,6 @@ pub mod verdict;
 
 pub use memory::{MemoryAnalysis, Probe};
 pub use nppbench_stats::{Fit, LeakClass, change_points, median, median_interval};
+pub use output::OutputClass;
 pub use run::RunAnalysis;
 pub use throughput::ThroughputAnalysis;

@@ -4,6 +4,8 @@
 use nppbench_model::{MemoryRecord, Outcome};
 use nppbench_stats::{Fit, LeakClass, classify, least_squares, median};
 
+use crate::OutputClass;
+
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// Which memory probe a series was taken from.
@@ -39,6 +41,8 @@ pub struct MemoryAnalysis<'a> {
     pub latency_us: Option<f64>,
     /// Whether NPP's work waited for the caller's stream (the ordering rounds).
     pub race: RaceClass,
+    /// Whether its synchronised calls computed the right pixels (the wrong-pixel hazard).
+    pub output: OutputClass,
 }
 
 /// Whether a scenario's calls can leave wrong pixels when the caller's stream writes the source
@@ -110,6 +114,7 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
         streams_never_destroyed: None,
         latency_us: None,
         race: RaceClass::of(record),
+        output: OutputClass::of(record),
     };
     let Some(result) = &record.result else {
         return empty;
@@ -160,5 +165,6 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
         class: Some(class),
         growth_mib,
         race: RaceClass::of(record),
+        output: OutputClass::of(record),
     }
 }

@@ -59,6 +59,7 @@ pub fn query(
         declared_non_blocking: None,
         class: LeakClass::Flat,
         race: None,
+        wrong: None,
         held_out: false,
     }
 }

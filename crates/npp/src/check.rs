@@ -3,7 +3,7 @@
 
 use nppbench_catalog::image::{decode, encode, par_rows, par_rows_weighted, source_pattern};
 use nppbench_catalog::{Image, Primitive};
-use nppbench_model::{Correctness, Geometry};
+use nppbench_model::{Correctness, Geometry, WrongOutput, WrongSample};
 
 /// The byte the destination is filled with before a call: padding must keep it.
 pub const DST_FILL: u8 = 0xA5;
@@ -52,15 +52,19 @@ pub fn expected_output(p: Primitive, g: &Geometry, sources: &[Vec<u8>]) -> Vec<u
     out
 }
 
-/// The first difference found, by row order.
-struct Difference {
-    at: usize,
-    message: String,
+/// What one row (or a reduction's values) holds against the reference: its worst error within
+/// the tolerance, its first sample beyond it, and the bytes it changed outside the ROI.
+#[derive(Default)]
+struct RowCheck {
+    worst: f64,
+    first: Option<WrongSample>,
+    outside_bytes: u64,
 }
 
 /// Compares a destination buffer with the expected one: each sample within the row's tolerance,
-/// every byte outside the ROI (or the reduction's values) untouched. The error says where the
-/// first difference is.
+/// every byte outside the ROI (or the reduction's values) untouched. An output that is wrong is
+/// a measurement, not an error: it is counted and located in [`Correctness::wrong`]. The error
+/// is nppbench's own: buffers of different sizes.
 pub fn compare(p: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> Result<Correctness, String> {
     let row = p.row();
     let name = p.npp_name();
@@ -75,78 +79,116 @@ pub fn compare(p: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> Re
     let (dw, dh) = g.dst_size(p);
     let channels = usize::from(row.dst.channels);
     let limit = row.tolerance.limit();
-    let judge = |e: &[u8], a: &[u8]| {
+    // Each sample beyond the tolerance (or NaN) is wrong; the others raise the worst error.
+    let judge = |check: &mut RowCheck, e: &[u8], a: &[u8], at: (u32, u32, u32)| {
         let (e, a) = (decode(row.dst.sample, e), decode(row.dst.sample, a));
-        (row.tolerance.error(e, a), e, a)
+        let err = row.tolerance.error(e, a);
+        if err > limit || err.is_nan() {
+            check.first.get_or_insert(WrongSample {
+                row: at.0,
+                pixel: at.1,
+                channel: at.2,
+                expected: e,
+                actual: a,
+            });
+        } else {
+            check.worst = check.worst.max(err);
+        }
     };
-    if !row.dst_is_image() {
-        let mut worst: f64 = 0.0;
+    let (checks, pixels_checked, padding_bytes_checked) = if !row.dst_is_image() {
+        let mut check = RowCheck::default();
         for i in 0..dw as usize {
             let at = 8 * i;
-            let (err, e, a) = judge(&expected[at..at + size], &actual[at..at + size]);
-            if err > limit || err.is_nan() {
-                return Err(format!(
-                    "{name} output differs from the CPU reference at value {i}: {a} where {e} is expected (error {err} > {limit})"
-                ));
+            judge(
+                &mut check,
+                &expected[at..at + size],
+                &actual[at..at + size],
+                (0, i as u32, 0),
+            );
+        }
+        let value = |x: usize| x % 8 < size && x / 8 < dw as usize;
+        check.outside_bytes = (0..expected.len())
+            .filter(|&x| !value(x) && expected[x] != actual[x])
+            .count() as u64;
+        let values = dw as usize * size;
+        (vec![check], u64::from(dw), (expected.len() - values) as u64)
+    } else {
+        // Rows in parallel: each finds its worst error, its first wrong sample and its padding.
+        let stride = g.dst_stride as usize;
+        let row_bytes = dw as usize * channels * size;
+        let mut checks: Vec<RowCheck> = (0..dh as usize).map(|_| RowCheck::default()).collect();
+        // One slot per row, each standing for a row of both buffers.
+        par_rows_weighted(&mut checks, 1, 2 * stride, |y, slot| {
+            let (e_line, a_line) = (
+                &expected[y * stride..(y + 1) * stride],
+                &actual[y * stride..(y + 1) * stride],
+            );
+            let check = &mut slot[0];
+            // A row identical byte for byte, with no NaN in it, has no error: what a correct call
+            // gives, found at memory speed (a 4K image's rows in milliseconds, not tens of them).
+            let identical =
+                e_line[..row_bytes] == a_line[..row_bytes] && !has_nan(row.dst.sample, &e_line[..row_bytes]);
+            for i in (0..row_bytes / size).filter(|_| !identical) {
+                let at = (y as u32, (i / channels) as u32, (i % channels) as u32);
+                judge(
+                    check,
+                    &e_line[i * size..(i + 1) * size],
+                    &a_line[i * size..(i + 1) * size],
+                    at,
+                );
             }
-            worst = worst.max(err);
-        }
-        let values: Vec<usize> = (0..dw as usize).flat_map(|i| 8 * i..8 * i + size).collect();
-        if let Some(x) = (0..expected.len()).find(|x| !values.contains(x) && expected[*x] != actual[*x]) {
-            return Err(format!("{name} wrote outside its values: byte {x}"));
-        }
-        return Ok(Correctness {
-            pixels_checked: u64::from(dw),
-            padding_bytes_checked: (expected.len() - values.len()) as u64,
-            max_abs_error: worst,
+            check.outside_bytes = (row_bytes..stride).filter(|&x| e_line[x] != a_line[x]).count() as u64;
         });
-    }
-    // Rows in parallel: each finds its worst error and its first difference.
-    let stride = g.dst_stride as usize;
-    let row_bytes = dw as usize * channels * size;
-    let mut per_row: Vec<(f64, Option<Difference>)> = (0..dh as usize).map(|_| (0.0, None)).collect();
-    // One slot per row, each standing for a row of both buffers.
-    par_rows_weighted(&mut per_row, 1, 2 * stride, |y, slot| {
-        let (e_line, a_line) = (
-            &expected[y * stride..(y + 1) * stride],
-            &actual[y * stride..(y + 1) * stride],
-        );
-        let mut worst: f64 = 0.0;
-        // A row identical byte for byte, with no NaN in it, has no error: what a correct call
-        // gives, found at memory speed (a 4K image's rows in milliseconds, not tens of them).
-        let identical = e_line[..row_bytes] == a_line[..row_bytes] && !has_nan(row.dst.sample, &e_line[..row_bytes]);
-        for i in (0..row_bytes / size).filter(|_| !identical) {
-            let (err, e, a) = judge(&e_line[i * size..(i + 1) * size], &a_line[i * size..(i + 1) * size]);
-            if err > limit || err.is_nan() {
-                let (x, c) = (i / channels, i % channels);
-                slot[0].1 = Some(Difference {
-                    at: i,
-                    message: format!(
-                        "{name} output differs from the CPU reference at row {y}, pixel {x}, channel {c}: {a} where {e} is expected (error {err} > {limit})"
-                    ),
-                });
-                return;
-            }
-            worst = worst.max(err);
+        (
+            checks,
+            u64::from(dw) * u64::from(dh),
+            ((stride - row_bytes) * dh as usize) as u64,
+        )
+    };
+    let first = checks.iter().find_map(|c| c.first);
+    let outside_bytes = checks.iter().map(|c| c.outside_bytes).sum();
+    let wrong = (first.is_some() || outside_bytes > 0).then(|| {
+        let located = wrong_pixels(p, g, expected, actual);
+        WrongOutput {
+            pixels: located.count,
+            first,
+            rows: located.rows,
+            columns: located.columns,
+            outside_bytes,
         }
-        if let Some(x) = (row_bytes..stride).find(|&x| e_line[x] != a_line[x]) {
-            slot[0].1 = Some(Difference {
-                at: x,
-                message: format!("{name} wrote outside its ROI: row {y}, byte {x} of the stride padding"),
-            });
-            return;
-        }
-        slot[0].0 = worst;
     });
-    if let Some(d) = per_row.iter_mut().find_map(|(_, d)| d.take()) {
-        debug_assert!(d.at < stride);
-        return Err(d.message);
-    }
     Ok(Correctness {
-        pixels_checked: u64::from(dw) * u64::from(dh),
-        padding_bytes_checked: ((stride - row_bytes) * dh as usize) as u64,
-        max_abs_error: per_row.iter().map(|(w, _)| *w).fold(0.0, f64::max),
+        pixels_checked,
+        padding_bytes_checked,
+        max_abs_error: checks.iter().map(|c| c.worst).fold(0.0, f64::max),
+        wrong,
     })
+}
+
+/// What [`compare`] found wrong, in words: the first wrong sample (or byte outside the ROI) and
+/// how many: a failure's reason where a caller must fail (the reference kernel's check).
+pub fn wrong_words(p: Primitive, w: &WrongOutput) -> String {
+    let name = p.npp_name();
+    let first = match w.first {
+        Some(s) if p.row().dst_is_image() => format!(
+            "at row {}, pixel {}, channel {}: {} where {} is expected",
+            s.row, s.pixel, s.channel, s.actual, s.expected
+        ),
+        Some(s) => format!("at value {}: {} where {} is expected", s.pixel, s.actual, s.expected),
+        None => "nowhere in its ROI".to_owned(),
+    };
+    let outside = match w.outside_bytes {
+        0 => String::new(),
+        n => format!("; it wrote {n} bytes outside its ROI"),
+    };
+    format!(
+        "{name} output differs from the CPU reference {first} ({} wrong){outside}",
+        plural(w.pixels, "pixel")
+    )
+}
+
+fn plural(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Whether any sample of `bytes` is a NaN (never, for integer samples).
@@ -179,19 +221,30 @@ mod tests {
     }
 
     #[test]
-    fn a_wrong_pixel_fails_the_comparison() {
+    fn a_wrong_pixel_is_counted_and_located_not_an_error() {
         let g = Geometry::new(P, 3, 2, 4);
         let src = source_buffers(P, &g);
         let expected = expected_output(P, &g, &src);
-        assert_eq!(compare(P, &g, &expected, &expected).unwrap().max_abs_error, 0.0);
+        let right = compare(P, &g, &expected, &expected).unwrap();
+        assert_eq!((right.max_abs_error, right.wrong), (0.0, None));
         let mut wrong = expected.clone();
         wrong[16..20].copy_from_slice(&1.5f32.to_le_bytes());
-        let err = compare(P, &g, &expected, &wrong).unwrap_err();
-        assert!(err.contains("row 1, pixel 0"), "{err}");
+        let c = compare(P, &g, &expected, &wrong).unwrap();
+        let w = c.wrong.expect("a wrong pixel is found");
+        assert_eq!(
+            (w.pixels, w.rows, w.columns, w.outside_bytes),
+            (1, Some([1, 1]), Some([0, 0]), 0)
+        );
+        let first = w.first.unwrap();
+        assert_eq!((first.row, first.pixel, first.channel, first.actual), (1, 0, 0, 1.5));
+        assert!(wrong_words(P, &w).contains("row 1, pixel 0"), "{}", wrong_words(P, &w));
         let mut spilled = expected.clone();
         spilled[12] = 0;
-        let err = compare(P, &g, &expected, &spilled).unwrap_err();
-        assert!(err.contains("outside its ROI"), "{err}");
+        let w = compare(P, &g, &expected, &spilled).unwrap().wrong.unwrap();
+        assert_eq!((w.pixels, w.first, w.outside_bytes), (0, None, 1));
+        assert!(wrong_words(P, &w).contains("outside its ROI"), "{}", wrong_words(P, &w));
+        // Buffers of different sizes are nppbench's own fault: the one error left.
+        assert!(compare(P, &g, &expected, &expected[1..]).is_err());
     }
 
     #[test]
@@ -201,8 +254,13 @@ mod tests {
         let mut nan = expected_output(P, &g, &src);
         nan[16..20].copy_from_slice(&f32::NAN.to_le_bytes());
         // The same bytes on both sides, a NaN among them: the sample-by-sample check judges it.
-        let err = compare(P, &g, &nan, &nan.clone()).unwrap_err();
-        assert!(err.contains("row 1, pixel 0"), "{err}");
+        let first = compare(P, &g, &nan, &nan.clone())
+            .unwrap()
+            .wrong
+            .unwrap()
+            .first
+            .unwrap();
+        assert_eq!((first.row, first.pixel), (1, 0));
     }
 
     #[test]
@@ -212,7 +270,7 @@ mod tests {
             let sources = source_buffers(p, &g);
             let expected = expected_output(p, &g, &sources);
             let c = compare(p, &g, &expected, &expected).unwrap_or_else(|e| panic!("{p}: {e}"));
-            assert!(c.pixels_checked > 0, "{p}");
+            assert!(c.pixels_checked > 0 && c.is_right(), "{p}");
             if p.row().dst_is_image() {
                 assert!(c.padding_bytes_checked > 0, "{p}: padding is checked");
             }
@@ -226,10 +284,10 @@ mod tests {
         let expected = expected_output(p, &g, &source_buffers(p, &g));
         let mut off_by_one = expected.clone();
         off_by_one[0] = off_by_one[0].wrapping_add(1);
-        assert!(compare(p, &g, &expected, &off_by_one).is_ok());
+        assert!(compare(p, &g, &expected, &off_by_one).unwrap().is_right());
         let mut off_by_two = expected.clone();
         off_by_two[0] = off_by_two[0].wrapping_add(2);
-        assert!(compare(p, &g, &expected, &off_by_two).is_err());
+        assert!(!compare(p, &g, &expected, &off_by_two).unwrap().is_right());
     }
 
     #[test]

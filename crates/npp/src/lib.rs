@@ -17,7 +17,7 @@ mod status;
 /// NPP's C types, from `nppbench-npp-sys` (a crate of its own, for the interposer).
 pub use nppbench_npp_sys as sys;
 
-pub use check::{DST_FILL, WrongPixels, compare, expected_output, source_buffers, wrong_pixels};
+pub use check::{DST_FILL, WrongPixels, compare, expected_output, source_buffers, wrong_pixels, wrong_words};
 pub use load::{LoadError, NppSearch, Version};
 pub use nppbench_catalog::Library;
 pub use status::{NppError, is_out_of_memory, status_name};

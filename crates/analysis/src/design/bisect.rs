@@ -230,6 +230,7 @@ mod tests {
             declared_non_blocking: None,
             class: if truth(&g) { LeakClass::Leak } else { LeakClass::Flat },
             race: None,
+            wrong: None,
             held_out: false,
         }
     }
@@ -239,6 +240,8 @@ mod tests {
             cases,
             inconclusive: 0,
             flips: Vec::new(),
+            outputs: Vec::new(),
+            output_flips: Vec::new(),
             measurements: 0,
             runs: 1,
         }

@@ -43,6 +43,9 @@ pub struct Case {
     pub class: LeakClass,
     /// Whether its ordering rounds found a race (`None`: not measured).
     pub race: Option<bool>,
+    /// Whether its synchronised calls computed wrong pixels or faulted (`None`: not measured, or
+    /// a miss of nppbench's own reference: [`crate::OutputClass::wrong`]).
+    pub wrong: Option<bool>,
     /// Measured to score rules on, never to fit them.
     pub held_out: bool,
 }

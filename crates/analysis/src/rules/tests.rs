@@ -20,6 +20,7 @@ fn case(width: u32, stride: u32, stream: StreamKind, threading: Threading, leaks
         declared_non_blocking: None,
         class: class(leaks),
         race: None,
+        wrong: None,
         held_out: false,
     }
 }

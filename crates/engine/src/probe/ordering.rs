@@ -10,7 +10,9 @@
 //!    millisecond), then a copy of the source's real pattern into each source (the late write,
 //!    as an upload with `cudaMemcpyAsync` is), then the NPP call with the scenario's context,
 //!    then a copy of the destination to page-locked host memory (the read after the call);
-//! 3. the device is synchronised, and the copy compared with the function's reference.
+//! 3. the device is synchronised, and the copy compared with the first call's output, made
+//!    synchronised (the function's own answer, right or wrong: ordering is judged apart from
+//!    the wrong-pixel hazard).
 //!
 //! Work that waits for the caller's stream reads the real pattern and is right. Work NPP runs on
 //! a stream of its own that does not wait reads the stale bytes (or writes after the read), and
@@ -78,13 +80,19 @@ fn run(
 ) -> Result<(), ProbeError> {
     let gpu = setup.gpu().clone();
     let ctx = setup.context(stream)?;
+    // The sources were uploaded on the legacy default stream, which a non-blocking stream does
+    // not wait for: neither the first call nor the copies below may read them before the upload
+    // has landed.
+    gpu.synchronize()?;
     // A first call, outside the rounds: it loads NPP's kernels for this function (lazily, at
     // their first launch, which takes longer than the spin and would hide a race in the first
-    // round) and makes NPP's streams for this thread and stream.
+    // round) and makes NPP's streams for this thread and stream. Synchronised, its output is
+    // what every round must give (the race oracle): where NPP computes this configuration wrong
+    // even synchronised (the wrong-pixel hazard), the rounds still judge ordering alone.
+    setup.lock_dst().fill(nppbench_npp::DST_FILL)?;
     setup.launch(&mut setup.lock_dst(), &ctx)?;
-    // The sources were uploaded on the legacy default stream, which a non-blocking stream does
-    // not wait for: the copies below must not read them before the upload has landed.
     gpu.synchronize()?;
+    let synchronised = setup.lock_dst().download()?;
     // Each source's real pattern, copied aside while the sources still hold it.
     let mut staged = Vec::new();
     for source in setup.sources() {
@@ -113,7 +121,7 @@ fn run(
             // and the next round starts from an idle device.
             gpu.synchronize()?;
             let len = setup.lock_dst().len() as usize;
-            let wrong = setup.wrong_pixels(host.bytes(len));
+            let wrong = setup.wrong_pixels(&synchronised, host.bytes(len));
             out.rounds += 1;
             if wrong.count > 0 {
                 out.wrong_rounds += 1;

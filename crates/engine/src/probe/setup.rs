@@ -159,9 +159,10 @@ impl Setup {
         &mut self.sources
     }
 
-    /// The pixels of `actual` that differ from the CPU reference, counted and located.
-    pub(crate) fn wrong_pixels(&self, actual: &[u8]) -> nppbench_npp::WrongPixels {
-        nppbench_npp::wrong_pixels(self.primitive, &self.geometry, &self.expected, actual)
+    /// The pixels of `actual` that differ from `expected` (an output of this scenario's
+    /// geometry), counted and located.
+    pub(crate) fn wrong_pixels(&self, expected: &[u8], actual: &[u8]) -> nppbench_npp::WrongPixels {
+        nppbench_npp::wrong_pixels(self.primitive, &self.geometry, expected, actual)
     }
 
     /// The first source buffer (the reference kernel reads it).
@@ -211,7 +212,8 @@ impl Setup {
         Ok((latency, ctx, self.check()?))
     }
 
-    /// Compares the destination with the CPU reference.
+    /// Compares the destination with the CPU reference: a wrong output is counted and located
+    /// in the result ([`Correctness::wrong`]), and the scenario measures on.
     pub(crate) fn check(&self) -> Result<Correctness, ProbeError> {
         let actual = self.lock_dst().download()?;
         self.compare(&actual)
@@ -224,8 +226,21 @@ impl Setup {
         self.compare(actual)
     }
 
+    /// The error is nppbench's own (a destination of another size than the reference's).
     fn compare(&self, actual: &[u8]) -> Result<Correctness, ProbeError> {
         nppbench_npp::compare(self.primitive, &self.geometry, &self.expected, actual)
             .map_err(|e| ProbeError::new(FailureKind::Mismatch, e))
+    }
+
+    /// `c`, where it is right; else a failure that says where it is wrong: for nppbench's own
+    /// kernels, whose wrong output is nppbench's fault, not a finding about NPP.
+    pub(crate) fn right(&self, c: Correctness) -> Result<Correctness, ProbeError> {
+        match &c.wrong {
+            None => Ok(c),
+            Some(w) => Err(ProbeError::new(
+                FailureKind::Mismatch,
+                nppbench_npp::wrong_words(self.primitive, w),
+            )),
+        }
     }
 }

@@ -21,12 +21,14 @@ pub use throughput::{
 use crate::Matrix;
 
 /// The version of the layout below. Bump it on any change a reader of an older file would misread.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The versions this nppbench reads: version 1 (before the primitive and context axes) is
 /// migrated on reading; version 2 (a memory sample's device-wide figure read after every call,
-/// `MemorySeries::device_used_bytes`) reads as it is.
-pub const READABLE_SCHEMA_VERSIONS: [u32; 3] = [1, 2, 3];
+/// `MemorySeries::device_used_bytes`) reads as it is; version 3 (an output that differs from the
+/// reference ends the scenario as a failure of kind `mismatch`, where version 4 measures on and
+/// records [`WrongOutput`]) reads as it is, its failures judged as wrong output by the analysis.
+pub const READABLE_SCHEMA_VERSIONS: [u32; 4] = [1, 2, 3, 4];
 
 /// One run of `nppbench run`: everything needed to render a report without the GPU.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -116,7 +118,47 @@ pub struct Correctness {
     pub pixels_checked: u64,
     /// Padding bytes (between the row's end and the stride) checked to be untouched.
     pub padding_bytes_checked: u64,
+    /// The largest error among the samples within the tolerance.
     pub max_abs_error: f64,
+    /// Where the output differed from the reference beyond the tolerance, or wrote outside its
+    /// ROI; `None`: right (and in every run before schema version 4, whose wrong outputs are
+    /// failures of kind `mismatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrong: Option<WrongOutput>,
+}
+
+impl Correctness {
+    pub fn is_right(&self) -> bool {
+        self.wrong.is_none()
+    }
+}
+
+/// An output that differs from its reference, counted and located (schema version 4).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WrongOutput {
+    /// Pixels (values, for a reduction) with a sample beyond the tolerance.
+    pub pixels: u64,
+    /// The first of them, in row order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<WrongSample>,
+    /// The first and last row, and column, among them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<[u32; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<[u32; 2]>,
+    /// Bytes outside the ROI (a row's stride padding; between a reduction's values) changed.
+    #[serde(default)]
+    pub outside_bytes: u64,
+}
+
+/// One wrong sample: where, what the reference expects, and what the call wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WrongSample {
+    pub row: u32,
+    pub pixel: u32,
+    pub channel: u32,
+    pub expected: f64,
+    pub actual: f64,
 }
 
 /// What the calls' `NppStreamContext` declared, beside what the stream really is.

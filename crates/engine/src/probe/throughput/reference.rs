@@ -28,6 +28,7 @@ pub(super) fn time_reference(
         drop(dst);
         setup
             .check_with(host)
+            .and_then(|c| setup.right(c))
             .map_err(|e| e.context("the reference kernel is wrong"))?
     };
     let timing = timer.time(setup, name, |dst| Ok(kernel.launch(g, setup.source(), dst, stream)?))?;

@@ -236,6 +236,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
             pixels_checked: 1,
             padding_bytes_checked: 0,
             max_abs_error: 0.0,
+            wrong: None,
         },
         streams: Some(nppbench_model::StreamCounts {
             never_destroyed: kept,

@@ -263,6 +263,7 @@ mod tests {
             bounded: rule(LeakClass::Bounded),
             flips: Vec::new(),
             race: None,
+            wrong: None,
         }
     }
 

@@ -1,0 +1,105 @@
+//! The output class of generated records (labelled as such: JSON written here, not measured):
+//! schema 4's recorded wrong output, an older run's mismatch failure, a fault, a tolerance miss.
+
+use serde_json::json;
+
+use super::*;
+
+fn record(primitive: &str, outcome: serde_json::Value, wrong: Option<serde_json::Value>) -> MemoryRecord {
+    let result = wrong.map(|w| {
+        json!({
+            "baseline": {"device_used_bytes": null, "process_used_bytes": 0},
+            "samples": {"call": [], "threads_spawned": [], "elapsed_ms": [], "latency_us": [],
+                        "device_used_bytes": [], "process_used_bytes": []},
+            "wall_ms": 1.0,
+            "correctness": {"pixels_checked": 4, "padding_bytes_checked": 0, "max_abs_error": 0.0,
+                            "wrong": if w.is_null() { serde_json::Value::Null } else { w }},
+        })
+    });
+    serde_json::from_value(json!({
+        "scenario": {"id": format!("mem/{primitive}/8x2-s9-d128/legacy_default/from_stream/single"),
+                     "primitive": primitive,
+                     "geometry": {"width": 8, "height": 2, "src_stride": 9, "dst_stride": 128},
+                     "stream": "legacy_default", "context": "from_stream", "threading": "single", "calls": 4},
+        "outcome": outcome,
+        "result": result,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_recorded_wrong_output_of_an_exact_function_is_wrong_with_its_facts() {
+    let w = json!({"pixels": 3, "first": {"row": 1, "pixel": 2, "channel": 0, "expected": 215.0, "actual": 123.0},
+                   "rows": [1, 1], "columns": [2, 4], "outside_bytes": 0});
+    let c = OutputClass::of(&record("Copy_8u_C1R", json!({"status": "ok"}), Some(w)));
+    let OutputClass::Wrong(f) = &c else { panic!("{c:?}") };
+    assert_eq!(
+        (f.pixels, f.columns, f.first_error()),
+        (Some(3), Some([2, 4]), Some(92.0))
+    );
+    assert_eq!((c.as_str(), c.wrong()), ("wrong", Some(true)));
+    let right = OutputClass::of(&record(
+        "Copy_8u_C1R",
+        json!({"status": "ok"}),
+        Some(serde_json::Value::Null),
+    ));
+    assert_eq!((right.as_str(), right.wrong()), ("right", Some(false)));
+}
+
+#[test]
+fn an_older_runs_mismatch_failure_is_a_class_not_a_failure() {
+    let reason = "nppiCopy_8u_C1R_Ctx output differs from the CPU reference at row 7, pixel 0, channel 0: \
+                  123 where 215 is expected (error 92 > 0)";
+    let c = OutputClass::of(&record(
+        "Copy_8u_C1R",
+        json!({"status": "failed", "kind": "mismatch", "reason": reason}),
+        None,
+    ));
+    let OutputClass::Wrong(f) = &c else { panic!("{c:?}") };
+    let first = f.first.unwrap();
+    assert_eq!(
+        (first.row, first.pixel, first.expected, first.actual),
+        (7, 0, 215.0, 123.0)
+    );
+    assert_eq!(f.pixels, None, "an older run counted only the first");
+}
+
+#[test]
+fn a_tolerance_miss_of_nppbenchs_own_reference_is_not_npps_defect() {
+    let reason = "nppiResize_32f_C1R_Ctx output differs from the CPU reference at row 3, pixel 9, channel 0: \
+                  0.5 where 0.25 is expected (error 0.2 > 0.01)";
+    let c = OutputClass::of(&record(
+        "Resize_32f_C1R",
+        json!({"status": "failed", "kind": "mismatch", "reason": reason}),
+        None,
+    ));
+    assert!(matches!(c, OutputClass::ReferenceMiss(_)), "{c:?}");
+    assert_eq!(c.wrong(), None, "never fitted as NPP's wrong pixels");
+}
+
+#[test]
+fn a_misaligned_address_faults_and_other_failures_are_not_measured() {
+    let fault = OutputClass::of(&record(
+        "AddC_8u_C3RSfs",
+        json!({"status": "failed", "kind": "gpu",
+               "reason": "cuStreamSynchronize: CUDA_ERROR_MISALIGNED_ADDRESS (misaligned address)"}),
+        None,
+    ));
+    assert_eq!((fault.as_str(), fault.wrong()), ("faults", Some(true)));
+    let npp = OutputClass::of(&record(
+        "MinMax_8u_C1R",
+        json!({"status": "failed", "kind": "npp", "reason": "NPP_CUDA_KERNEL_EXECUTION_ERROR"}),
+        None,
+    ));
+    assert_eq!((npp.as_str(), npp.wrong()), ("not_measured", None));
+}
+
+#[test]
+fn a_reason_that_names_no_sample_reads_as_none() {
+    assert_eq!(first_from_reason("the destination is 3 bytes, 4 expected"), None);
+    let v = first_from_reason(
+        "nppiMean_8u_C1R_Ctx output differs from the CPU reference at value 0: 3 where 4 is expected (error 1 > 0)",
+    )
+    .unwrap();
+    assert_eq!((v.pixel, v.actual, v.expected), (0, 3.0, 4.0));
+}
