@@ -251,25 +251,52 @@ pub struct RaceAnswer {
 /// The race answer for `q`: measured where the runs measured its race, else the function's race
 /// rule, else none.
 pub fn answer_race(evidence: &Evidence, rules: &[FunctionRules], q: &Case) -> RaceAnswer {
-    if let Some(races) = evidence.cases.iter().find(|c| c.id == q.id).and_then(|c| c.race) {
-        return RaceAnswer {
-            races: Some(races),
-            basis: Basis::Measured(Vec::new()),
-        };
+    let measured = evidence.cases.iter().find(|c| c.id == q.id).and_then(|c| c.race);
+    let (races, basis) = hazard(measured, || {
+        rules
+            .iter()
+            .find(|f| f.primitive == q.primitive)
+            .and_then(|f| f.predict_race(q))
+    });
+    RaceAnswer { races, basis }
+}
+
+/// Whether a scenario's calls compute wrong pixels (or fault) with every call synchronised, and
+/// on what basis: `None` where no output of the function was judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrongAnswer {
+    pub wrong: Option<bool>,
+    pub basis: Basis,
+}
+
+/// The wrong-pixel answer for `q`: measured where the runs judged its output, else the
+/// function's wrong rule, else none.
+pub fn answer_wrong(evidence: &Evidence, rules: &[FunctionRules], q: &Case) -> WrongAnswer {
+    let measured = evidence.outputs.iter().find(|c| c.id == q.id).and_then(|c| c.wrong);
+    let (wrong, basis) = hazard(measured, || {
+        rules
+            .iter()
+            .find(|f| f.primitive == q.primitive)
+            .and_then(|f| f.predict_wrong(q))
+    });
+    WrongAnswer { wrong, basis }
+}
+
+/// A yes-or-no hazard: measured where it was, else the rule's prediction, else none.
+fn hazard(measured: Option<bool>, predicted: impl FnOnce() -> Option<bool>) -> (Option<bool>, Basis) {
+    match (measured, measured.is_none().then(predicted).flatten()) {
+        (Some(m), _) => (Some(m), Basis::Measured(Vec::new())),
+        (None, Some(p)) => (Some(p), Basis::Rule),
+        (None, None) => (None, Basis::None),
     }
-    match rules
-        .iter()
-        .find(|f| f.primitive == q.primitive)
-        .and_then(|f| f.predict_race(q))
-    {
-        Some(races) => RaceAnswer {
-            races: Some(races),
-            basis: Basis::Rule,
-        },
-        None => RaceAnswer {
-            races: None,
-            basis: Basis::None,
-        },
+}
+
+/// `wrong`, `right` or `not measured`, as scenarios.csv's `output_class` says of NPP's part.
+pub fn wrong_word(wrong: Option<bool>) -> &'static str {
+    match wrong {
+        Some(true) => "wrong",
+        Some(false) => "right",
+        None => "not measured",
     }
 }
 
@@ -279,5 +306,22 @@ pub fn race_word(races: Option<bool>) -> &'static str {
         Some(true) => "races",
         Some(false) => "ordered",
         None => "not measured",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measured_hazard_answers_before_the_rule_and_the_rule_before_none() {
+        let never = || -> Option<bool> { panic!("the rule is not asked where the scenario was measured") };
+        assert_eq!(hazard(Some(true), never), (Some(true), Basis::Measured(Vec::new())));
+        assert_eq!(hazard(None, || Some(false)), (Some(false), Basis::Rule));
+        assert_eq!(hazard(None, || None), (None, Basis::None));
+        assert_eq!(
+            [Some(true), Some(false), None].map(wrong_word),
+            ["wrong", "right", "not measured"]
+        );
     }
 }

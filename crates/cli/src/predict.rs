@@ -10,7 +10,9 @@ use nppbench_analysis::LeakClass;
 use nppbench_analysis::RunAnalysis;
 use nppbench_analysis::evidence::Evidence;
 use nppbench_analysis::evidence::{FunctionRules, pool};
-use nppbench_analysis::predict::{Answer, Basis, answer, answer_race, assess, query, race_word};
+use nppbench_analysis::predict::{
+    Answer, Basis, answer, answer_race, answer_wrong, assess, query, race_word, wrong_word,
+};
 use nppbench_analysis::rules::Case;
 use nppbench_model::{ContextFill, Geometry, Matrix, Primitive, StreamKind, Threading};
 use serde::Serialize;
@@ -109,6 +111,11 @@ struct Row {
     race_class: String,
     race_basis: String,
     race_rule: String,
+    /// Whether the call computes wrong pixels (or faults) with every call synchronised: `wrong`,
+    /// `right` or `not measured`; its basis and the function's wrong-pixel rule.
+    wrong_class: String,
+    wrong_basis: String,
+    wrong_rule: String,
     /// With --against: the class the run measured, and its race.
     #[serde(skip_serializing_if = "Option::is_none")]
     measured_class: Option<String>,
@@ -289,6 +296,7 @@ fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Ro
     let g = &q.geometry;
     let assessment = assess(evidence, rules, q, a);
     let race = answer_race(evidence, rules, q);
+    let wrong = answer_wrong(evidence, rules, q);
     let deciding = match (a.class, &assessment.deciding) {
         (Some(LeakClass::Bounded), _) => "bounded: memory grows while each of the pool's threads makes its first call (NPP keeps streams per thread), then stops".to_owned(),
         (Some(c), Some(l)) => format!(
@@ -337,6 +345,14 @@ fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Ro
             .find(|f| f.primitive == q.primitive)
             .and_then(|f| f.race.as_ref())
             .map(nppbench_report::view::race_sentence)
+            .unwrap_or_default(),
+        wrong_class: wrong_word(wrong.wrong).to_owned(),
+        wrong_basis: wrong.basis.as_str().to_owned(),
+        wrong_rule: rules
+            .iter()
+            .find(|f| f.primitive == q.primitive)
+            .and_then(|f| f.wrong.as_ref())
+            .map(nppbench_report::view::wrong_sentence)
             .unwrap_or_default(),
         measured_class: None,
         measured_race: None,

@@ -103,3 +103,46 @@ fn a_reason_that_names_no_sample_reads_as_none() {
     .unwrap();
     assert_eq!((v.pixel, v.actual, v.expected), (0, 3.0, 4.0));
 }
+
+/// The committed H100 atlas of NPP 13.0.1 (seven runs of the bisected sampler) filed the wrong
+/// outputs of nine exact 8u functions, and Resize_32f_C1R's tolerance misses, as failures; the
+/// same scenarios of the 12.2.3 atlas are right. Judged as classes, the first are wrong, the
+/// second are misses of nppbench's own reference on both versions, and the evidence holds them
+/// as output cases with a wrong rule per function.
+#[test]
+fn the_committed_atlases_wrong_outputs_are_a_class_per_version() {
+    let reports = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    let judged = |version: &str| {
+        let folder = reports.join(format!("h100-atlas-bisected-npp-{version}"));
+        let runs: Vec<nppbench_model::RunFile> = nppbench_model::find_run_files(&folder)
+            .unwrap()
+            .iter()
+            .map(|f| nppbench_model::RunFile::read(f).unwrap())
+            .collect();
+        let analyses: Vec<crate::RunAnalysis<'_>> = runs.iter().map(crate::RunAnalysis::new).collect();
+        let mut wrong = std::collections::BTreeSet::new();
+        let mut misses = 0;
+        for m in analyses.iter().flat_map(|a| &a.memory) {
+            match &m.output {
+                OutputClass::Wrong(_) => {
+                    wrong.insert(m.record.scenario.primitive.to_string());
+                }
+                OutputClass::ReferenceMiss(_) => {
+                    assert_eq!(m.record.scenario.primitive.to_string(), "Resize_32f_C1R");
+                    misses += 1;
+                }
+                _ => {}
+            }
+        }
+        let evidence = crate::evidence::pool(&analyses.iter().collect::<Vec<_>>());
+        let with_wrong_rule = evidence.rules().iter().filter(|f| f.wrong.is_some()).count();
+        (wrong, misses, with_wrong_rule)
+    };
+    let (wrong, misses, rules) = judged("13.0.1");
+    assert_eq!(wrong.len(), 9, "{wrong:?}");
+    assert!(wrong.iter().all(|p| p.contains("_8u_C1R")), "{wrong:?}");
+    assert!(misses > 0 && rules >= 9);
+    let (wrong, misses, _) = judged("12.2.3");
+    assert!(wrong.is_empty(), "12.2.3 computes them right: {wrong:?}");
+    assert!(misses > 0, "the same tolerance misses, on both versions");
+}

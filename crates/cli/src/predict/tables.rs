@@ -51,7 +51,7 @@ pub(super) fn table(rows: &[Row], version: &str, runs: usize) -> String {
     let mut out = format!("NPP {version}, from {runs} run(s)\n");
     for r in rows {
         out.push_str(&format!(
-            "{} {}x{} src {} dst {} {} {} {}: {} ({}, {}: {}); {} ({}){}{}{}{}\n",
+            "{} {}x{} src {} dst {} {} {} {}: pixels {} ({}); {} ({}, {}: {}); {} ({}){}{}{}{}{}\n",
             r.primitive,
             r.width,
             r.height,
@@ -60,6 +60,8 @@ pub(super) fn table(rows: &[Row], version: &str, runs: usize) -> String {
             r.stream,
             r.context,
             r.threading,
+            r.wrong_class,
+            r.wrong_basis,
             r.predicted_class,
             r.basis,
             r.confidence,
@@ -85,6 +87,11 @@ pub(super) fn table(rows: &[Row], version: &str, runs: usize) -> String {
                 String::new()
             } else {
                 format!("\n  {}", r.race_rule)
+            },
+            if r.wrong_rule.is_empty() {
+                String::new()
+            } else {
+                format!("\n  {}", r.wrong_rule)
             }
         ));
     }

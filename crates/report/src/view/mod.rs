@@ -26,7 +26,7 @@ pub(crate) use format::{class_name, fmt, fmt_p, fmt_sig};
 pub use format::{labels, measured_by, rendered_by, run_json_name, run_page_name};
 pub(crate) use prose::by_kind;
 pub use prose::{FixView, RuleView, VerdictView};
-pub use prose::{literal_words, race_sentence, rule_sentence};
+pub use prose::{literal_words, race_sentence, rule_sentence, wrong_sentence};
 pub(crate) use run::run_view;
 pub use run::{EnvEntry, FailureRow, RunView};
 pub use run_charts::ChartView;

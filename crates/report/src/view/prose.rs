@@ -13,7 +13,7 @@ mod rule;
 /// One literal of a rule, in words (as `predict` names the condition that decides an answer).
 pub use rule::literal as literal_words;
 pub(crate) use rule::rule_words;
-pub use rule::{race_sentence, rule_sentence};
+pub use rule::{race_sentence, rule_sentence, wrong_sentence};
 
 /// One primitive's leak rule, in words.
 #[derive(Debug, Clone, Serialize)]

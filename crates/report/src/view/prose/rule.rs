@@ -135,17 +135,55 @@ fn flagged(f: &FunctionRules, base: String) -> String {
 /// standing allows: "if and only if" only where it fits every fitted scenario and predicts every
 /// held-out one.
 pub fn race_sentence(r: &nppbench_analysis::rules::Rule) -> String {
+    hazard_sentence(r, Hazard::RACE)
+}
+
+/// A function's wrong-pixel rule in one sentence (its synchronised calls' output), as strong as
+/// its standing allows.
+pub fn wrong_sentence(r: &nppbench_analysis::rules::Rule) -> String {
+    hazard_sentence(r, Hazard::WRONG)
+}
+
+/// The words of a hazard whose rule says yes or no of a scenario.
+struct Hazard {
+    /// "races": what a scenario of the class does.
+    does: &'static str,
+    /// "racing": the scenarios of the class.
+    doing: &'static str,
+}
+
+impl Hazard {
+    const RACE: Hazard = Hazard {
+        does: "races",
+        doing: "racing",
+    };
+    const WRONG: Hazard = Hazard {
+        does: "computes wrong pixels",
+        doing: "wrong",
+    };
+}
+
+fn hazard_sentence(r: &nppbench_analysis::rules::Rule, h: Hazard) -> String {
     let held = held_out_text(&r.held_out);
     let conditions = |lits: Vec<&Literal>| one_of_and(&lits.into_iter().map(literal).collect::<Vec<_>>());
+    let does = h.does;
+    let mut capital = does.chars();
+    let does_capital = capital
+        .next()
+        .map(|c| c.to_uppercase().chain(capital).collect::<String>())
+        .unwrap_or_default();
     match (&r.kind, r.standing()) {
-        (RuleKind::Never, _) => format!("Never races: none of {} fitted scenarios did ({held})", r.measured),
-        (RuleKind::Always, _) => format!("Races in every scenario: all {} fitted did ({held})", r.measured),
+        (RuleKind::Never, _) => format!("Never {does}: none of {} fitted scenarios did ({held})", r.measured),
+        (RuleKind::Always, _) => format!(
+            "{does_capital} in every scenario: all {} fitted did ({held})",
+            r.measured
+        ),
         (RuleKind::Exactly { literals, .. }, Standing::Earned) => format!(
-            "Races if and only if {} ({held})",
+            "{does_capital} if and only if {} ({held})",
             conditions(literals.iter().map(|(l, _)| l).collect())
         ),
         (RuleKind::Exactly { literals, .. }, _) => format!(
-            "Fits all {} scenarios measured: races when {} ({held})",
+            "Fits all {} scenarios measured: {does} when {} ({held})",
             r.measured,
             conditions(literals.iter().map(|(l, _)| l).collect())
         ),
@@ -156,14 +194,15 @@ pub fn race_sentence(r: &nppbench_analysis::rules::Rule) -> String {
             },
             _,
         ) => format!(
-            "Best rule found: races when {}, which gets {} of {} fitted wrong ({held})",
+            "Best rule found: {does} when {}, which gets {} of {} fitted wrong ({held})",
             conditions(literals.iter().collect()),
             counter_examples.len(),
             r.measured
         ),
-        (RuleKind::Inseparable { .. }, _) => {
-            "No condition nppbench measures tells the racing scenarios from the others".to_owned()
-        }
+        (RuleKind::Inseparable { .. }, _) => format!(
+            "No condition nppbench measures tells the {} scenarios from the others",
+            h.doing
+        ),
     }
 }
 
