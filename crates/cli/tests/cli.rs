@@ -129,7 +129,7 @@ fn run_json_readers_reject_truncated_foreign_and_future_files() {
         (
             "future.json",
             "{\"schema_version\": 99, \"tool\": {\"name\": \"nppbench\", \"version\": \"9.0.0\"}}",
-            "schema version 99 (by nppbench 9.0.0); this nppbench reads versions 1, 2 and 3",
+            "schema version 99 (by nppbench 9.0.0); this nppbench reads versions 1, 2, 3 and 4",
         ),
     ];
     for (name, text, expected) in cases {

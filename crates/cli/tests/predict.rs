@@ -46,7 +46,10 @@ fn the_csv_has_the_documented_columns() {
             "rule",
             "race_class",
             "race_basis",
-            "race_rule"
+            "race_rule",
+            "wrong_class",
+            "wrong_basis",
+            "wrong_rule"
         ]
     );
     // The race beside the leak: the seed's geometry races on a blocking stream (#29).

@@ -76,6 +76,15 @@ pub(crate) struct Row {
     pub(crate) race_wrong_pixels: String,
     pub(crate) race_columns: String,
     pub(crate) race_rows: String,
+    /// The synchronised calls' output (memory scenarios): `right`, `wrong`, `reference_miss`
+    /// (a miss of nppbench's own reference, not NPP's defect), `faults` or `not_measured`; the
+    /// wrong pixels (empty where an older run counted only the first), the first wrong sample
+    /// (`row,pixel,channel: actual where expected`), and the wrong columns and rows (`a-b`).
+    pub(crate) output_class: String,
+    pub(crate) wrong_pixels: String,
+    pub(crate) first_wrong: String,
+    pub(crate) wrong_columns: String,
+    pub(crate) wrong_rows: String,
 }
 
 fn o(v: Option<f64>, digits: usize) -> String {
@@ -152,6 +161,11 @@ fn blank(
         race_wrong_pixels: String::new(),
         race_columns: String::new(),
         race_rows: String::new(),
+        output_class: String::new(),
+        wrong_pixels: String::new(),
+        first_wrong: String::new(),
+        wrong_columns: String::new(),
+        wrong_rows: String::new(),
     }
 }
 
@@ -214,9 +228,18 @@ fn memory_row(a: &RunAnalysis<'_>, m: &MemoryAnalysis<'_>) -> Row {
         r.declared_stream_flags = c.declared_flags.to_string();
         r.real_stream_flags = c.stream_flags.to_string();
     }
+    let span = |v: Option<[u32; 2]>| v.map_or_else(String::new, |[a, b]| format!("{a}-{b}"));
+    r.output_class = m.output.as_str().to_owned();
+    if let Some(f) = m.output.facts() {
+        r.wrong_pixels = f.pixels.map(|n| n.to_string()).unwrap_or_default();
+        r.first_wrong = f.first.map_or_else(String::new, |w| {
+            format!("{},{},{}: {} where {}", w.row, w.pixel, w.channel, w.actual, w.expected)
+        });
+        r.wrong_columns = span(f.columns);
+        r.wrong_rows = span(f.rows);
+    }
     r.race_class = m.race.as_str().to_owned();
     if let Some(o) = m.record.result.as_ref().and_then(|r| r.ordering.as_ref()) {
-        let span = |v: Option<[u32; 2]>| v.map_or_else(String::new, |[a, b]| format!("{a}-{b}"));
         r.race_rounds = o.rounds.to_string();
         r.race_wrong_rounds = o.wrong_rounds.to_string();
         r.race_wrong_pixels = o.wrong_pixels.to_string();
