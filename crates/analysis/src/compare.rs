@@ -151,6 +151,10 @@ pub struct MemoryChange {
     /// (a new race), or the other way round.
     pub new_race: bool,
     pub race_gone: bool,
+    /// The output, where both runs judged it: wrong pixels (or a fault) with every call
+    /// synchronised in the candidate and right in the base, or the other way round.
+    pub new_wrong: bool,
+    pub wrong_gone: bool,
 }
 
 /// A scenario of the candidate that failed, with the first failure's kind and reason.
@@ -183,6 +187,9 @@ pub struct Comparison {
     pub cand_failed: Vec<FailedScenario>,
     /// The candidate's memory scenarios that leak, whether or not the base has them.
     pub cand_leaking: Vec<String>,
+    /// The candidate's memory scenarios whose output is wrong (or that faulted), whether or not
+    /// the base has them.
+    pub cand_wrong: Vec<String>,
 }
 
 /// A comparison's verdicts, counted.
@@ -199,16 +206,22 @@ pub struct Counts {
     pub more_streams: usize,
     pub new_races: usize,
     pub races_gone: usize,
-    /// Memory scenarios of the candidate that leak (new or not), and its failed scenarios.
+    pub new_wrong: usize,
+    pub wrong_gone: usize,
+    /// Memory scenarios of the candidate that leak (new or not), whose output is wrong (new or
+    /// not), and its failed scenarios.
     pub cand_leaking: usize,
+    pub cand_wrong: usize,
     pub cand_failed: usize,
 }
 
 impl MemoryChange {
-    /// The gate among `gates` this scenario trips, if any: a new leak, then more streams, then a
-    /// leak of any age.
+    /// The gate among `gates` this scenario trips, if any: new wrong pixels, a new leak, a new
+    /// race, more streams, then a leak of any age.
     pub fn trips(&self, gates: &[Gate]) -> Option<Gate> {
-        if self.new_leak && gates.contains(&Gate::Leak) {
+        if self.new_wrong && gates.contains(&Gate::Wrong) {
+            Some(Gate::Wrong)
+        } else if self.new_leak && gates.contains(&Gate::Leak) {
             Some(Gate::Leak)
         } else if self.new_race && gates.contains(&Gate::Race) {
             Some(Gate::Race)
@@ -243,7 +256,10 @@ impl Comparison {
             more_streams: self.memory.iter().filter(|m| m.more_streams).count(),
             new_races: self.memory.iter().filter(|m| m.new_race).count(),
             races_gone: self.memory.iter().filter(|m| m.race_gone).count(),
+            new_wrong: self.memory.iter().filter(|m| m.new_wrong).count(),
+            wrong_gone: self.memory.iter().filter(|m| m.wrong_gone).count(),
             cand_leaking: self.cand_leaking.len(),
+            cand_wrong: self.cand_wrong.len(),
             cand_failed: self.cand_failed.len(),
         }
     }
@@ -263,6 +279,8 @@ impl Comparison {
                 Gate::Streams => self.memory.iter().any(|m| m.more_streams),
                 Gate::Race => self.memory.iter().any(|m| m.new_race),
                 Gate::AnyLeak => !self.cand_leaking.is_empty(),
+                Gate::Wrong => self.memory.iter().any(|m| m.new_wrong),
+                Gate::AnyWrong => !self.cand_wrong.is_empty(),
                 Gate::Failed => !self.cand_failed.is_empty(),
             };
             if hit && !out.contains(&g) {
@@ -317,24 +335,36 @@ pub fn compare_analysed(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Thresholds)
         only_in_candidate: only(cand, &bi),
         base_failures: b.failures_by_kind(),
         cand_failures: c.failures_by_kind(),
-        cand_failed: failed_scenarios(cand),
+        cand_failed: failed_scenarios(c),
         cand_leaking: c
             .memory
             .iter()
             .filter(|m| m.class == Some(LeakClass::Leak))
             .map(|m: &MemoryAnalysis<'_>| m.record.scenario.id.clone())
             .collect(),
+        cand_wrong: c
+            .memory
+            .iter()
+            .filter(|m| m.output.wrong() == Some(true))
+            .map(|m: &MemoryAnalysis<'_>| m.record.scenario.id.clone())
+            .collect(),
     }
 }
 
 /// A run's failed scenarios, each once (a throughput scenario failed in several passes is one).
-fn failed_scenarios(run: &RunFile) -> Vec<FailedScenario> {
+/// A memory scenario whose output was judged (wrong, a fault, a miss of nppbench's own
+/// reference: an older run filed those as failures) is a class, gated by `wrong` and
+/// `any-wrong`, never a failure.
+fn failed_scenarios(a: &RunAnalysis<'_>) -> Vec<FailedScenario> {
     let mut seen = BTreeSet::new();
-    let outcomes = run
+    let judged =
+        |m: &&MemoryAnalysis<'_>| !matches!(m.output, crate::OutputClass::NotMeasured(_) | crate::OutputClass::Right);
+    let outcomes = a
         .memory
         .iter()
-        .map(|m| (&m.scenario.id, &m.outcome))
-        .chain(run.throughput.iter().map(|t| (&t.scenario.id, &t.outcome)));
+        .filter(|m| !judged(m))
+        .map(|m| (&m.record.scenario.id, &m.record.outcome))
+        .chain(a.run.throughput.iter().map(|t| (&t.scenario.id, &t.outcome)));
     let mut out = Vec::new();
     for (id, outcome) in outcomes {
         let Outcome::Failed { reason, kind } = outcome else {

@@ -40,7 +40,9 @@ pub(crate) struct TraceArgs {
     /// Gates, comma-separated: `leak` trips where new threads keep NPP's streams (memory grows
     /// for as long as the program makes new threads); `race` trips where a call site was called
     /// while its stream still had work queued, in a configuration the atlas (--atlas) does not
-    /// call ordered (without --atlas, any such site: its calls could race). Calls are asked
+    /// call ordered (without --atlas, any such site: its calls could race); `wrong` trips where a
+    /// call site's configuration computes wrong pixels with every call synchronised, as the atlas
+    /// says (measured, or by its function's rule; without --atlas it cannot trip). Calls are asked
     /// within a budget, the first always, then while the recording of the calls that can race,
     /// question included, averages under 0.6 µs a call (`NPPBENCH_TRACE_ASK_PENDING=all` asks
     /// every call, `0` none). A tripped gate exits with status 3, after the trace and its
@@ -57,6 +59,8 @@ pub(crate) struct TraceArgs {
 pub(crate) enum TraceGateArg {
     Leak,
     Race,
+    /// A call site in a configuration the atlas says computes wrong pixels (needs --atlas).
+    Wrong,
 }
 
 impl TraceGateArg {
@@ -64,6 +68,7 @@ impl TraceGateArg {
         match self {
             TraceGateArg::Leak => TraceGate::Leak,
             TraceGateArg::Race => TraceGate::Race,
+            TraceGateArg::Wrong => TraceGate::Wrong,
         }
     }
 }

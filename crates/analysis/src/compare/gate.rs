@@ -25,8 +25,15 @@ pub enum Gate {
     /// Any memory scenario of the candidate that leaks, new or not, whether or not the base has
     /// it.
     AnyLeak,
-    /// Any scenario of the candidate that failed (a crash, a timeout, a CUDA or NPP error, a wrong
-    /// output), whether or not the base has it.
+    /// New wrong pixels: a memory scenario found in both runs whose output, every call
+    /// synchronised, is wrong (or faulted the device) in the candidate and right in the base. A
+    /// miss of nppbench's own reference (a function with a tolerance) never trips it.
+    Wrong,
+    /// Any memory scenario of the candidate whose output is wrong or that faulted, new or not.
+    AnyWrong,
+    /// Any scenario of the candidate that failed (a crash, a timeout, a CUDA or NPP error),
+    /// whether or not the base has it. A wrong output is a class (wrong, any-wrong), not a
+    /// failure.
     Failed,
 }
 
@@ -63,7 +70,7 @@ mod tests {
             "leaks"
                 .parse::<Gate>()
                 .unwrap_err()
-                .contains("regression, leak, streams, race, any-leak, failed")
+                .contains("regression, leak, streams, race, any-leak, wrong, any-wrong, failed")
         );
     }
 

@@ -113,6 +113,8 @@ pub(super) fn memory_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>) -> Vec<Me
             more_streams,
             new_race: bm.race == RaceClass::Ordered && cm.race == RaceClass::Races,
             race_gone: bm.race == RaceClass::Races && cm.race == RaceClass::Ordered,
+            new_wrong: bm.output.wrong() == Some(false) && cm.output.wrong() == Some(true),
+            wrong_gone: bm.output.wrong() == Some(true) && cm.output.wrong() == Some(false),
         });
     }
     memory

@@ -21,7 +21,7 @@ use nppbench_stats::LeakClass;
 use super::groups::{Advice, Prediction, SiteGroup, SiteStream, ThreadingPattern, Unpredicted};
 use crate::RunAnalysis;
 use crate::evidence::{Evidence, FunctionRules, groups, pool};
-use crate::predict::{answer, answer_race, query};
+use crate::predict::{answer, answer_race, answer_wrong, query};
 use crate::verdict::{Fix, fixes};
 
 /// The atlas runs the predictions come from: one NPP version and GPU model, pooled.
@@ -158,6 +158,7 @@ fn predict(
     let q = query(p, geometry, stream, context, threading);
     let answer = answer(evidence, rules, &q);
     let race = answer_race(evidence, rules, &q);
+    let wrong = answer_wrong(evidence, rules, &q);
     let agrees = match (answer.class, g.observed) {
         (Some(predicted), Some(observed)) => Some((predicted == LeakClass::Leak) == (observed == LeakClass::Leak)),
         _ => None,
@@ -170,6 +171,7 @@ fn predict(
         threading,
         answer,
         race,
+        wrong,
         agrees,
     })
 }

@@ -8,6 +8,9 @@
 //!   stream other than the legacy default), in a configuration the atlas does not call ordered.
 //!   With `--atlas`, the sites the atlas says race; without it, or where the atlas cannot answer,
 //!   every site with work pending, since its calls could race.
+//! - **wrong**: a call site whose configuration the atlas says computes wrong pixels with every
+//!   call synchronised (measured, or by the function's wrong rule). Without an atlas it cannot
+//!   trip: the trace sees the call, not its pixels.
 
 use super::{SiteGroup, TraceFindings, TraceStatus};
 
@@ -16,6 +19,7 @@ use super::{SiteGroup, TraceFindings, TraceStatus};
 pub enum TraceGate {
     Leak,
     Race,
+    Wrong,
 }
 
 impl TraceGate {
@@ -23,6 +27,7 @@ impl TraceGate {
         match self {
             TraceGate::Leak => "leak",
             TraceGate::Race => "race",
+            TraceGate::Wrong => "wrong",
         }
     }
 }
@@ -84,6 +89,20 @@ pub fn tripped(f: &TraceFindings, gates: &[TraceGate]) -> Vec<Tripped> {
                             worst.calls_with_work_pending,
                             worst.calls_pending_asked,
                             worst.calls
+                        ),
+                    });
+                }
+            }
+            TraceGate::Wrong => {
+                let sites: Vec<&SiteGroup> = f.groups.iter().filter(|g| g.atlas_wrong() == Some(true)).collect();
+                if let Some(first) = sites.first() {
+                    out.push(Tripped {
+                        gate,
+                        what: format!(
+                            "{} call site(s) in a configuration the atlas says computes wrong pixels, the first {} ({} calls)",
+                            sites.len(),
+                            first.short_name(),
+                            first.calls
                         ),
                     });
                 }

@@ -9,7 +9,7 @@ use nppbench_model::{CallSite, ContextFill, Geometry, Primitive, StreamKind, Thr
 use nppbench_stats::LeakClass;
 
 use crate::evidence::FunctionRules;
-use crate::predict::{Answer, RaceAnswer};
+use crate::predict::{Answer, RaceAnswer, WrongAnswer};
 use crate::verdict::Fix;
 
 /// A call site's ROI and line steps, as recorded (`None`: the function takes no such step).
@@ -271,6 +271,9 @@ pub struct Prediction {
     /// Whether the atlas says this scenario races (its output can be wrong when the caller's
     /// stream writes the source late), and on what basis.
     pub race: RaceAnswer,
+    /// Whether the atlas says this scenario computes wrong pixels with every call synchronised,
+    /// and on what basis.
+    pub wrong: WrongAnswer,
     /// Whether the atlas's "leaks or not" is what the trace observed; `None` where either side
     /// has no class.
     pub agrees: Option<bool>,
@@ -281,6 +284,12 @@ impl SiteGroup {
     /// answer (no atlas, a function or geometry it cannot answer for).
     pub fn atlas_races(&self) -> Option<bool> {
         self.prediction.as_ref().ok()?.race.races
+    }
+
+    /// Whether the atlas says this group's configuration computes wrong pixels; `None` where it
+    /// gives no answer.
+    pub fn atlas_wrong(&self) -> Option<bool> {
+        self.prediction.as_ref().ok()?.wrong.wrong
     }
 
     /// Whether the group was called with work pending on its stream in a configuration that may

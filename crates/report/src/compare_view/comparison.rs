@@ -98,6 +98,15 @@ fn candidate_items(c: &Comparison, tripped: &[Gate], failing: &mut Vec<FailingIt
             .collect();
         items(Gate::AnyLeak, rows);
     }
+    if tripped.contains(&Gate::AnyWrong) {
+        let rows = c
+            .cand_wrong
+            .iter()
+            .filter(|id| !listed.contains(id))
+            .map(|id| (id.clone(), "wrong pixels in the candidate".to_owned()))
+            .collect();
+        items(Gate::AnyWrong, rows);
+    }
     if tripped.contains(&Gate::Failed) {
         let rows = c
             .cand_failed
@@ -130,6 +139,11 @@ fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
             String::new()
         },
         c.throughput.len()
+    ));
+    // Correctness leads: wrong pixels are worse than memory or time.
+    summary.push(format!(
+        "Pixels: {} scenario(s) newly wrong with every call synchronised, {} now right; in the candidate {} wrong or faulting, new or not.",
+        n.new_wrong, n.wrong_gone, n.cand_wrong
     ));
     summary.push(format!(
         "Memory: {} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, {} new race(s), {} race(s) gone, of {} scenarios.",
@@ -326,7 +340,11 @@ fn memory_rows(c: &Comparison, tripped: &[Gate], failing: &mut Vec<FailingItem>)
 }
 
 fn memory_flag(m: &MemoryChange) -> Option<&'static str> {
-    if m.new_leak {
+    if m.new_wrong {
+        Some("newly wrong pixels")
+    } else if m.wrong_gone {
+        Some("pixels now right")
+    } else if m.new_leak {
         Some("new leak")
     } else if m.fixed_leak {
         Some("leak gone")

@@ -68,6 +68,8 @@ pub struct ComparisonJson {
     pub only_in_candidate: Vec<String>,
     pub failures: FailuresJson,
     pub candidate_leaking: Vec<String>,
+    /// The candidate's memory scenarios whose output is wrong or that faulted.
+    pub candidate_wrong: Vec<String>,
     pub counts: Counts,
     /// The gates this candidate trips (empty where it is given no verdict).
     pub tripped: Vec<Gate>,
@@ -160,6 +162,8 @@ pub struct MemoryJson {
     pub more_streams: bool,
     pub new_race: bool,
     pub race_gone: bool,
+    pub new_wrong: bool,
+    pub wrong_gone: bool,
     pub gate: Option<Gate>,
 }
 
@@ -263,6 +267,8 @@ fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -
             more_streams: m.more_streams,
             new_race: m.new_race,
             race_gone: m.race_gone,
+            new_wrong: m.new_wrong,
+            wrong_gone: m.wrong_gone,
             gate: m.trips(&tripped),
         })
         .collect();
@@ -291,6 +297,7 @@ fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -
             candidate: c.cand_failed.clone(),
         },
         candidate_leaking: c.cand_leaking.clone(),
+        candidate_wrong: c.cand_wrong.clone(),
         counts: c.counts(),
         tripped,
         throughput,

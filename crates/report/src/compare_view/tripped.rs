@@ -24,6 +24,7 @@ impl CompareJson {
             ids.extend(c.memory.iter().filter(|m| m.gate == Some(gate)).map(|m| m.id.as_str()));
             match gate {
                 Gate::AnyLeak => ids.extend(c.candidate_leaking.iter().map(String::as_str)),
+                Gate::AnyWrong => ids.extend(c.candidate_wrong.iter().map(String::as_str)),
                 Gate::Failed => ids.extend(c.failures.candidate.iter().map(|f| f.id.as_str())),
                 _ => {}
             }
