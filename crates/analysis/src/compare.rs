@@ -357,12 +357,10 @@ pub fn compare_analysed(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Thresholds)
 /// `any-wrong`, never a failure.
 fn failed_scenarios(a: &RunAnalysis<'_>) -> Vec<FailedScenario> {
     let mut seen = BTreeSet::new();
-    let judged =
-        |m: &&MemoryAnalysis<'_>| !matches!(m.output, crate::OutputClass::NotMeasured(_) | crate::OutputClass::Right);
     let outcomes = a
         .memory
         .iter()
-        .filter(|m| !judged(m))
+        .filter(|m| !m.output.judged())
         .map(|m| (&m.record.scenario.id, &m.record.outcome))
         .chain(a.run.throughput.iter().map(|t| (&t.scenario.id, &t.outcome)));
     let mut out = Vec::new();

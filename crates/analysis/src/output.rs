@@ -77,6 +77,15 @@ impl OutputClass {
         }
     }
 
+    /// Whether the output was judged wrong, a fault or a miss of the reference: a class of its
+    /// own, never a failed scenario.
+    pub fn judged(&self) -> bool {
+        matches!(
+            self,
+            OutputClass::Wrong(_) | OutputClass::ReferenceMiss(_) | OutputClass::Faults(_)
+        )
+    }
+
     pub fn facts(&self) -> Option<&WrongFacts> {
         match self {
             OutputClass::Wrong(f) | OutputClass::ReferenceMiss(f) => Some(f),

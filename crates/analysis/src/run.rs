@@ -122,11 +122,13 @@ impl<'a> RunAnalysis<'a> {
     /// Failed scenarios (memory and throughput), counted by the kind of fault.
     pub fn failures_by_kind(&self) -> BTreeMap<FailureKind, usize> {
         let mut out = BTreeMap::new();
+        // A memory scenario whose output was judged (wrong, a fault, a miss of nppbench's own
+        // reference) is a class, not a failure, however an older run filed it.
         let outcomes = self
-            .run
             .memory
             .iter()
-            .map(|m| &m.outcome)
+            .filter(|m| !m.output.judged())
+            .map(|m| &m.record.outcome)
             .chain(self.run.throughput.iter().map(|t| &t.outcome));
         for kind in outcomes.filter_map(Outcome::failure_kind) {
             *out.entry(kind).or_insert(0) += 1;

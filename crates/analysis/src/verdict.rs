@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use nppbench_model::{ContextFill, FailureKind, StreamKind, Threading};
 
+use crate::OutputClass;
 use crate::memory::RaceClass;
 use crate::thresholds::{LAUNCH_BOUND_PIXELS, STREAMS_PER_THREAD};
 use crate::{MemoryAnalysis, RunAnalysis};
@@ -41,6 +42,23 @@ pub struct Verdict {
     pub race_never: Vec<String>,
     /// What a user of a racing configuration sees, on the largest image that raced.
     pub race_example: Option<RaceExample>,
+    /// The wrong-pixel hazard: what the synchronised calls computed.
+    pub output: OutputVerdict,
+}
+
+/// The outputs of a run's memory scenarios, judged: how many were checked, wrong, faulted, or
+/// missed nppbench's own reference; the functions that computed wrong pixels; one example.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutputVerdict {
+    /// Scenarios whose output was judged right or wrong (a fault counts as wrong).
+    pub judged: usize,
+    pub wrong: usize,
+    pub faults: usize,
+    pub reference_misses: usize,
+    /// The functions with a wrong or faulting scenario, in catalogue order.
+    pub functions: Vec<nppbench_model::Primitive>,
+    /// The wrong scenario with the largest first error: its label and its first wrong sample.
+    pub example: Option<(String, nppbench_model::WrongSample)>,
 }
 
 /// A racing scenario's wrong columns: what its output looks like.
@@ -190,6 +208,7 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
             })
         });
     Verdict {
+        output: output_verdict(a),
         race_example,
         race_measured: ordered.len(),
         races: racing.len(),
@@ -203,13 +222,51 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         kernels_per_call_other: kernels(false),
         leaking: leaking.len(),
         measured: measured.len(),
-        failed: a.memory.iter().filter(|m| m.record.outcome.is_failed()).count()
+        failed: a
+            .memory
+            .iter()
+            .filter(|m| m.record.outcome.is_failed() && !m.output.judged())
+            .count()
             + a.throughput.iter().filter(|t| t.record.outcome.is_failed()).count(),
         failed_by_kind: a.failures_by_kind(),
         never,
         per_thread_range: range(leaking.iter().filter_map(|m| m.per_thread.map(|f| f.slope))),
         hidden_range: range(leaking.iter().filter_map(|m| m.hidden_per_thread.map(|f| f.slope))),
     }
+}
+
+/// The wrong-pixel part of the verdict.
+fn output_verdict(a: &RunAnalysis<'_>) -> OutputVerdict {
+    let mut v = OutputVerdict::default();
+    let mut worst: Option<(f64, String, nppbench_model::WrongSample)> = None;
+    for m in &a.memory {
+        let s = &m.record.scenario;
+        match &m.output {
+            OutputClass::Right => v.judged += 1,
+            OutputClass::Wrong(f) => {
+                v.judged += 1;
+                v.wrong += 1;
+                v.functions.push(s.primitive);
+                if let (Some(first), Some(err)) = (f.first, f.first_error())
+                    && worst.as_ref().is_none_or(|(e, ..)| err > *e)
+                {
+                    let label = format!("{} {} · {} · {}", s.primitive, s.geometry.label(), s.stream, s.context);
+                    worst = Some((err, label, first));
+                }
+            }
+            OutputClass::Faults(_) => {
+                v.judged += 1;
+                v.faults += 1;
+                v.functions.push(s.primitive);
+            }
+            OutputClass::ReferenceMiss(_) => v.reference_misses += 1,
+            OutputClass::NotMeasured(_) => {}
+        }
+    }
+    v.functions.sort();
+    v.functions.dedup();
+    v.example = worst.map(|(_, label, first)| (label, first));
+    v
 }
 
 /// A change in time, `(with − without) / without`, percent: + is slower.

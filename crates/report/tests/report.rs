@@ -16,6 +16,8 @@ fn committed_runs() -> Vec<PathBuf> {
 
 #[path = "report/several_runs.rs"]
 mod several_runs;
+#[path = "report/wrong_pixels.rs"]
+mod wrong_pixels;
 
 fn load(path: &Path) -> RunFile {
     RunFile::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -101,7 +101,22 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
     } else {
         headline
     };
+    // Correctness leads: where NPP computed wrong pixels, that is the headline, and the leak's
+    // headline the first detail.
     let mut details = Vec::new();
+    let headline = match wrong_headline(v, a) {
+        Some(wrong) => {
+            details.push(headline);
+            wrong
+        }
+        None => headline,
+    };
+    if v.output.reference_misses > 0 {
+        details.push(format!(
+            "{} configuration(s) of functions with a tolerance missed nppbench's own CPU reference: that reference may be too strict, so they are not counted as NPP's wrong pixels.",
+            v.output.reference_misses
+        ));
+    }
     if let Some(r) = v.per_thread_range {
         details.push(format!(
             "Each new calling thread adds {} MiB of GPU memory that stays until the process exits.",
@@ -142,6 +157,38 @@ pub(super) fn verdict_view(v: &Verdict, a: &RunAnalysis<'_>) -> VerdictView {
         never: v.never.clone(),
         details,
     }
+}
+
+/// The wrong-pixel hazard as a headline, where NPP computed wrong pixels or faulted: how many
+/// configurations of which functions, one example with its first wrong sample, and the faults.
+fn wrong_headline(v: &Verdict, a: &RunAnalysis<'_>) -> Option<String> {
+    let o = &v.output;
+    if o.wrong + o.faults == 0 {
+        return None;
+    }
+    let names: Vec<String> = o.functions.iter().map(ToString::to_string).collect();
+    let mut out = format!(
+        "NPP {} computes wrong pixels on {} with every call synchronised, and returns success: {} of {} configurations checked, {} function(s) ({}).",
+        a.npp_version(),
+        a.run.environment.gpu.name,
+        o.wrong + o.faults,
+        o.judged,
+        names.len(),
+        names.join(", ")
+    );
+    if let Some((label, first)) = &o.example {
+        out.push_str(&format!(
+            " For example {label}: row {}, pixel {}, channel {} is {} where {} is expected.",
+            first.row, first.pixel, first.channel, first.actual, first.expected
+        ));
+    }
+    if o.faults > 0 {
+        out.push_str(&format!(
+            " {} configuration(s) faulted the device (a misaligned or illegal address), after which every CUDA call of the process fails.",
+            o.faults
+        ));
+    }
+    Some(out)
 }
 
 /// The race in words, where it was measured: how many configurations race, what a user sees,

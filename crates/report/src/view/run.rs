@@ -23,7 +23,7 @@ pub struct RunView {
     pub npp_version: String,
     pub gpu_name: String,
     pub heading: String,
-    /// `LEAKS` or `NO LEAK`.
+    /// `WRONG PIXELS · LEAKS`, `WRONG PIXELS`, `LEAKS` or `NO LEAK`: correctness first.
     pub status: String,
     pub interrupted: bool,
     /// What a reader must know before trusting the figures: a shared GPU, a test hook.
@@ -176,7 +176,7 @@ pub(crate) fn run_view(
         label: run.short_label(),
         npp_version: run.environment.npp.full_version(),
         gpu_name: run.environment.gpu.name.clone(),
-        status: if leaking { "LEAKS" } else { "NO LEAK" }.to_owned(),
+        status: status_word(v.output.wrong + v.output.faults > 0, leaking),
         interrupted: run.interrupted,
         warnings: prose::warnings(a),
         verdict: verdict_view(&v, a),
@@ -329,5 +329,25 @@ mod tests {
             super::reproduce(&run),
             "nppbench run --matrix=MATRIX.toml --npp NPP_DIR --repeat 5 --out DIR"
         );
+    }
+}
+
+/// A run's status, correctness first: `WRONG PIXELS · LEAKS`, `WRONG PIXELS`, `LEAKS` or
+/// `NO LEAK`.
+pub(crate) fn status_word(wrong: bool, leaking: bool) -> String {
+    let leak = if leaking { "LEAKS" } else { "NO LEAK" };
+    match (wrong, leaking) {
+        (true, true) => format!("WRONG PIXELS · {leak}"),
+        (true, false) => "WRONG PIXELS".to_owned(),
+        (false, _) => leak.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    #[test]
+    fn the_status_says_wrong_pixels_before_leaks() {
+        let all = [(true, true), (true, false), (false, true), (false, false)].map(|(w, l)| super::status_word(w, l));
+        assert_eq!(all, ["WRONG PIXELS · LEAKS", "WRONG PIXELS", "LEAKS", "NO LEAK"]);
     }
 }

@@ -19,10 +19,16 @@ use nppbench_analysis::{RunAnalysis, ThroughputAnalysis};
 
 use super::evidence::Evidence;
 
+mod lead;
+use self::lead::leads;
+
 #[derive(Debug, Serialize)]
 pub struct UpgradeView {
     /// `CHANGED` or `NO CHANGE`.
     pub status: String,
+    /// What a reader deciding the upgrade must read first: where a run computes wrong pixels that
+    /// the base computed right, one line per such run (the functions, the rule, an example).
+    pub lead: Vec<String>,
     pub versions: Vec<VersionRow>,
     /// Every candidate against the first run, by `compare`'s rule (no gates).
     pub compare: ComparePage,
@@ -40,7 +46,7 @@ pub struct UpgradeView {
 #[derive(Debug, Serialize)]
 pub struct VersionRow {
     pub label: String,
-    /// `LEAKS` or `NO LEAK`.
+    /// `WRONG PIXELS · LEAKS`, `WRONG PIXELS`, `LEAKS` or `NO LEAK`: correctness first.
     pub status: String,
     pub leaking: String,
     pub page: String,
@@ -218,9 +224,10 @@ pub(crate) fn upgrade(
         .map(|(i, a)| {
             let measured = a.memory.iter().filter(|m| m.class.is_some()).count();
             let leaking = a.leaking().count();
+            let v = nppbench_analysis::verdict::verdict(a);
             VersionRow {
                 label: label[i].clone(),
-                status: if leaking > 0 { "LEAKS" } else { "NO LEAK" }.into(),
+                status: super::run::status_word(v.output.wrong + v.output.faults > 0, leaking > 0),
                 leaking: format!("{leaking} of {measured} memory scenarios leak"),
                 page: run_page_name(i),
                 run_json: run_json_name(i, a.run, analyses.len()),
@@ -250,6 +257,7 @@ pub(crate) fn upgrade(
     let race_rules_differ = race_rules.iter().filter(|r| r.differs).count();
     race_rules.sort_by_key(|r| !r.differs);
     Ok(UpgradeView {
+        lead: leads(analyses, &compared[1..], &comparisons, evidence),
         status: if compare.status == "CHANGED" || rules_differ > 0 || race_rules_differ > 0 {
             "CHANGED"
         } else {
