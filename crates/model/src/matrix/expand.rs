@@ -35,6 +35,7 @@ struct Scenarios {
     /// Primitives with at least one valid geometry.
     used: Vec<Primitive>,
     skipped: Vec<String>,
+    notes: Vec<String>,
 }
 
 /// Expands a parsed matrix file; the matrix still holds scenarios that tables list twice.
@@ -89,6 +90,7 @@ pub(super) fn expand(spec: MatrixSpec, loc: &Locator<'_>) -> Result<Matrix, Mode
         memory: out.memory,
         throughput: out.throughput,
         skipped: out.skipped,
+        notes: out.notes,
     })
 }
 
@@ -106,12 +108,24 @@ impl Scenarios {
         let height = loc.int("height", &g.height, 1, max)?;
         let strides = strides(g, loc)?;
         let axes = table_axes(g, matrix, loc)?;
+        let mut ignored = Ignored::default();
         for &primitive in &axes.primitives {
             let mut geometry = match strides {
                 Strides::Explicit { src, dst } => {
                     let mut geometry = Geometry::new(primitive, width, height, src);
-                    if let Some(dst) = dst {
-                        geometry.dst_stride = dst;
+                    match dst {
+                        Some(_) if Geometry::values_bytes(primitive).is_some() => {
+                            ignored.dst_stride.push(primitive);
+                        }
+                        // Set has no source: the destination's stride given is its one stride.
+                        Some(dst) if primitive.row().sources == 0 => {
+                            if src != dst {
+                                ignored.src_stride.push(primitive);
+                            }
+                            (geometry.src_stride, geometry.dst_stride) = (dst, dst);
+                        }
+                        Some(dst) => geometry.dst_stride = dst,
+                        None => {}
                     }
                     geometry
                 }
@@ -138,6 +152,7 @@ impl Scenarios {
                 self.push(g, &axes, settings, primitive, geometry);
             }
         }
+        self.notes.extend(ignored.notes(g, loc));
         Ok(())
     }
 
@@ -174,6 +189,40 @@ impl Scenarios {
                 }
             }
         }
+    }
+}
+
+/// The strides a table gives that some of its functions do not have, by function.
+#[derive(Default)]
+struct Ignored {
+    /// Reductions: their destination is their values, 8 bytes apart.
+    dst_stride: Vec<Primitive>,
+    /// Set: no source; the `dst_stride` given is its one stride.
+    src_stride: Vec<Primitive>,
+}
+
+impl Ignored {
+    /// One note per stride ignored, where the table wrote it.
+    fn notes(&self, g: &GeometrySpec, loc: &Locator<'_>) -> Vec<String> {
+        let names = |ps: &[Primitive]| ps.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
+        let mut out = Vec::new();
+        if let (Some(d), false) = (&g.dst_stride, self.dst_stride.is_empty()) {
+            out.push(format!(
+                "{}: dst_stride {} is ignored for {}: a reduction's destination is its values, 8 bytes apart, not rows",
+                loc.at(d.span()),
+                d.get_ref(),
+                names(&self.dst_stride)
+            ));
+        }
+        if let (Some(s), false) = (&g.src_stride, self.src_stride.is_empty()) {
+            out.push(format!(
+                "{}: src_stride {} is ignored for {}: it has no source, and its one stride is the dst_stride given",
+                loc.at(s.span()),
+                s.get_ref(),
+                names(&self.src_stride)
+            ));
+        }
+        out
     }
 }
 

@@ -31,6 +31,11 @@ pub struct Matrix {
     /// that is not whole pixels, say): not measured, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
+    /// What the matrix gives that a function does not have and is measured without (a
+    /// reduction's `dst_stride`: its destination is its values, 8 bytes apart), each said where
+    /// it was written; `nppbench run` prints them before it starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Matrix {

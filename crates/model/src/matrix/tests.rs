@@ -161,3 +161,61 @@ fn the_primitives_key_of_a_run_json_matrix_is_not_an_unknown_field() {
     assert_eq!(m.settings, run.matrix.settings);
     assert_eq!((m.name, m.description), (run.matrix.name, run.matrix.description));
 }
+
+/// Mean_8u_C1R at 1×100 with `dst_stride = 1` crashed its probe (an 8-byte result in a 1-byte
+/// destination): the reduction is measured without the stride, and the matrix says so.
+#[test]
+fn a_reductions_dst_stride_is_ignored_and_said_where_it_was_written() {
+    let text = r#"
+name = "t"
+primitive = ["Mean_8u_C1R", "Convert_8u32f_C1R"]
+streams = ["blocking"]
+threading = ["single"]
+[[geometry]]
+width = 1
+height = 100
+src_stride = 4
+dst_stride = 4
+"#;
+    let m = parse(text).unwrap();
+    let mean = m.memory.iter().find(|s| s.primitive.name() == "Mean_8u_C1R").unwrap();
+    assert_eq!((mean.geometry.src_stride, mean.geometry.dst_stride), (4, 8));
+    let convert = m
+        .memory
+        .iter()
+        .find(|s| s.primitive.name() == "Convert_8u32f_C1R")
+        .unwrap();
+    assert_eq!(convert.geometry.dst_stride, 4);
+    assert_eq!(
+        m.notes,
+        vec![
+            "m.toml:10:14: dst_stride 4 is ignored for Mean_8u_C1R: a reduction's destination is its values, 8 bytes apart, not rows"
+        ]
+    );
+    assert!(m.skipped.is_empty(), "{:?}", m.skipped);
+    // Without a dst_stride there is nothing to ignore.
+    assert!(parse(&text.replace("dst_stride = 4\n", "")).unwrap().notes.is_empty());
+}
+
+#[test]
+fn sets_one_stride_is_the_dst_stride_given() {
+    let text = r#"
+name = "t"
+primitive = "Set_8u_C1R"
+streams = ["blocking"]
+threading = ["single"]
+[[geometry]]
+width = 31
+height = 4
+src_stride = 32
+dst_stride = 64
+"#;
+    let m = parse(text).unwrap();
+    let g = m.memory[0].geometry;
+    assert_eq!((g.src_stride, g.dst_stride), (64, 64));
+    assert!(
+        m.notes[0].contains("src_stride 32 is ignored for Set_8u_C1R"),
+        "{:?}",
+        m.notes
+    );
+}

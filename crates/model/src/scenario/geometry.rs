@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::DstShape;
 use crate::{ModelError, Primitive};
 
 /// The alignment NPP's fast paths care about, in bytes.
@@ -22,7 +23,8 @@ pub struct Geometry {
     pub height: u32,
     /// Source row stride, in bytes (for Set, the destination's).
     pub src_stride: u32,
-    /// Destination row stride, in bytes.
+    /// Destination row stride, in bytes. A reduction has no rows: its values lie 8 bytes apart,
+    /// and its `dst_stride` is always their span ([`Geometry::values_bytes`]).
     pub dst_stride: u32,
     /// Set when this is the padded-ROI fix of an unaligned width: the width it was rounded up from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,8 +46,8 @@ impl Geometry {
         let row = primitive.row();
         let dst_stride = if row.sources == 0 {
             src_stride
-        } else if !row.dst_is_image() {
-            clamp_u32(8 * u64::from(row.dst_size(width, height).0))
+        } else if let Some(values) = Geometry::values_bytes(primitive) {
+            values
         } else {
             let pad_px = u64::from(src_stride)
                 .div_ceil(primitive.src_bytes_per_pixel())
@@ -69,10 +71,9 @@ impl Geometry {
         let stride = |bytes: u64| clamp_u32(round_up(bytes, u64::from(align)) + u64::from(extra));
         let src_stride = stride(u64::from(width) * primitive.src_bytes_per_pixel());
         let (dst_w, _) = row.dst_size(width, height);
-        let dst_stride = if row.dst_is_image() {
-            stride(u64::from(dst_w) * primitive.dst_bytes_per_pixel())
-        } else {
-            clamp_u32(8 * u64::from(dst_w))
+        let dst_stride = match Geometry::values_bytes(primitive) {
+            Some(values) => values,
+            None => stride(u64::from(dst_w) * primitive.dst_bytes_per_pixel()),
         };
         Geometry {
             width,
@@ -80,6 +81,15 @@ impl Geometry {
             src_stride,
             dst_stride,
             padded_from: None,
+        }
+    }
+
+    /// A reduction's destination in bytes: its values, 8 bytes apart (what it writes, whatever
+    /// the image); `None` for a function whose destination is an image.
+    pub fn values_bytes(primitive: Primitive) -> Option<u32> {
+        match primitive.row().dst_shape {
+            DstShape::Scalars { count } => Some(8 * count),
+            _ => None,
         }
     }
 
@@ -145,13 +155,13 @@ impl Geometry {
         u64::from(self.src_stride) * u64::from(self.height)
     }
 
-    /// Destination buffer size in bytes for `primitive`.
+    /// Destination buffer size in bytes for `primitive`: `dst_stride` × the destination's
+    /// rows, or a reduction's values ([`Geometry::values_bytes`]), never its `dst_stride`.
     pub fn dst_bytes(&self, primitive: Primitive) -> u64 {
         let (_, h) = self.dst_size(primitive);
-        if primitive.row().dst_is_image() {
-            u64::from(self.dst_stride) * u64::from(h)
-        } else {
-            u64::from(self.dst_stride)
+        match Geometry::values_bytes(primitive) {
+            Some(values) => u64::from(values),
+            None => u64::from(self.dst_stride) * u64::from(h),
         }
     }
 
@@ -165,7 +175,9 @@ impl Geometry {
     }
 
     /// Checks what NPP needs of a geometry before any GPU work: sizes at least 1, strides that
-    /// hold a row and are whole samples, everything within NPP's `int` arguments.
+    /// hold a row and are whole samples, everything within NPP's `int` arguments; and strides
+    /// that agree with what the function has (a reduction's `dst_stride` is its values' span;
+    /// Set's two strides are its one destination's).
     pub fn validate(&self, primitive: Primitive) -> Result<(), ModelError> {
         let ctx = || format!("geometry {} for {primitive}", self.label());
         let row = primitive.row();
@@ -224,8 +236,29 @@ impl Geometry {
             }
             whole_units("dst_stride", self.dst_stride, row.dst).map_err(|m| ModelError::invalid(ctx(), m))?;
         }
-        Ok(())
+        consistent_strides(self, primitive).map_err(|m| ModelError::invalid(ctx(), m))
     }
+}
+
+/// A reduction's `dst_stride` is its values' span, and Set's `src_stride` (it has no source) is
+/// its destination's: any other stride names something the function does not have.
+fn consistent_strides(g: &Geometry, primitive: Primitive) -> Result<(), String> {
+    if let DstShape::Scalars { count } = primitive.row().dst_shape {
+        let values = 8 * count;
+        if g.dst_stride != values {
+            return Err(format!(
+                "dst_stride {} does not fit {primitive}: a reduction writes {count} value(s) 8 bytes apart, not rows, so its dst_stride is {values}; leave dst_stride out",
+                g.dst_stride
+            ));
+        }
+    }
+    if primitive.row().sources == 0 && g.src_stride != g.dst_stride {
+        return Err(format!(
+            "src_stride {} and dst_stride {} differ, but {primitive} has no source: its one stride is the destination's; give the same value to both",
+            g.src_stride, g.dst_stride
+        ));
+    }
+    Ok(())
 }
 
 /// A stride must hold whole samples; a four-channel image's, whole pixels (NPP answers other
@@ -339,5 +372,37 @@ mod tests {
         let g = Geometry::aligned(f, 31, 4, 128, 0);
         assert_eq!(g.padded_roi(f).unwrap().width, 32);
         assert!(Geometry::aligned(f, 32, 4, 128, 0).padded_roi(f).is_none());
+    }
+
+    /// Mean_8u_C1R at 1×100, stride 1, given `dst_stride = 1` by a matrix: its 8-byte result
+    /// was encoded into a 1-byte destination and the probe panicked.
+    #[test]
+    fn a_reductions_destination_is_its_values_never_its_dst_stride() {
+        let mean = prim("Mean_8u_C1R");
+        let g = Geometry {
+            dst_stride: 1,
+            ..Geometry::new(mean, 1, 100, 1)
+        };
+        assert_eq!(g.dst_bytes(mean), 8);
+        let err = g.validate(mean).unwrap_err().to_string();
+        assert!(
+            err.contains("dst_stride 1 does not fit Mean_8u_C1R") && err.contains("its dst_stride is 8"),
+            "{err}"
+        );
+        let min_max = prim("MinMax_32f_C1R");
+        assert_eq!(Geometry::new(min_max, 3, 9, 12).dst_bytes(min_max), 16);
+        assert!(Geometry::aligned(min_max, 3, 9, 64, 4).validate(min_max).is_ok());
+    }
+
+    #[test]
+    fn set_with_two_different_strides_is_refused() {
+        let set = prim("Set_8u_C1R");
+        let g = Geometry {
+            dst_stride: 64,
+            ..Geometry::new(set, 31, 4, 32)
+        };
+        let err = g.validate(set).unwrap_err().to_string();
+        assert!(err.contains("src_stride 32 and dst_stride 64 differ"), "{err}");
+        assert!(Geometry::new(set, 31, 4, 32).validate(set).is_ok());
     }
 }
