@@ -1,6 +1,7 @@
-//! The environment phase: for each NPP version, one probe that describes the GPUs, driver and
-//! NPP (or, with `--resume`, the journal of the interrupted run), the check that the matrix fits
-//! the devices, and the version's journal opened.
+//! The environment phase: what the matrix measures without (its notes, said first), then for
+//! each NPP version one probe that describes the GPUs, driver and NPP (or, with `--resume`, the
+//! journal of the interrupted run), the check that the matrix fits the devices, and the
+//! version's journal opened.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -12,6 +13,14 @@ use super::child::Child;
 use super::journal::{self, Journal, JournalEntry, Resumed};
 use super::{Progress, RunError, RunOptions, Version, io_error};
 use crate::protocol::{EnvironmentReply, Request};
+
+/// Says, before anything starts, each note of the matrix: what it gives that a function does
+/// not have and is measured without (a reduction's `dst_stride`), and where it was written.
+pub(super) fn say_notes(matrix: &Matrix, progress: &dyn Progress) {
+    for note in &matrix.notes {
+        progress.note(&format!("note: {note}"));
+    }
+}
 
 /// Opens version `index` of the run: its environment probed (or read back with its records
 /// from the journal when resuming), checked against the matrix, and its journal opened. Returns
@@ -123,4 +132,42 @@ pub(super) fn check_fits(matrix: &Matrix, env: &Environment) -> Result<(), RunEr
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Mutex;
+
+    use nppbench_model::Outcome;
+
+    use super::*;
+    use crate::runner::Expected;
+
+    /// The notes a run was told.
+    #[derive(Default)]
+    struct Notes(Mutex<Vec<String>>);
+
+    impl Progress for Notes {
+        fn begin(&self, _: usize, _: usize, _: Expected) {}
+        fn done(&self, _: &str, _: &Outcome) {}
+        fn note(&self, message: &str) {
+            self.0.lock().unwrap().push(message.to_owned());
+        }
+        fn finish(&self) {}
+    }
+
+    #[test]
+    fn a_reductions_ignored_dst_stride_is_said_before_the_run() {
+        let text = "name = \"t\"\nprimitive = \"Mean_8u_C1R\"\nstreams = [\"blocking\"]\nthreading = [\"single\"]\n[[geometry]]\nwidth = 1\nheight = 100\nsrc_stride = 1\ndst_stride = 1\n";
+        let matrix = Matrix::from_toml(text, Path::new("m.toml")).unwrap();
+        let notes = Notes::default();
+        say_notes(&matrix, &notes);
+        let said = notes.0.into_inner().unwrap();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("note: m.toml:9:14: dst_stride 1 is ignored for Mean_8u_C1R"),
+            "{said:?}"
+        );
+    }
 }

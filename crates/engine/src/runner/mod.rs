@@ -213,6 +213,7 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     let mut phases = Vec::new();
     let mut versions = Vec::new();
     let mut matrix = opts.matrix.clone();
+    environment_phase::say_notes(&matrix, progress);
     let t = Instant::now();
     for (index, npp_dir) in opts.npp_dirs.iter().enumerate() {
         let (version, its_matrix) = environment_phase::open_version(opts, index, npp_dir, progress, stop)?;

@@ -64,7 +64,16 @@ impl Locator<'_> {
             let found: Vec<Primitive> = if name == "all" {
                 Primitive::all().collect()
             } else if let Some(lib) = crate::catalog::Library::ALL.iter().find(|l| l.name() == name) {
-                Primitive::all().filter(|p| p.row().library == *lib).collect()
+                let rows: Vec<Primitive> = Primitive::all().filter(|p| p.row().library == *lib).collect();
+                if rows.is_empty() {
+                    return Err(ModelError::invalid(
+                        self.at(spec.span()),
+                        format!(
+                            "primitive {name:?} is a library of no function nppbench measures; name a function or another library (`nppbench primitives` lists them)"
+                        ),
+                    ));
+                }
+                rows
             } else {
                 vec![Primitive::from_name(name).ok_or_else(|| {
                     ModelError::invalid(self.at(spec.span()), crate::catalog::unknown_primitive(name))
@@ -75,6 +84,12 @@ impl Locator<'_> {
                     out.push(p);
                 }
             }
+        }
+        if out.is_empty() {
+            return Err(ModelError::invalid(
+                self.at(spec.span()),
+                "primitive names no function; name at least one (`nppbench primitives` lists them)",
+            ));
         }
         Ok(out)
     }

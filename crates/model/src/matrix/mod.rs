@@ -67,10 +67,14 @@ impl Matrix {
         self.memory.retain(|s| seen.insert(s.id.clone()));
         self.throughput.retain(|s| seen.insert(s.id.clone()));
         if self.memory.is_empty() && self.throughput.is_empty() {
-            return Err(ModelError::invalid(
-                path.display().to_string(),
-                "the matrix has no scenario: give at least one stream kind and threading model",
-            ));
+            let message = match self.skipped.first() {
+                // Every function skipped every geometry: say why the first was.
+                Some(first) => format!(
+                    "the matrix has no scenario: no function it names takes any of its geometries (the first refused: {first})"
+                ),
+                None => "the matrix has no scenario: give at least one stream kind and threading model".to_owned(),
+            };
+            return Err(ModelError::invalid(path.display().to_string(), message));
         }
         Ok(())
     }

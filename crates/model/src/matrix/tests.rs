@@ -219,3 +219,35 @@ dst_stride = 64
         m.notes
     );
 }
+
+/// A matrix whose functions each refuse its one geometry said "give at least one stream kind and
+/// threading model", which it had: it says why the geometry was refused.
+#[test]
+fn a_matrix_whose_every_geometry_is_refused_says_why() {
+    let text = r#"
+name = "t"
+primitive = ["Resize_8u_C1R", "Copy_32f_C1R"]
+streams = ["blocking"]
+threading = ["single"]
+[[geometry]]
+width = 1
+height = 4
+src_stride = 2
+"#;
+    let err = parse(text).unwrap_err().to_string();
+    assert!(
+        err.contains("no function it names takes any of its geometries") && err.contains("m.toml:7:9"),
+        "{err}"
+    );
+}
+
+/// `primitive = "nppc"` (NPP's core library, which has no function measured) expanded to no
+/// function, and the matrix said "give at least one stream kind and threading model".
+#[test]
+fn a_primitive_list_that_names_no_function_says_so() {
+    for (list, said) in [("\"nppc\"", "a library of no function"), ("[]", "names no function")] {
+        let text = SMALL.replace("name = \"t\"", &format!("name = \"t\"\nprimitive = {list}"));
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("m.toml:3:13") && err.contains(said), "{err}");
+    }
+}
