@@ -33,8 +33,16 @@ fn neighbours(c: &Case) -> Vec<(Geometry, StreamKind, ContextFill, Threading)> {
             src_stride: g.src_stride.next_multiple_of(align) + if g.src_stride % align == 0 { align / 2 } else { 0 },
             ..g
         });
+        let dst_stride = g.dst_stride.next_multiple_of(align) + if g.dst_stride % align == 0 { align / 2 } else { 0 };
+        // Set has no source: its one stride is both (a reduction has none: validate drops it).
+        let src_stride = if c.primitive.row().sources == 0 {
+            dst_stride
+        } else {
+            g.src_stride
+        };
         geometries.push(Geometry {
-            dst_stride: g.dst_stride.next_multiple_of(align) + if g.dst_stride % align == 0 { align / 2 } else { 0 },
+            src_stride,
+            dst_stride,
             ..g
         });
     }
@@ -144,4 +152,45 @@ pub fn matrix_toml(name: &str, what: &str, scenarios: &[MemoryScenario], calls: 
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use nppbench_model::Primitive;
+    use nppbench_stats::LeakClass;
+
+    use super::*;
+
+    fn case(name: &str, geometry: impl Fn(Primitive) -> Geometry) -> Case {
+        let primitive = Primitive::from_name(name).unwrap();
+        Case {
+            id: String::new(),
+            primitive,
+            geometry: geometry(primitive),
+            stream: StreamKind::Blocking,
+            context: ContextFill::FromStream,
+            threading: Threading::ThreadPerCall,
+            declared_non_blocking: None,
+            class: LeakClass::Leak,
+            race: None,
+            held_out: false,
+        }
+    }
+
+    /// A reduction has no destination stride to move, and Set's one stride is both of its
+    /// fields: every neighbour proposed is a geometry the function takes.
+    #[test]
+    fn strides_move_only_where_the_function_has_them() {
+        let mean = case("Mean_8u_C1R", |p| Geometry::new(p, 100, 4, 112));
+        let ns = neighbours(&mean);
+        assert!(ns.iter().all(|(g, ..)| g.dst_stride == 8), "{ns:?}");
+        assert!(
+            ns.iter().any(|(g, ..)| g.src_stride != 112),
+            "the source stride still moves"
+        );
+        let set = case("Set_8u_C1R", |p| Geometry::new(p, 100, 4, 112));
+        let ns = neighbours(&set);
+        assert!(ns.iter().all(|(g, ..)| g.src_stride == g.dst_stride), "{ns:?}");
+        assert!(ns.iter().any(|(g, ..)| g.dst_stride != 112), "Set's stride still moves");
+    }
 }
