@@ -55,6 +55,9 @@ pub(super) struct GeometrySpec {
     pub(super) height: Spanned<i64>,
     /// The source row stride in bytes, as given (the destination's keeps its padding in pixels).
     pub(super) src_stride: Option<Spanned<i64>>,
+    /// The destination row stride in bytes. A reduction has no destination rows (its values lie
+    /// 8 bytes apart): there it is ignored, and the matrix's notes say so; Set has no source:
+    /// there it is the one stride, and `src_stride` is ignored.
     pub(super) dst_stride: Option<Spanned<i64>>,
     /// Instead of `src_stride`: each row's bytes rounded up to a multiple of this, for every
     /// pixel format alike, plus `stride_extra` bytes.
