@@ -307,8 +307,16 @@ fn host_side(p: Primitive, g: &Geometry, flip: usize) -> Result<(), TestCaseErro
     prop_assert_eq!(wrong_pixels(p, g, &expected, &expected).count, 0, "{}", at);
     let mut changed = expected.clone();
     changed[flip % expected.len()] ^= 0xFF;
-    if let Err(e) = compare(p, g, &expected, &changed) {
-        prop_assert!(e.contains(&p.npp_name()), "{at}: {e}");
+    // A changed output is a measurement, counted and located, never an error; a byte changed
+    // anywhere in an exact function's destination (a sample, or outside its ROI) is wrong.
+    let judged = compare(p, g, &expected, &changed).map_err(|e| TestCaseError::fail(format!("{at}: {e}")))?;
+    if row.tolerance == nppbench_catalog::Tolerance::Exact {
+        let w = judged
+            .wrong
+            .ok_or_else(|| TestCaseError::fail(format!("{at}: a changed byte reads right")))?;
+        prop_assert!(w.pixels + w.outside_bytes > 0, "{}: {:?}", at, w);
+        let words = nppbench_npp::wrong_words(p, &w);
+        prop_assert!(words.contains(&p.npp_name()), "{}: {}", at, words);
     }
     let _ = wrong_pixels(p, g, &expected, &changed);
     Ok(())
