@@ -173,6 +173,7 @@ mod tests {
             declared_non_blocking: None,
             class: LeakClass::Leak,
             race: None,
+            wrong: None,
             held_out: false,
         }
     }

@@ -255,11 +255,17 @@ impl Evidence {
                 })
             })
             .collect();
-        // Wrong pixels likewise, over every scenario whose output was judged.
+        // Wrong pixels likewise, over every judged scenario of the function's pixel-format
+        // family (the same source and destination formats and tolerance): one function alone
+        // rarely has the wrong scenarios to fit a rule on, and where a row starts is tried too.
+        let family = |q: Primitive| {
+            let (a, b) = (q.row(), p.row());
+            a.src == b.src && a.dst == b.dst && a.sources == b.sources && a.tolerance == b.tolerance
+        };
         let wrong: Vec<Case> = self
             .outputs
             .iter()
-            .filter(|c| c.primitive == p)
+            .filter(|c| family(c.primitive))
             .filter_map(|c| {
                 let wrong = c.wrong?;
                 Some(Case {
@@ -274,7 +280,8 @@ impl Evidence {
             leak,
             flips: self.flips.iter().filter(|f| f.primitive == p).cloned().collect(),
             race: (!racing.is_empty()).then(|| rules::discover(p, &racing, LeakClass::Leak)),
-            wrong: (!wrong.is_empty()).then(|| rules::discover(p, &wrong, LeakClass::Leak)),
+            wrong: (!wrong.is_empty() && wrong.iter().any(|c| c.primitive == p))
+                .then(|| rules::discover_with(p, &wrong, LeakClass::Leak, &rules::row_start_features())),
         }
     }
 }

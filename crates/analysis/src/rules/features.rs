@@ -45,6 +45,23 @@ pub enum Feature {
     LeaksWithNewThreads(Vec<Literal>),
     /// A bounded set of at least N threads makes the calls (a pool of N or more).
     ThreadsAtLeast(u32),
+    /// Some source row starts between `lo` and `hi` bytes (both included) past a multiple of
+    /// [`ROW_START_MODULUS`] bytes (the buffer's own start being aligned): where an unaligned
+    /// stride puts a row's first byte, which an alignment of the stride alone does not tell.
+    SrcRowStartsIn(u32, u32),
+}
+
+/// The alignment a source row's start is measured against, in bytes (NPP's 16-byte loads).
+pub const ROW_START_MODULUS: u32 = 16;
+
+/// Features of where the source rows start: every offset past [`ROW_START_MODULUS`], alone and
+/// with its next; the wrong-pixel rule tries them (a wrong output may follow where a row's first
+/// byte lands, not only the stride's alignment).
+pub fn row_start_features() -> Vec<Feature> {
+    (1..ROW_START_MODULUS)
+        .flat_map(|lo| [Feature::SrcRowStartsIn(lo, lo), Feature::SrcRowStartsIn(lo, lo + 1)])
+        .filter(|f| !matches!(f, Feature::SrcRowStartsIn(_, hi) if *hi >= ROW_START_MODULUS))
+        .collect()
 }
 
 /// The numbers a threshold feature compares.
@@ -110,8 +127,16 @@ impl Feature {
                 .filter(|l| !matches!(l.feature, Feature::NewThreadPerCall | Feature::ThreadsAtLeast(_)))
                 .all(|l| l.holds_on(c)),
             Feature::ThreadsAtLeast(n) => c.threading.thread_bound().is_some_and(|b| b >= *n),
+            Feature::SrcRowStartsIn(lo, hi) => src_row_starts(g).any(|r| (*lo..=*hi).contains(&r)),
         }
     }
+}
+
+/// Where each source row starts past a multiple of [`ROW_START_MODULUS`] bytes; the offsets
+/// repeat after that many rows.
+fn src_row_starts(g: &nppbench_model::Geometry) -> impl Iterator<Item = u32> {
+    let rows = g.height.min(ROW_START_MODULUS);
+    (0..rows).map(move |y| ((u64::from(y) * u64::from(g.src_stride)) % u64::from(ROW_START_MODULUS)) as u32)
 }
 
 /// The `nStreamFlags` a context filled `context` declares for `stream`, where no measurement
@@ -172,11 +197,16 @@ fn thresholds(q: Quantity, cases: &[&Case], target: impl Fn(&Case) -> bool) -> V
     out
 }
 
-/// The candidate features for these cases, in the order rules prefer them: alignments (smaller
-/// moduli first), then the threading model, the stream, the flags, the context, row lengths and
-/// heights, the image size.
+/// The candidate features for these cases, in the order rules prefer them: those derived from
+/// another rule, alignments (smaller moduli first), then the threading model, the stream, the
+/// flags, the context, row lengths and heights, the image size, and where source rows start.
 pub(super) fn candidates(cases: &[&Case], target: impl Fn(&Case) -> bool + Copy, derived: &[Feature]) -> Vec<Feature> {
-    let mut out = derived.to_vec();
+    // Where a row starts is tried last: a rule names an alignment or a length where that tells
+    // the cases apart as well.
+    let (last, mut out): (Vec<Feature>, Vec<Feature>) = derived
+        .iter()
+        .cloned()
+        .partition(|f| matches!(f, Feature::SrcRowStartsIn(..)));
     let alignments: [fn(u32) -> Feature; 5] = [
         Feature::SrcRowBytesMultiple,
         Feature::DstRowBytesMultiple,
@@ -207,5 +237,6 @@ pub(super) fn candidates(cases: &[&Case], target: impl Fn(&Case) -> bool + Copy,
         out.extend(thresholds(q, cases, target).into_iter().map(|k| q.at_least(k)));
     }
     out.push(Feature::LargeImage);
+    out.extend(last);
     out
 }

@@ -25,7 +25,9 @@ mod tests;
 use nppbench_model::{ContextFill, Geometry, Primitive, StreamKind, Threading};
 use nppbench_stats::LeakClass;
 
-pub use self::features::{Feature, LARGE_PIXELS, Literal, MODULI, declares_non_blocking};
+pub use self::features::{
+    Feature, LARGE_PIXELS, Literal, MODULI, ROW_START_MODULUS, declares_non_blocking, row_start_features,
+};
 pub use self::search::MAX_LITERALS;
 use self::search::{Found, search};
 

@@ -291,3 +291,30 @@ fn the_rule_search_does_not_panic_when_no_feature_separates_the_scenarios() {
         "nothing is predicted"
     );
 }
+
+/// Where a source row starts past a 16-byte boundary follows the stride and the height: an odd
+/// stride reaches every offset within 16 rows, one that is 4 bytes past a multiple of 16 only
+/// multiples of 4, and a single row starts at the buffer's own (aligned) start.
+#[test]
+fn a_row_start_feature_reads_where_each_source_row_starts() {
+    let at = |stride: u32, height: u32| {
+        let mut c = case(512, stride, StreamKind::Blocking, Threading::ThreadPerCall, false);
+        c.geometry.height = height;
+        c
+    };
+    let nine_or_ten = Feature::SrcRowStartsIn(9, 10);
+    assert!(nine_or_ten.holds(&at(513, 16)));
+    assert!(!nine_or_ten.holds(&at(513, 9)), "rows 0 to 8 start at 0 to 8");
+    assert!(!nine_or_ten.holds(&at(516, 256)), "only multiples of 4");
+    assert!(
+        nine_or_ten.holds(&at(518, 256)),
+        "6, 12, 2, 8, 14, 4, 10: 10 is reached"
+    );
+    assert!(!nine_or_ten.holds(&at(513, 1)));
+    let all = super::row_start_features();
+    assert_eq!(all.len(), 29, "15 offsets alone and 14 with their next");
+    assert!(
+        all.iter()
+            .all(|f| matches!(f, Feature::SrcRowStartsIn(lo, hi) if lo <= hi && *hi < 16))
+    );
+}

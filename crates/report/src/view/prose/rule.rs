@@ -41,6 +41,16 @@ pub fn literal(l: &Literal) -> String {
         F::LeaksWithNewThreads(_) => "the leak rule's other conditions do not hold".into(),
         F::ThreadsAtLeast(n) if l.holds => format!("a bounded set of at least {n} threads makes the calls"),
         F::ThreadsAtLeast(n) => format!("no bounded set of {n} threads or more makes the calls"),
+        F::SrcRowStartsIn(lo, hi) => {
+            let m = nppbench_analysis::rules::ROW_START_MODULUS;
+            let offsets = if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo} to {hi}")
+            };
+            let some = if l.holds { "some" } else { "no" };
+            format!("{some} source row starts {offsets} bytes past a {m}-byte boundary")
+        }
     }
 }
 
