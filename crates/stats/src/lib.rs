@@ -6,10 +6,13 @@
 #![forbid(unsafe_code)]
 
 pub mod change_points;
+mod clusters;
 pub mod settle;
 pub mod tests_of_passes;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
+
+pub use clusters::{TwoClusters, two_clusters};
 
 /// Device memory is handed out in 2 MiB pieces: growth below one piece is no growth.
 pub const GRANULE_MIB: f64 = 2.0;
