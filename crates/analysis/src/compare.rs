@@ -8,6 +8,7 @@
 
 mod coverage;
 mod gate;
+mod older;
 mod pairs;
 mod passes;
 
@@ -22,6 +23,7 @@ pub use nppbench_stats::tests_of_passes::{MIN_PASSES, PassTest};
 
 pub use self::coverage::{Coverage, MIN_COVERAGE, Mismatch};
 pub use self::gate::Gate;
+pub use self::older::{NotJudged, Older};
 pub use self::passes::{ByLayout, LayoutTest, ThroughputJudgement, ThroughputPasses, judge_throughput, tested_figures};
 
 /// How a comparison judges throughput.
@@ -104,8 +106,11 @@ pub struct ThroughputChange {
     /// Host latency per call, tested on the per-pass medians for launch-bound images: shown,
     /// never part of the verdict.
     pub latency: Option<PassTest>,
-    /// Faster or slower when the time per call is (each layout's, where they mix).
+    /// Faster or slower when the time per call is (each layout's, where they mix); unsettled
+    /// where the scenario is not judged for want of a figure (`not_judged`).
     pub verdict: Change,
+    /// Why the scenario is not judged though each side has passes (see [`NotJudged`]).
+    pub not_judged: Option<NotJudged>,
     /// Whether this scenario can fail the regression gate (see [`Thresholds::gate_min_pixels`]).
     pub gated: bool,
     /// The passes each side had, of the figure tested.
@@ -199,6 +204,11 @@ pub struct Counts {
     pub faster: usize,
     pub same: usize,
     pub unsettled: usize,
+    /// Of the unsettled, those not judged because a run made by an older nppbench lacks the
+    /// per-layout figures the layouts' mix needs ([`NotJudged::Older`]), and those whose runs
+    /// share no layout ([`NotJudged::LayoutsApart`]).
+    pub unsettled_older: usize,
+    pub unsettled_layouts_apart: usize,
     /// Too few passes a side to judge.
     pub unjudged: usize,
     pub new_leaks: usize,
@@ -250,6 +260,16 @@ impl Comparison {
             faster: count(Change::Faster),
             same: count(Change::Same),
             unsettled: count(Change::Unsettled),
+            unsettled_older: self
+                .throughput
+                .iter()
+                .filter(|x| matches!(x.not_judged, Some(NotJudged::Older(_))))
+                .count(),
+            unsettled_layouts_apart: self
+                .throughput
+                .iter()
+                .filter(|x| x.not_judged == Some(NotJudged::LayoutsApart))
+                .count(),
             unjudged: count(Change::NotEnoughPasses),
             new_leaks: self.memory.iter().filter(|m| m.new_leak).count(),
             fixed_leaks: self.memory.iter().filter(|m| m.fixed_leak).count(),
@@ -262,6 +282,18 @@ impl Comparison {
             cand_wrong: self.cand_wrong.len(),
             cand_failed: self.cand_failed.len(),
         }
+    }
+
+    /// The run made by an older nppbench, where a scenario was not judged for that
+    /// ([`NotJudged::Older`]): the base, the candidate, or both (where scenarios disagree,
+    /// both).
+    pub fn older(&self) -> Option<Older> {
+        let mut sides = self.throughput.iter().filter_map(|x| match x.not_judged {
+            Some(NotJudged::Older(o)) => Some(o),
+            _ => None,
+        });
+        let first = sides.next()?;
+        Some(if sides.all(|o| o == first) { first } else { Older::Both })
     }
 
     /// Whether the two runs compare (see [`Coverage::compares`]).

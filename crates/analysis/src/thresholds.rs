@@ -40,6 +40,18 @@ pub const IN_TURN_MIN_SHARE: f64 = 0.1;
 /// to 6.27 µs in passes with 107 to 147). 50%.
 pub const AT_ONCE_MIN_SHARE: f64 = 0.5;
 
+/// Where a run made by an older nppbench timed no layout of a call's kernels apart (runs made
+/// before 2026-11-27), compare judges the busy time over all calls; it does not where the two
+/// runs' processes drew the layouts this far apart: their mean shares of calls with kernels at
+/// once differ by this much or more. The busy time over all calls falls in two modes with the
+/// share (the 1918×1080 convert: 6.27 µs with most calls at once, 6.85 µs with few), so two runs
+/// that drew different shares differ by up to 9% with nothing changed: the calibration runs of
+/// five H100s (reports/calibration/GPU-*), each layout's busy time removed as an older build
+/// would have written them, tripped the regression gate in 5 of their 105 quick pairs (8 of 210
+/// with the base's figures removed alone), every trip between runs whose shares differ by 41 to
+/// 82 points (crates/analysis/tests/older_runs.rs). 25 points.
+pub const OLDER_SHARES_APART: f64 = 0.25;
+
 /// Host-latency changes smaller than this, in percent, are noise: one call's launch and
 /// synchronisation take 14.5 µs in one process and 18 µs in the next on the same H200 (the
 /// host's scheduling), so same-against-same pairs move by up to 23.8% (docs/calibration.md), with

@@ -67,6 +67,7 @@ pub(crate) fn throughput_passes(scenario: &str, uuid: &str, passes: &[f64]) -> S
                 kernel_summed_ns: passes.to_vec(),
                 busy_time_known: true,
                 by_layout: None,
+                at_once_share: Vec::new(),
                 latency_us: vec![13.0; passes.len()],
             }),
         }),

@@ -50,6 +50,7 @@ pub(super) fn throughput_changes(b: &RunAnalysis<'_>, c: &RunAnalysis<'_>, t: Th
             by_layout: judged.by_layout,
             latency: judged.latency,
             verdict: judged.verdict,
+            not_judged: judged.not_judged,
             gated: judged.gated,
             base_passes: judged.base_passes,
             cand_passes: judged.cand_passes,

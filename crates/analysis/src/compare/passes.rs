@@ -5,6 +5,7 @@
 
 use nppbench_stats::tests_of_passes::{compare_passes, compare_passes_within};
 
+use super::older::{NotJudged, at_once_shares, layouts_apart, older_side};
 use super::{Change, Metric, PassTest, Thresholds};
 use crate::ThroughputAnalysis;
 use crate::figure::CallLayoutKind;
@@ -28,6 +29,10 @@ pub struct ThroughputPasses {
     /// where every pass knows its layouts apart; `None` where one does not (runs made before
     /// 2026-11-27, or without CUPTI).
     pub by_layout: Option<ByLayout>,
+    /// Each pass's share of its calls whose kernels ran at once, where the pass recorded the
+    /// layout of calls of several kernels (runs made from 2026-11-26); empty where none did.
+    #[serde(default)]
+    pub at_once_share: Vec<f64>,
     /// Each pass's median host latency per call, µs.
     pub latency_us: Vec<f64>,
 }
@@ -67,6 +72,7 @@ impl ThroughputPasses {
             kernel_summed_ns: t.pass_kernel_summed_ns.clone(),
             busy_time_known: t.busy_time_known,
             by_layout: t.pass_kernel_by_layout.clone(),
+            at_once_share: at_once_shares(t.passes.iter().filter_map(|p| p.result.as_ref())),
             latency_us: t.pass_latency_us.clone(),
         }
     }
@@ -92,8 +98,13 @@ pub struct ThroughputJudgement {
     /// Host latency per call, tested on the per-pass figures for launch-bound images: shown,
     /// never part of the verdict (it moves with the host between processes: docs/calibration.md).
     pub latency: Option<PassTest>,
-    /// Faster or slower when the time per call is (with the layout held fixed, where they mix).
+    /// Faster or slower when the time per call is (with the layout held fixed, where they mix);
+    /// unsettled where the scenario is not judged for want of a figure (`not_judged`).
     pub verdict: Change,
+    /// Why the scenario is not judged though each side has passes: a side made by an older
+    /// nppbench lacks the per-layout figures the layouts' mix needs, or the two runs share no
+    /// layout. `kernel` is still the test over all calls, for the reader.
+    pub not_judged: Option<NotJudged>,
     /// Whether this scenario can fail the regression gate (see [`Thresholds::gate_min_pixels`]).
     pub gated: bool,
     /// The passes each side had, of the figure tested.
@@ -126,7 +137,10 @@ impl ThroughputJudgement {
 /// ([`compare_passes_within`]): which layout a process draws is the host's doing, so one run
 /// drawing one layout more often is no change. Host latency is tested beside for
 /// images under [`LAUNCH_BOUND_PIXELS`], and shown: it is not part of the verdict. Fewer than
-/// [`super::MIN_PASSES`] passes a side: not judged. `None` where the two sides share no figure.
+/// [`super::MIN_PASSES`] passes a side: not judged. Where a side lacks the per-layout figures
+/// (made by an older nppbench) and the layouts weigh differently in the two runs, or both time
+/// the layouts apart but share none, the scenario is unsettled with the reason
+/// ([`NotJudged`]): never slower or faster. `None` where the two sides share no figure.
 pub fn judge_throughput(
     base: &ThroughputPasses,
     cand: &ThroughputPasses,
@@ -139,6 +153,7 @@ pub fn judge_throughput(
     };
     let mut kernel = compare_passes(base_ns, cand_ns, t.alpha, band(base_ns));
     let mut by_layout = Vec::new();
+    let mut not_judged = None;
     if let (Metric::KernelRecords, true, Some(b), Some(c)) = (
         metric,
         base.busy_time_known && cand.busy_time_known,
@@ -150,7 +165,16 @@ pub fn judge_throughput(
         let groups: Vec<(&[f64], &[f64])> = CallLayoutKind::ALL.iter().map(|&k| (b.get(k), c.get(k))).collect();
         kernel = compare_passes_within(&groups, t.alpha, band(base_ns));
         by_layout = judge_by_layout(b, c, t);
+        let enough = base_ns.len() >= super::MIN_PASSES && cand_ns.len() >= super::MIN_PASSES;
+        not_judged = (enough && layouts_apart(b, c)).then_some(NotJudged::LayoutsApart);
+    } else if metric == Metric::KernelRecords && kernel.verdict != Change::NotEnoughPasses {
+        not_judged = older_side(base, cand, (base_ns, cand_ns), band(base_ns));
     }
+    let verdict = if not_judged.is_some() {
+        Change::Unsettled
+    } else {
+        kernel.verdict
+    };
     let pixels = base.pixels;
     let latency = (pixels < LAUNCH_BOUND_PIXELS && !base.latency_us.is_empty() && !cand.latency_us.is_empty())
         .then(|| compare_passes(&base.latency_us, &cand.latency_us, t.alpha, t.latency_noise_pct));
@@ -159,7 +183,8 @@ pub fn judge_throughput(
         kernel,
         by_layout,
         latency,
-        verdict: kernel.verdict,
+        verdict,
+        not_judged,
         gated: pixels >= t.gate_min_pixels,
         base_passes: base_ns.len(),
         cand_passes: cand_ns.len(),

@@ -169,6 +169,7 @@ fn read_passes(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<ThroughputPasse
             }),
             _ => None,
         },
+        at_once_share: Vec::new(),
     }))
 }
 

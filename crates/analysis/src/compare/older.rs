@@ -1,0 +1,105 @@
+//! Comparisons that need a figure one side lacks: a run made by an older nppbench, which timed
+//! no layout of a call's kernels apart, where the layouts weigh differently in the two runs; and
+//! two runs that both time the layouts apart but share no layout. Such a scenario is not judged
+//! (unsettled, with the reason): never slower, faster, or a gate trip.
+
+use nppbench_model::ThroughputResult;
+use nppbench_stats::two_clusters;
+
+use super::ThroughputPasses;
+use crate::figure::CallLayoutKind;
+use crate::thresholds::OLDER_SHARES_APART;
+
+/// Why a scenario measured in both runs, with passes enough on each side, is not judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotJudged {
+    /// The run named was made by an nppbench that timed no layout of a call's kernels apart
+    /// (before 2026-11-27), and the layouts weigh differently in the two runs: their processes
+    /// drew the layouts apart ([`OLDER_SHARES_APART`]), or, where no layout was recorded at
+    /// all, a side's passes fall in two clusters. The busy time over all calls then moves with
+    /// the share of calls at once, which is the host's doing, not a change.
+    Older(Older),
+    /// Both runs time the layouts apart, but no layout has passes on both sides: one run's
+    /// calls ran their kernels at once, the other's in turn.
+    LayoutsApart,
+}
+
+/// Which run of a comparison is the older: made by an nppbench that lacks a figure the rule
+/// needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Older {
+    Base,
+    Candidate,
+    Both,
+}
+
+impl Older {
+    /// The older of two runs, given which lacks the figure; `None` where neither does.
+    pub fn of(base_lacks: bool, cand_lacks: bool) -> Option<Older> {
+        match (base_lacks, cand_lacks) {
+            (true, true) => Some(Older::Both),
+            (true, false) => Some(Older::Base),
+            (false, true) => Some(Older::Candidate),
+            (false, false) => None,
+        }
+    }
+
+    /// In words: `the base`, `the candidate`, `both runs`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Older::Base => "the base",
+            Older::Candidate => "the candidate",
+            Older::Both => "both runs",
+        }
+    }
+}
+
+/// Each pass's share of its recorded calls whose kernels ran at once, where the pass recorded
+/// the layout of calls of several kernels; in pass order.
+pub(crate) fn at_once_shares<'r>(results: impl IntoIterator<Item = &'r ThroughputResult>) -> Vec<f64> {
+    results
+        .into_iter()
+        .filter_map(|r| r.per_call.as_ref())
+        .filter(|c| c.kernels_per_call > 1)
+        .filter_map(|c| {
+            let l = c.layout.as_ref()?;
+            Some(f64::from(l.overlapped_calls) / f64::from(c.calls.max(1)))
+        })
+        .collect()
+}
+
+/// Whether a scenario of the kernel time per call is not judged because a side lacks the
+/// per-layout figures (see [`NotJudged::Older`]): `tested` is each side's passes of the figure
+/// tested over all calls, `min_gap_pct` the gap two clusters of passes must have at least (the
+/// noise band). `None` where both sides time each layout apart, or where the older side's
+/// figure still judges: the layouts weigh alike in the two runs (a scenario never bimodal, or one
+/// whose runs drew the same share).
+pub(crate) fn older_side(
+    base: &ThroughputPasses,
+    cand: &ThroughputPasses,
+    tested: (&[f64], &[f64]),
+    min_gap_pct: f64,
+) -> Option<NotJudged> {
+    let older = Older::of(base.by_layout.is_none(), cand.by_layout.is_none())?;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (sb, sc) = (&base.at_once_share, &cand.at_once_share);
+    let apart = if !sb.is_empty() && !sc.is_empty() {
+        (mean(sb) - mean(sc)).abs() >= OLDER_SHARES_APART
+    } else {
+        // A side recorded no layout at all (nor did it know its calls' busy time): which layout
+        // each pass drew is told by its value alone.
+        let unrecorded = !base.busy_time_known || !cand.busy_time_known;
+        unrecorded && [tested.0, tested.1].iter().any(|v| two_clusters(v, min_gap_pct).is_some())
+    };
+    apart.then_some(NotJudged::Older(older))
+}
+
+/// Whether two sides that both time the layouts apart share none: each layout has passes on one
+/// side only.
+pub(crate) fn layouts_apart(base: &super::ByLayout, cand: &super::ByLayout) -> bool {
+    CallLayoutKind::ALL
+        .iter()
+        .all(|&k| base.get(k).is_empty() || cand.get(k).is_empty())
+}
