@@ -91,9 +91,25 @@ pub(crate) fn older_side(
         // A side recorded no layout at all (nor did it know its calls' busy time): which layout
         // each pass drew is told by its value alone.
         let unrecorded = !base.busy_time_known || !cand.busy_time_known;
-        unrecorded && [tested.0, tested.1].iter().any(|v| two_clusters(v, min_gap_pct).is_some())
+        unrecorded && clusters_drawn_apart(tested.0, tested.1, min_gap_pct)
     };
     apart.then_some(NotJudged::Older(older))
+}
+
+/// Whether a side's passes fall in two clusters ([`two_clusters`]) and the two sides drew them
+/// apart: their shares of passes in the lower cluster (the other side's passes counted by the
+/// middle of the gap) differ by [`OLDER_SHARES_APART`] or more, as the shares of calls at once
+/// must where they are recorded. A side whose passes are two clusters in the same mix as the
+/// other's (a first pass faster in both runs) is judged; so is a change that moves every pass of
+/// a side of one cluster.
+fn clusters_drawn_apart(base: &[f64], cand: &[f64], min_gap_pct: f64) -> bool {
+    let below = |v: &[f64], at: f64| v.iter().filter(|x| **x < at).count() as f64 / v.len() as f64;
+    [base, cand].iter().any(|side| {
+        two_clusters(side, min_gap_pct).is_some_and(|c| {
+            let at = c.lower[c.lower.len() - 1] + c.gap / 2.0;
+            (below(base, at) - below(cand, at)).abs() >= OLDER_SHARES_APART
+        })
+    })
 }
 
 /// Whether two sides that both time the layouts apart share none: each layout has passes on one
