@@ -119,3 +119,112 @@ pub(crate) fn layouts_apart(base: &super::ByLayout, cand: &super::ByLayout) -> b
         .iter()
         .all(|&k| base.get(k).is_empty() || cand.get(k).is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{ByLayout, Change, Thresholds, judge_throughput};
+
+    /// Generated passes, not measured: a 1918×1080-like scenario of two kernels a call, the busy
+    /// time over all calls `busy` in each pass, with its share of calls at once; per-layout
+    /// figures only where `by_layout` is given.
+    fn passes(busy: &[f64], shares: &[f64], by_layout: Option<ByLayout>) -> ThroughputPasses {
+        ThroughputPasses {
+            pixels: 1918 * 1080,
+            event_ns: busy.iter().map(|b| b * 1.1).collect(),
+            kernel_ns: busy.to_vec(),
+            kernel_summed_ns: busy.iter().map(|b| b * 1.2).collect(),
+            busy_time_known: true,
+            by_layout,
+            at_once_share: shares.to_vec(),
+            latency_us: Vec::new(),
+        }
+    }
+
+    const AT_ONCE: [f64; 3] = [6272.0, 6304.0, 6288.0];
+    const IN_TURN: [f64; 3] = [6848.0, 6880.0, 6864.0];
+
+    #[test]
+    fn an_older_side_whose_runs_drew_the_layouts_apart_is_not_judged() {
+        let old = passes(&AT_ONCE, &[0.9, 0.85, 0.88], None);
+        let today = passes(
+            &IN_TURN,
+            &[0.05, 0.1, 0.0],
+            Some(ByLayout {
+                at_once_ns: Vec::new(),
+                in_turn_ns: IN_TURN.to_vec(),
+            }),
+        );
+        let t = Thresholds::default();
+        for (b, c, side) in [(&old, &today, Older::Base), (&today, &old, Older::Candidate)] {
+            let j = judge_throughput(b, c, t).unwrap();
+            assert_eq!(j.not_judged, Some(NotJudged::Older(side)));
+            assert_eq!(j.verdict, Change::Unsettled);
+            assert!(!j.fails_regression());
+            // The test over all calls is still there, for the reader: 9% either way.
+            assert!(j.kernel.change_pct.abs() > 8.0);
+        }
+        let both = passes(&IN_TURN, &[0.05, 0.1, 0.0], None);
+        let j = judge_throughput(&old, &both, t).unwrap();
+        assert_eq!(j.not_judged, Some(NotJudged::Older(Older::Both)));
+    }
+
+    #[test]
+    fn an_older_side_whose_runs_drew_the_same_share_is_judged_as_before() {
+        // The same share of calls at once in both runs, and 9% slower: a change.
+        let base = passes(&AT_ONCE, &[0.9, 0.85, 0.88], None);
+        let cand = passes(&IN_TURN, &[0.8, 0.85, 0.9], None);
+        let j = judge_throughput(&base, &cand, Thresholds::default()).unwrap();
+        assert_eq!(j.not_judged, None);
+        assert_eq!(j.verdict, Change::Slower);
+    }
+
+    #[test]
+    fn unrecorded_layouts_are_told_from_two_clusters_drawn_apart() {
+        let unrecorded = |v: &[f64]| ThroughputPasses {
+            busy_time_known: false,
+            at_once_share: Vec::new(),
+            ..passes(v, &[], None)
+        };
+        let t = Thresholds::default();
+        // One run's passes all of one cluster, the other's mostly of the other.
+        let (b, c) = (unrecorded(&AT_ONCE), unrecorded(&[6272.0, 6848.0, 6880.0, 6864.0]));
+        assert_eq!(
+            judge_throughput(&b, &c, t).unwrap().not_judged,
+            Some(NotJudged::Older(Older::Both))
+        );
+        // Two clusters in the same mix on both sides (a first pass faster in each run): judged.
+        let (b, c) = (
+            unrecorded(&[19424.0, 19984.0, 20000.0]),
+            unrecorded(&[19456.0, 19968.0, 19968.0]),
+        );
+        let j = judge_throughput(&b, &c, t).unwrap();
+        assert_eq!((j.not_judged, j.verdict), (None, Change::Same));
+        // Every pass of one side moved by a real change, one cluster a side: judged slower.
+        let (b, c) = (unrecorded(&AT_ONCE), unrecorded(&IN_TURN));
+        assert_eq!(judge_throughput(&b, &c, t).unwrap().verdict, Change::Slower);
+    }
+
+    #[test]
+    fn two_runs_that_share_no_layout_are_not_judged() {
+        let b = passes(
+            &AT_ONCE,
+            &[0.9, 0.85, 0.88],
+            Some(ByLayout {
+                at_once_ns: AT_ONCE.to_vec(),
+                in_turn_ns: Vec::new(),
+            }),
+        );
+        let c = passes(
+            &IN_TURN,
+            &[0.0, 0.05, 0.0],
+            Some(ByLayout {
+                at_once_ns: Vec::new(),
+                in_turn_ns: IN_TURN.to_vec(),
+            }),
+        );
+        let j = judge_throughput(&b, &c, Thresholds::default()).unwrap();
+        assert_eq!(j.not_judged, Some(NotJudged::LayoutsApart));
+        assert_eq!(j.verdict, Change::Unsettled);
+    }
+}
