@@ -4,6 +4,7 @@
 use nppbench_analysis::compare::{Change, Comparison, Counts, Gate, MIN_PASSES, MemoryChange, ThroughputChange};
 
 use super::coverage_words::{coverage_lines, first_ids, mismatch_words};
+use super::older_words::{not_judged_count, not_judged_lines, not_judged_verdict};
 use super::{
     ComparisonView, FailingItem, MAX_LISTED, MemoryChangeRow, ThroughputChangeRow, UNSETTLED_MEANS, test_text,
     verdict_name,
@@ -47,7 +48,7 @@ pub(super) fn comparison_view(
             "Another card of the same model (the GPU UUIDs differ): throughput differences may be partly the card's."
                 .into()
         },
-        summary: summary(c, &n),
+        summary: summary(c, &n, base, cand),
         tripped: tripped_gates.iter().map(Gate::to_string).collect(),
         failing,
         failing_count,
@@ -55,7 +56,7 @@ pub(super) fn comparison_view(
         throughput_unchanged: unchanged,
         throughput_same: n.same,
         throughput_unjudged: n.unjudged,
-        counts: counts_text(&n),
+        counts: counts_text(&n, c),
         memory_unchanged: c.memory.len() - memory_changed.len(),
         memory_changed,
         only_in_base,
@@ -118,7 +119,7 @@ fn candidate_items(c: &Comparison, tripped: &[Gate], failing: &mut Vec<FailingIt
     count
 }
 
-fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
+fn summary(c: &Comparison, n: &Counts, base: &str, cand: &str) -> Vec<String> {
     let mut summary = coverage_lines(c);
     summary.push(format!(
         "Throughput: {} slower, {} faster, {} the same{}{} of {} scenarios.",
@@ -140,6 +141,7 @@ fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
         },
         c.throughput.len()
     ));
+    summary.extend(not_judged_lines(c, n, base, cand));
     // Correctness leads: wrong pixels are worse than memory or time.
     summary.push(format!(
         "Pixels: {} scenario(s) newly wrong with every call synchronised, {} now right; in the candidate {} wrong or faulting, new or not.",
@@ -175,7 +177,7 @@ fn summary(c: &Comparison, n: &Counts) -> Vec<String> {
     summary
 }
 
-fn counts_text(n: &Counts) -> String {
+fn counts_text(n: &Counts, c: &Comparison) -> String {
     format!(
         "{} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, {} new race(s), {} race(s) gone; throughput {} slower, {} faster{}{}",
         n.new_leaks,
@@ -186,7 +188,7 @@ fn counts_text(n: &Counts) -> String {
         n.slower,
         n.faster,
         if n.unsettled > 0 {
-            format!(", {} unsettled", n.unsettled)
+            format!(", {} unsettled{}", n.unsettled, not_judged_count(n, c.older()))
         } else {
             String::new()
         },
@@ -232,7 +234,7 @@ fn throughput_rows(
             ),
             passes: format!("{} vs {}", x.base_passes, x.cand_passes),
             pass_values: pass_values_text(x),
-            verdict: verdict_name(x.verdict),
+            verdict: not_judged_verdict(x).unwrap_or_else(|| verdict_name(x.verdict)),
             gated_failure,
             changed: matches!(x.verdict, Change::Faster | Change::Slower),
         };

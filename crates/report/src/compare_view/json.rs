@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use nppbench_analysis::LeakClass;
 use nppbench_analysis::compare::{
-    Change, Comparison, Counts, FailedScenario, Gate, MIN_COVERAGE, MIN_PASSES, Metric, Mismatch, PassTest, Thresholds,
-    ThroughputPasses,
+    Change, Comparison, Counts, FailedScenario, Gate, MIN_COVERAGE, MIN_PASSES, Metric, Mismatch, NotJudged, Older,
+    PassTest, Thresholds, ThroughputPasses,
 };
 use nppbench_analysis::figure::CallLayoutKind;
 use nppbench_model::{FailureKind, Primitive, RunFile};
@@ -70,6 +70,9 @@ pub struct ComparisonJson {
     pub candidate_leaking: Vec<String>,
     /// The candidate's memory scenarios whose output is wrong or that faulted.
     pub candidate_wrong: Vec<String>,
+    /// The run made by an older nppbench (`base`, `candidate`, `both`), where scenarios were not
+    /// judged for that (`counts.unsettled_older`); `null` otherwise.
+    pub older: Option<Older>,
     pub counts: Counts,
     /// The gates this candidate trips (empty where it is given no verdict).
     pub tripped: Vec<Gate>,
@@ -118,8 +121,11 @@ pub struct ThroughputJson {
     pub primitive: Primitive,
     pub pixels: u64,
     pub gpu_index: usize,
-    /// The scenario's verdict: the time's (each layout's, where they mix).
+    /// The scenario's verdict: the time's (each layout's, where they mix); `unsettled` where it
+    /// is not judged (`not_judged`).
     pub verdict: Change,
+    /// Why the scenario is not judged though each side has passes; `null` where it is judged.
+    pub not_judged: Option<NotJudgedJson>,
     pub metric: Metric,
     /// Time per call in nanoseconds, as `metric` says (with the layout held fixed, where they mix).
     pub time: TestJson,
@@ -138,6 +144,30 @@ pub struct ThroughputJson {
     /// Whether this scenario's size lets it fail the regression gate.
     pub regression_gated: bool,
     pub gate: Option<Gate>,
+}
+
+/// Why a scenario is not judged: `older` (a run made by an older nppbench lacks the per-layout
+/// figures, and the runs drew the layouts apart; `older` names it) or `layouts_apart` (no layout
+/// has passes in both runs).
+#[derive(Debug, Serialize)]
+pub struct NotJudgedJson {
+    pub reason: &'static str,
+    pub older: Option<Older>,
+}
+
+impl NotJudgedJson {
+    fn of(n: NotJudged) -> NotJudgedJson {
+        match n {
+            NotJudged::Older(o) => NotJudgedJson {
+                reason: "older",
+                older: Some(o),
+            },
+            NotJudged::LayoutsApart => NotJudgedJson {
+                reason: "layouts_apart",
+                older: None,
+            },
+        }
+    }
 }
 
 /// One layout's time per call (ns), base against candidate, with every pass's figure.
@@ -221,6 +251,7 @@ fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -
                 pixels: x.pixels,
                 gpu_index: x.gpu_index,
                 verdict: x.verdict,
+                not_judged: x.not_judged.map(NotJudgedJson::of),
                 metric: x.metric,
                 time: test_json(&x.kernel),
                 by_layout: x
@@ -298,6 +329,7 @@ fn comparison_json(c: &Comparison, run: RunJson, gates: &[Gate], judged: bool) -
         },
         candidate_leaking: c.cand_leaking.clone(),
         candidate_wrong: c.cand_wrong.clone(),
+        older: c.older(),
         counts: c.counts(),
         tripped,
         throughput,

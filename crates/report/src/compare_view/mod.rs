@@ -5,6 +5,7 @@
 mod comparison;
 mod coverage_words;
 mod json;
+mod older_words;
 mod tripped;
 
 use nppbench_analysis::compare::{Change, Comparison, Gate, MIN_COVERAGE, MIN_PASSES, PassTest, Thresholds};
