@@ -7,6 +7,9 @@
 //! gates.
 
 mod fleet;
+mod meaning;
+
+pub use meaning::FigureMeaning;
 
 use nppbench_analysis::LeakClass;
 use nppbench_analysis::change_points::{self, ChangePoint};
@@ -160,6 +163,9 @@ pub struct SeriesFindings {
     /// The latest point against the point before it, by compare's rule (throughput; one per GPU
     /// pair; empty where the latest point has no figure or none came before).
     pub latest: Vec<Step>,
+    /// The points at which the kernel time changed meaning (see [`FigureMeaning`]): no change
+    /// point is drawn across one.
+    pub figure_changes: Vec<usize>,
 }
 
 impl SeriesFindings {
@@ -315,6 +321,7 @@ fn analyse_series(history: &History, index: usize, s: &Series, settings: &Settin
         class_changes: Vec::new(),
         noise_ns: None,
         latest: Vec::new(),
+        figure_changes: Vec::new(),
     };
     let last = s.points.len().saturating_sub(1);
     let t = settings.thresholds;
@@ -330,39 +337,10 @@ fn analyse_series(history: &History, index: usize, s: &Series, settings: &Settin
                 .enumerate()
                 .filter_map(|(i, p)| p.kernel_ns.map(|v| (i, v)))
                 .unzip();
-            if values.len() < change_points::MIN_LEN {
-                return out;
-            }
-            let level = nppbench_analysis::median(&values).unwrap_or(0.0).abs();
-            let seg = change_points::detect(&values, level * settings.resolution_pct / 100.0);
-            out.noise_ns = Some(seg.sigma);
-            for c in seg.change_points {
-                let Some(shift_pct) = c.shift_pct() else {
-                    continue;
-                };
-                if shift_pct.abs() < settings.noise_pct {
-                    continue;
-                }
-                let point = at[c.index];
-                let judged = match c.index.checked_sub(1) {
-                    Some(b) => judge_points(history, s, at[b], point, t),
-                    None => Vec::new(),
-                };
-                let shift = Shift {
-                    point,
-                    run: s.points[point].run,
-                    change: c,
-                    direction: if shift_pct > 0.0 {
-                        Direction::Slower
-                    } else {
-                        Direction::Faster
-                    },
-                    shift_pct,
-                    aligned: align(&out, point, s.points.len()),
-                    latest: point == last,
-                    judged,
-                };
-                out.shifts.push(shift);
+            let (stretches, figure_changes) = meaning::same_meaning(&s.points, &at);
+            out.figure_changes = figure_changes;
+            for stretch in stretches {
+                shifts_within(history, s, settings, &at[stretch.clone()], &values[stretch], &mut out);
             }
         }
         Kind::Memory => {
@@ -386,6 +364,55 @@ fn analyse_series(history: &History, index: usize, s: &Series, settings: &Settin
     out
 }
 
+/// The change points of one stretch of a throughput series whose figures mean the same: `at`
+/// the stretch's points (indices into the series), `values` their kernel times. The noise is the
+/// latest stretch's that was segmented.
+fn shifts_within(
+    history: &History,
+    s: &Series,
+    settings: &Settings,
+    at: &[usize],
+    values: &[f64],
+    out: &mut SeriesFindings,
+) {
+    let last = s.points.len().saturating_sub(1);
+    let t = settings.thresholds;
+    if values.len() < change_points::MIN_LEN {
+        return;
+    }
+    let level = nppbench_analysis::median(values).unwrap_or(0.0).abs();
+    let seg = change_points::detect(values, level * settings.resolution_pct / 100.0);
+    out.noise_ns = Some(seg.sigma);
+    for c in seg.change_points {
+        let Some(shift_pct) = c.shift_pct() else {
+            continue;
+        };
+        if shift_pct.abs() < settings.noise_pct {
+            continue;
+        }
+        let point = at[c.index];
+        let judged = match c.index.checked_sub(1) {
+            Some(b) => judge_points(history, s, at[b], point, t),
+            None => Vec::new(),
+        };
+        let shift = Shift {
+            point,
+            run: s.points[point].run,
+            change: c,
+            direction: if shift_pct > 0.0 {
+                Direction::Slower
+            } else {
+                Direction::Faster
+            },
+            shift_pct,
+            aligned: align(out, point, s.points.len()),
+            latest: point == last,
+            judged,
+        };
+        out.shifts.push(shift);
+    }
+}
+
 /// The environment change nearest a change point at `point`: at it, else the point before, else
 /// the point after.
 fn align(f: &SeriesFindings, point: usize, len: usize) -> Option<Alignment> {
@@ -403,5 +430,7 @@ fn align(f: &SeriesFindings, point: usize, len: usize) -> Option<Alignment> {
         })
 }
 
+#[cfg(test)]
+mod meaning_tests;
 #[cfg(test)]
 mod tests;

@@ -346,3 +346,34 @@ fn the_committed_history_holds_every_committed_run_without_a_test_hook() {
     }
     assert!(checked > 0, "no committed run without a test hook under reports/");
 }
+
+/// #49: a base made by an older nppbench (today's quick run 3 of GPU-159df63b with each layout's
+/// busy time removed, as a build before 2026-11-27 wrote it; written to a temporary file, never
+/// committed) against today's run 5, which drew the 1918×1080 convert's layouts 72 points of its
+/// calls apart: the history keeps each pass's share of calls at once, so it leaves that scenario
+/// unjudged as compare does instead of calling it 8.6% slower.
+#[test]
+fn history_and_compare_agree_on_an_older_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let today = |n: usize| reports().join(format!("calibration/GPU-159df63b/quick/quick-{n}.json"));
+    let mut older = RunFile::read(&today(3)).unwrap();
+    for t in &mut older.throughput {
+        if let Some(l) = t
+            .result
+            .as_mut()
+            .and_then(|r| r.per_call.as_mut())
+            .and_then(|c| c.layout.as_mut())
+        {
+            l.busy_at_once_median_ns = None;
+            l.busy_in_turn_median_ns = None;
+        }
+    }
+    let base = dir.path().join("older-quick-3.json");
+    std::fs::write(&base, serde_json::to_string(&older).unwrap()).unwrap();
+    let cand = today(5);
+    let compared = compare_verdicts(&base, &cand);
+    let (history, latest) = history_verdicts(&[base, cand]);
+    assert_eq!(history, compared);
+    assert_eq!((latest.slower, latest.faster), (0, 0));
+    assert!(latest.unsettled >= 1);
+}

@@ -64,7 +64,7 @@ impl Db {
                     s.timing, s.gbps, s.host_latency_us, s.kernels_per_call, s.leak_class, s.mib_per_thread,
                     s.mib_per_thread_lo, s.mib_per_thread_hi, s.threads_spawned, s.hidden_streams_per_thread,
                     s.pixels, s.pass_event_ns, s.pass_kernel_ns, s.pass_kernel_summed_ns, s.busy_time_known,
-                    s.pass_latency_us, s.pass_kernel_at_once_ns, s.pass_kernel_in_turn_ns
+                    s.pass_latency_us, s.pass_kernel_at_once_ns, s.pass_kernel_in_turn_ns, s.pass_at_once_share
                  FROM results s JOIN scenarios c ON c.id = s.scenario",
             )
             .map_err(self.sqlite())?;
@@ -139,7 +139,7 @@ fn read_result(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredResult> {
     })
 }
 
-/// A throughput result's per-pass figures (columns 25 to 32); `None` where the result was added
+/// A throughput result's per-pass figures (columns 25 to 33); `None` where the result was added
 /// before the history kept them.
 fn read_passes(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<ThroughputPasses>> {
     if r.get::<_, Option<String>>(26)?.is_none() {
@@ -169,7 +169,7 @@ fn read_passes(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<ThroughputPasse
             }),
             _ => None,
         },
-        at_once_share: Vec::new(),
+        at_once_share: list(33)?,
     }))
 }
 

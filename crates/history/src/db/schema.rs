@@ -102,6 +102,16 @@ pub const MIGRATIONS: &[Migration] = &[
             ALTER TABLE results ADD COLUMN pass_kernel_in_turn_ns TEXT;
         ",
     },
+    Migration {
+        version: 5,
+        what: "each throughput result's per-pass share of calls whose kernels ran at once",
+        // NULL in results added before this version, and empty where no pass recorded the layout
+        // of calls of several kernels: compare then cannot tell whether two runs drew the layouts
+        // apart from the shares (issue #49), and judges as it did.
+        sql: "
+            ALTER TABLE results ADD COLUMN pass_at_once_share TEXT;
+        ",
+    },
 ];
 
 /// The schema version this nppbench writes.

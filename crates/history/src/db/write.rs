@@ -123,9 +123,10 @@ fn insert_results(
                     kernel_ns_min, kernel_ns_max, timing, gbps, host_latency_us, kernels_per_call, leak_class,
                     mib_per_thread, mib_per_thread_lo, mib_per_thread_hi, threads_spawned,
                     hidden_streams_per_thread, pixels, pass_event_ns, pass_kernel_ns, pass_kernel_summed_ns,
-                    busy_time_known, pass_latency_us, pass_kernel_at_once_ns, pass_kernel_in_turn_ns)
+                    busy_time_known, pass_latency_us, pass_kernel_at_once_ns, pass_kernel_in_turn_ns,
+                    pass_at_once_share)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                    ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)
+                    ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)
                  ON CONFLICT DO NOTHING",
         )?;
         for r in rows {
@@ -179,6 +180,7 @@ fn insert_results(
                 p.latency_us,
                 p.at_once_ns,
                 p.in_turn_ns,
+                p.at_once_share,
             ])?;
         }
     }
@@ -198,6 +200,8 @@ struct PassColumns {
     /// Each layout's per-pass figures; `None` where the passes did not know their layouts apart.
     at_once_ns: Option<String>,
     in_turn_ns: Option<String>,
+    /// Each pass's share of calls whose kernels ran at once (empty where none recorded it).
+    at_once_share: Option<String>,
 }
 
 impl PassColumns {
@@ -214,6 +218,7 @@ impl PassColumns {
             latency_us: Some(values_text(&p.latency_us)),
             at_once_ns: p.by_layout.as_ref().map(|l| values_text(&l.at_once_ns)),
             in_turn_ns: p.by_layout.as_ref().map(|l| values_text(&l.in_turn_ns)),
+            at_once_share: Some(values_text(&p.at_once_share)),
         }
     }
 }
@@ -234,7 +239,8 @@ fn fill_passes(
 ) -> rusqlite::Result<()> {
     let mut fill = tx.prepare_cached(
         "UPDATE results SET pixels = ?4, pass_event_ns = ?5, pass_kernel_ns = ?6, pass_kernel_summed_ns = ?7,
-            busy_time_known = ?8, pass_latency_us = ?9, pass_kernel_at_once_ns = ?10, pass_kernel_in_turn_ns = ?11
+            busy_time_known = ?8, pass_latency_us = ?9, pass_kernel_at_once_ns = ?10, pass_kernel_in_turn_ns = ?11,
+            pass_at_once_share = ?12
          WHERE run_id = ?1 AND scenario = ?2 AND gpu_uuid = ?3 AND pass_event_ns IS NULL",
     )?;
     for r in rows {
@@ -255,6 +261,7 @@ fn fill_passes(
                 p.latency_us,
                 p.at_once_ns,
                 p.in_turn_ns,
+                p.at_once_share,
             ])?;
         }
     }
