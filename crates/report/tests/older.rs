@@ -115,3 +115,31 @@ fn runs_of_today_say_nothing_of_older_runs() {
     assert_eq!((c.older, c.counts.unsettled_older), (None, 0));
     assert!(!r.summary_md.contains("Not judged"));
 }
+
+/// The history page of the same two runs, the older base added first: its latest step says the
+/// scenario was not judged and why, and no gate trips.
+#[test]
+fn the_history_page_says_the_run_before_was_older() {
+    use nppbench_history::changes::analyse;
+    use nppbench_history::gates::Gate as HistoryGate;
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("older-quick-3.json");
+    std::fs::write(
+        &base,
+        serde_json::to_string(&as_an_older_build_wrote_it(quick(3))).unwrap(),
+    )
+    .unwrap();
+    let cand = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/calibration/GPU-159df63b/quick/quick-5.json");
+    let mut db = nppbench_history::Db::open(&dir.path().join("history.db")).unwrap();
+    nppbench_history::ingest::add_paths(&mut db, &[base, cand], true).unwrap();
+    let h = nppbench_history::History::load(&db).unwrap();
+    let f = analyse(&h, &nppbench_history::Settings::default());
+    let r = nppbench_report::history_view::render(&h, &f, &[HistoryGate::Regression]).unwrap();
+    assert!(r.tripped.is_empty(), "{:?}", r.tripped);
+    assert!(
+        r.index_html
+            .contains("not judged: the run before was made by an older nppbench, the layouts drawn apart"),
+        "{}",
+        r.summary_md
+    );
+}

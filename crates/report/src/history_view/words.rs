@@ -1,7 +1,7 @@
 //! How the history page words runs, runners, series, environment changes and figures.
 
-use nppbench_analysis::compare::{Change, MIN_PASSES};
-use nppbench_history::changes::{Alignment, EnvChange, EnvField, SeriesFindings, Shift};
+use nppbench_analysis::compare::{Change, MIN_PASSES, NotJudged, Older};
+use nppbench_history::changes::{Alignment, EnvChange, EnvField, FigureMeaning, SeriesFindings, Shift};
 use nppbench_history::rows::Kind;
 use nppbench_history::series::{History, Series};
 use nppbench_history::verdicts::Step;
@@ -118,6 +118,14 @@ impl Words<'_> {
                 )
             })
             .collect();
+        changes.extend(f.figure_changes.iter().filter_map(|&point| {
+            let m = FigureMeaning::of(&s.points[point])?;
+            Some(format!(
+                "{}: the kernel time is the {} from here on (another nppbench build): no change point is drawn across it",
+                self.run_label(s.points[point].run),
+                m.words()
+            ))
+        }));
         changes.extend(
             f.class_changes
                 .iter()
@@ -178,7 +186,22 @@ pub(super) fn steps_short(steps: &[Step]) -> String {
         .iter()
         .map(|step| match &step.judged {
             None => "not judged (no per-pass figures)".to_owned(),
-            Some(j) => format!("{} ({:+.1}%)", verdict_word(j.verdict), j.kernel.change_pct),
+            Some(j) => match j.not_judged {
+                Some(NotJudged::Older(o)) => format!(
+                    "not judged: {} made by an older nppbench, the layouts drawn apart ({:+.1}% over all calls)",
+                    match o {
+                        Older::Base => "the run before was",
+                        Older::Candidate => "this run was",
+                        Older::Both => "both runs were",
+                    },
+                    j.kernel.change_pct
+                ),
+                Some(NotJudged::LayoutsApart) => format!(
+                    "not judged: no layout of the calls' kernels in both runs ({:+.1}% over all calls)",
+                    j.kernel.change_pct
+                ),
+                None => format!("{} ({:+.1}%)", verdict_word(j.verdict), j.kernel.change_pct),
+            },
         })
         .collect::<Vec<_>>()
         .join(", ")
