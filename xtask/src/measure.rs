@@ -138,7 +138,10 @@ mod tests {
     #[test]
     fn without_a_gpu_report_names_from_and_the_committed_runs() {
         if gpu_present() {
-            eprintln!("skipped without_a_gpu_report_names_from_and_the_committed_runs: needs a machine without a GPU");
+            nppbench_model::say_skipped(
+                "without_a_gpu_report_names_from_and_the_committed_runs",
+                "needs a machine without a GPU",
+            );
             return;
         }
         let err = report(&[], Path::new("reports/latest"), "quick", None, &[]).unwrap_err();

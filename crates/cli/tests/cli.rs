@@ -380,7 +380,10 @@ fn every_gpu_of_the_host_is_measured_and_named() {
     }
     let count = nppbench_engine::gpu_count();
     if count < 2 {
-        eprintln!("skipped every_gpu_of_the_host_is_measured_and_named: needs two GPUs (this machine has {count})");
+        nppbench_model::say_skipped(
+            "every_gpu_of_the_host_is_measured_and_named",
+            &format!("needs two GPUs (this machine has {count})"),
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

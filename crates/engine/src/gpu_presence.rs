@@ -24,7 +24,8 @@ pub fn gpu_count() -> usize {
     Gpu::device_count().unwrap_or(0)
 }
 
-/// Whether a GPU test can run here. When not, prints why the test `name` is skipped and returns
+/// Whether a GPU test can run here. When not, says why the test `name` is skipped (past the test
+/// harness's capture: [`nppbench_model::say_skipped`]) and returns
 /// `false` — unless `NPPBENCH_REQUIRE_GPU=1`, where a missing GPU fails the test instead (set on
 /// the GPU machine, so that nothing skips silently there).
 pub fn gpu_available(name: &str) -> bool {
@@ -34,7 +35,7 @@ pub fn gpu_available(name: &str) -> bool {
             panic!("{name}: {REQUIRE_GPU_ENV}=1 but {why}")
         }
         Some(why) => {
-            eprintln!("skipped {name}: needs a GPU ({why})");
+            nppbench_model::say_skipped(name, &format!("needs a GPU ({why})"));
             false
         }
     }

@@ -13,7 +13,10 @@ const NO_CUPTI: &str = "libcupti could not be loaded";
 #[test]
 fn no_driver_is_an_error_not_a_panic() {
     if Gpu::driver_present() {
-        eprintln!("skipped no_driver_is_an_error_not_a_panic: needs a machine without a CUDA driver");
+        nppbench_model::say_skipped(
+            "no_driver_is_an_error_not_a_panic",
+            "needs a machine without a CUDA driver",
+        );
         return;
     }
     assert!(matches!(Gpu::open(0), Err(GpuError::NoDriver)));
@@ -151,7 +154,10 @@ fn missing_cupti_or_nvml_degrades_to_an_error() {
 #[test]
 fn this_process_memory_is_nvmls_own_figure_and_follows_an_allocation() {
     let Ok(gpu) = Gpu::open(0) else {
-        eprintln!("skipped this_process_memory_is_nvmls_own_figure_and_follows_an_allocation: needs a GPU");
+        nppbench_model::say_skipped(
+            "this_process_memory_is_nvmls_own_figure_and_follows_an_allocation",
+            "needs a GPU",
+        );
         return;
     };
     let probe = match ProcessMemoryProbe::new(&gpu.props().uuid) {

@@ -14,6 +14,7 @@ mod preset;
 mod run;
 mod scenario;
 mod settings;
+mod skip;
 mod trace;
 
 pub use error::ModelError;
@@ -31,6 +32,7 @@ pub use run::{
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::{RepeatAuto, Settings};
+pub use skip::say_skipped;
 pub use trace::{
     CallSite, Capture, MemorySample, Overhead, StatusCount, TRACE_SCHEMA_VERSION, TraceDevice, TraceEnd, TraceFile,
     TraceStreamKind, TraceThread, TracedStream,

@@ -71,7 +71,8 @@ window.addEventListener('load', () => {
 });
 </script>"#;
 
-fn tool(name: &str) -> Option<PathBuf> {
+/// The tool `name`, or `None` where it is not installed: the test `test` then skips, saying why.
+fn tool(name: &str, test: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.exists()));
     if found.is_none() {
@@ -79,7 +80,7 @@ fn tool(name: &str) -> Option<PathBuf> {
         if std::env::var_os("NPPBENCH_REQUIRE_BROWSER").is_some_and(|v| v == "1") {
             panic!("NPPBENCH_REQUIRE_BROWSER=1 but {why}");
         }
-        eprintln!("skipped: {why}");
+        nppbench_model::say_skipped(test, &why);
     }
     found
 }
@@ -213,7 +214,9 @@ fn problems(r: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn every_page_reads_at_1280_and_800_pixels() {
-    let Some(chrome) = tool("chromium") else { return };
+    let Some(chrome) = tool("chromium", "every_page_reads_at_1280_and_800_pixels") else {
+        return;
+    };
     let update = std::env::var_os("NPPBENCH_UPDATE_SCREENSHOTS").is_some_and(|v| v == "1");
     let mut failures = Vec::new();
     for (name, html) in pages() {
@@ -262,7 +265,12 @@ fn every_page_reads_at_1280_and_800_pixels() {
 /// The checks themselves fail where they should: a page that breaks each rule is caught.
 #[test]
 fn the_checks_catch_a_hidden_column_a_wide_chart_and_small_text() {
-    let Some(chrome) = tool("chromium") else { return };
+    let Some(chrome) = tool(
+        "chromium",
+        "the_checks_catch_a_hidden_column_a_wide_chart_and_small_text",
+    ) else {
+        return;
+    };
     // A made-up page, labelled as such: one table wider than the screen, one chart drawn at a
     // fixed 2000 px, tiny text.
     let cells: String = (0..30).map(|i| format!("<th>column number {i}</th>")).collect();
@@ -283,7 +291,9 @@ fn the_checks_catch_a_hidden_column_a_wide_chart_and_small_text() {
 
 #[test]
 fn every_page_is_valid_html() {
-    let Some(tidy) = tool("tidy") else { return };
+    let Some(tidy) = tool("tidy", "every_page_is_valid_html") else {
+        return;
+    };
     for (name, html) in pages() {
         let page = out_dir().join(format!("tidy-{name}.html"));
         std::fs::write(&page, html).unwrap();

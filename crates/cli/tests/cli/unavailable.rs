@@ -6,7 +6,10 @@ use super::{command, nppbench, stderr};
 #[test]
 fn run_without_a_gpu_says_what_is_missing() {
     if nppbench_engine::gpu_missing().is_none() {
-        eprintln!("skipped run_without_a_gpu_says_what_is_missing: needs a machine without a GPU");
+        nppbench_model::say_skipped(
+            "run_without_a_gpu_says_what_is_missing",
+            "needs a machine without a GPU",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

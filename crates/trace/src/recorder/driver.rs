@@ -236,7 +236,10 @@ mod tests {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if DRIVER.load(Ordering::Acquire) == USABLE {
-            eprintln!("skipped: this process has looked the CUDA driver up");
+            nppbench_model::say_skipped(
+                "the_question_on_a_call_never_looks_the_driver_up",
+                "this process has looked the CUDA driver up",
+            );
             return;
         }
         let walks = WALKS.load(Ordering::Relaxed);
@@ -254,7 +257,10 @@ mod tests {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if driver_mapped().is_some() {
-            eprintln!("skipped: this process has the CUDA driver loaded");
+            nppbench_model::say_skipped(
+                "a_process_without_the_driver_has_none_and_asks_nothing",
+                "this process has the CUDA driver loaded",
+            );
             return;
         }
         assert!(!usable());

@@ -242,7 +242,10 @@ mod tests {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if driver::usable() {
-            eprintln!("skipped: this process has the CUDA driver loaded");
+            nppbench_model::say_skipped(
+                "without_a_loaded_driver_flags_are_unknown_and_asked_once",
+                "this process has the CUDA driver loaded",
+            );
             return;
         }
         let h = 0x7f00_beef_2000;

@@ -260,7 +260,10 @@ mod tests {
     fn a_stack_through_npp_code_names_the_exported_function_it_passed() {
         let dir = tempfile::tempdir().unwrap();
         let Some(lib) = standin_as_npp(dir.path()) else {
-            eprintln!("skipped: the stand-in is not built beside this test");
+            nppbench_model::say_skipped(
+                "a_stack_through_npp_code_names_the_exported_function_it_passed",
+                "the stand-in is not built beside this test",
+            );
             return;
         };
         let path = std::ffi::CString::new(lib.to_str().unwrap()).unwrap();
