@@ -181,11 +181,11 @@ fn cargo() -> Command {
     c
 }
 
-/// `nppbench ARGS…`, built and run through cargo.
+/// `nppbench ARGS…`, built and run through cargo (not quiet: a first build takes minutes, and
+/// cargo's progress is what says so).
 fn nppbench(args: &[&str]) -> Command {
     let mut c = cargo();
-    c.args(["run", "--quiet", "--release", "--package", "nppbench", "--"])
-        .args(args);
+    c.args(["run", "--release", "--package", "nppbench", "--"]).args(args);
     c
 }
 
@@ -206,4 +206,24 @@ fn build_nppbench() -> anyhow::Result<PathBuf> {
     c.args(["build", "--release", "--package", "nppbench"]);
     check(c, "cargo build --release --package nppbench")?;
     Ok(root().join("target/release/nppbench"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo xtask` ran `cargo run --quiet`, and built nppbench with `--quiet`: one to two
+    /// minutes of compiling printed nothing.
+    #[test]
+    fn builds_show_their_progress_nothing_is_quiet() {
+        let config = std::fs::read_to_string(root().join(".cargo/config.toml")).unwrap();
+        let alias = config
+            .lines()
+            .find(|l| l.trim_start().starts_with("xtask ="))
+            .expect("the xtask alias");
+        assert!(!alias.contains("--quiet") && !alias.contains(" -q"), "{alias}");
+        let run = nppbench(&["report"]);
+        let args: Vec<_> = run.get_args().collect();
+        assert!(!args.iter().any(|a| *a == "--quiet" || *a == "-q"), "{args:?}");
+    }
 }
