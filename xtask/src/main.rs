@@ -20,6 +20,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use nppbench_model::Preset;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "nppbench's jobs")]
@@ -40,7 +41,7 @@ enum Cmd {
         out: PathBuf,
         /// The preset: quick (the default), full or atlas (`nppbench preset NAME` prints one).
         #[arg(long, default_value = "quick")]
-        preset: String,
+        preset: Preset,
         /// A custom matrix file instead of the preset.
         #[arg(long, value_name = "FILE")]
         matrix: Option<PathBuf>,
@@ -146,7 +147,7 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
             preset,
             matrix,
             npp,
-        } => measure::report(&from, &out, &preset, matrix.as_deref(), &npp),
+        } => measure::report(&from, &out, preset, matrix.as_deref(), &npp),
         Cmd::Npp {
             command: NppCmd::Fetch { versions },
         } => versions.iter().try_for_each(|v| npp::fetch(v)),
@@ -214,6 +215,17 @@ mod tests {
 
     /// `cargo xtask` ran `cargo run --quiet`, and built nppbench with `--quiet`: one to two
     /// minutes of compiling printed nothing.
+    /// `cargo xtask report --preset bogus` said "no NVIDIA GPU" and exited 5; `nppbench run`
+    /// says what was wrong and exits 2.
+    #[test]
+    fn an_unknown_preset_is_bad_input_before_any_gpu_is_looked_for() {
+        let Err(e) = Cli::try_parse_from(["cargo xtask", "report", "--preset", "bogus"]) else {
+            panic!("--preset bogus parsed")
+        };
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("use quick, full or atlas"), "{e}");
+    }
+
     #[test]
     fn builds_show_their_progress_nothing_is_quiet() {
         let config = std::fs::read_to_string(root().join(".cargo/config.toml")).unwrap();

@@ -4,30 +4,61 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nppbench_model::RunFile;
+use nppbench_model::{Matrix, Preset, RunFile};
 
 use crate::npp::npp_dir;
-use crate::{Unavailable, build_nppbench, check, nppbench, root};
+use crate::{BadInput, Unavailable, build_nppbench, check, nppbench, root};
 
 /// Whether this machine has an NVIDIA GPU and driver, without loading any CUDA library.
 pub(crate) fn gpu_present() -> bool {
     Path::new("/proc/driver/nvidia/version").exists() || Path::new("/dev/nvidia0").exists()
 }
 
-/// The committed sample reports' run.json files (one run a report), for the no-GPU message.
-fn samples() -> Vec<String> {
-    let mut out: Vec<String> = RunFile::find_in(&root().join("reports"))
+/// `cargo xtask report`'s folder when no `--out` is given (ignored by git).
+pub(crate) const DEFAULT_OUT: &str = "reports/latest";
+
+/// The committed run the README renders where there is no GPU, and the no-GPU message names.
+pub(crate) const SAMPLE_RUN: &str = "reports/h200-full-npp-13.0.1/run.json";
+
+/// The committed sample reports' run.json files under `root`'s reports/ (one run a report), for
+/// the no-GPU message: never what a render wrote, in `out` or the default folder.
+fn samples(root: &Path, out: &Path) -> Vec<String> {
+    let written = [root.join(DEFAULT_OUT), out.to_owned()];
+    let mut list: Vec<String> = RunFile::find_in(&root.join("reports"))
         .iter()
-        .map(|p| p.strip_prefix(root()).unwrap_or(p).display().to_string())
+        .filter(|p| !written.iter().any(|w| p.starts_with(w)))
+        .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
         .collect();
-    out.sort();
-    out
+    list.sort();
+    list
+}
+
+/// What `cargo xtask report` says where there is no GPU: the README's sample run to render, and
+/// the other committed runs.
+fn no_gpu(root: &Path, out: &Path) -> Unavailable {
+    let others: Vec<String> = samples(root, out).into_iter().filter(|s| s != SAMPLE_RUN).collect();
+    Unavailable(format!(
+        "no NVIDIA GPU here, so nothing can be measured; render a committed run instead: cargo xtask report --from {SAMPLE_RUN}{}",
+        if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (other samples: {})", others.join(", "))
+        }
+    ))
+}
+
+/// The matrix `--matrix` names, read and checked (bad input, exit 2, where it is not one; the
+/// message names the file).
+fn check_matrix(path: &Path) -> anyhow::Result<()> {
+    Matrix::from_file(path)
+        .map(drop)
+        .map_err(|e| BadInput(format!("--matrix: {e}")).into())
 }
 
 pub(crate) fn report(
     from: &[PathBuf],
     out: &Path,
-    preset: &str,
+    preset: Preset,
     matrix: Option<&Path>,
     npp: &[String],
 ) -> anyhow::Result<()> {
@@ -41,20 +72,18 @@ pub(crate) fn report(
         .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
         .collect();
     if runs.is_empty() {
-        if !gpu_present() {
-            let list = samples();
-            return Err(Unavailable(format!(
-                "no NVIDIA GPU here, so nothing can be measured; render a committed run instead: cargo xtask report --from {}{}",
-                list.first().map_or("RUN.json", String::as_str),
-                if list.len() > 1 { format!(" (samples: {})", list.join(", ")) } else { String::new() }
-            ))
-            .into());
+        // Bad input is said before the GPU is looked for, as `nppbench run` does.
+        if let Some(m) = matrix {
+            check_matrix(m)?;
         }
         let dirs = if npp.is_empty() {
             vec![None]
         } else {
             npp.iter().map(|s| npp_dir(s)).collect::<anyhow::Result<_>>()?
         };
+        if !gpu_present() {
+            return Err(no_gpu(&root(), &out).into());
+        }
         let bin = build_nppbench()?;
         for (i, dir) in dirs.iter().enumerate() {
             let run_dir = out.join("runs").join(format!("{}", i + 1));
@@ -62,14 +91,14 @@ pub(crate) fn report(
             c.arg("run").arg("--out").arg(&run_dir);
             match matrix {
                 Some(m) => c.arg("--matrix").arg(m),
-                None => c.arg("--preset").arg(preset),
+                None => c.arg("--preset").arg(preset.name()),
             };
             if let Some(d) = dir {
                 c.arg("--npp").arg(d);
             }
             check(c, "nppbench run")?;
             let mut version_runs = vec![run_dir.join("run.json")];
-            if matrix.is_none() && preset == "atlas" {
+            if matrix.is_none() && preset == Preset::Atlas {
                 // The threshold search's rounds (docs/atlas.md), pooled with the atlas.
                 let rounds = search_thresholds(
                     &version_runs[0],
@@ -144,7 +173,7 @@ mod tests {
             );
             return;
         }
-        let err = report(&[], Path::new("reports/latest"), "quick", None, &[]).unwrap_err();
+        let err = report(&[], Path::new(DEFAULT_OUT), Preset::Quick, None, &[]).unwrap_err();
         // The status `nppbench run` gives where there is no GPU (it gave 2 here, 1 there).
         assert_eq!(crate::exit_code(&err), std::process::ExitCode::from(crate::UNAVAILABLE));
         let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
@@ -157,8 +186,68 @@ mod tests {
             "{row}"
         );
         let msg = err.to_string();
-        assert!(msg.contains("cargo xtask report --from reports/"), "{msg}");
+        assert!(
+            msg.contains(&format!("cargo xtask report --from {SAMPLE_RUN}")),
+            "{msg}"
+        );
         assert!(msg.contains("h100-npp-13.0.1/run.json"), "{msg}");
+    }
+
+    /// The message named `reports/h100-npp-12.2.3.2/run.json` (the first found) where the README
+    /// says `reports/h200-full-npp-13.0.1/run.json`.
+    #[test]
+    fn the_no_gpu_message_names_the_readmes_run() {
+        let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+        assert!(readme.contains(&format!("`cargo xtask report --from {SAMPLE_RUN}`")));
+        assert!(root().join(SAMPLE_RUN).is_file(), "{SAMPLE_RUN} is committed");
+        let msg = no_gpu(&root(), &root().join(DEFAULT_OUT)).to_string();
+        assert!(
+            msg.contains(&format!(
+                "render a committed run instead: cargo xtask report --from {SAMPLE_RUN}"
+            )),
+            "{msg}"
+        );
+    }
+
+    /// After a render, `reports/latest/run.json` was listed among the committed samples.
+    #[test]
+    fn what_a_render_wrote_is_never_a_sample() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = std::fs::read(root().join(SAMPLE_RUN)).unwrap();
+        for folder in ["reports/latest", "reports/mine", "reports/h100-npp-13.0.1"] {
+            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+            std::fs::write(dir.path().join(folder).join("run.json"), &run).unwrap();
+        }
+        let msg = no_gpu(dir.path(), &dir.path().join("reports/mine")).to_string();
+        assert!(
+            msg.contains("(other samples: reports/h100-npp-13.0.1/run.json)"),
+            "{msg}"
+        );
+        assert!(!msg.contains("latest") && !msg.contains("mine"), "{msg}");
+    }
+
+    /// `--matrix bad.toml` and `--npp` naming nothing said "no NVIDIA GPU" and exited 5.
+    #[test]
+    fn a_bad_matrix_or_npp_is_bad_input_before_any_gpu_is_looked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "name = 3\n").unwrap();
+        let missing = dir.path().join("missing.toml");
+        let out = dir.path().join("out");
+        for (matrix, npp) in [
+            (Some(bad.as_path()), vec![]),
+            (Some(missing.as_path()), vec![]),
+            (None, vec!["no-such-version".to_owned()]),
+        ] {
+            let err = report(&[], &out, Preset::Quick, matrix, &npp).unwrap_err();
+            assert_eq!(crate::exit_code(&err), std::process::ExitCode::from(2), "{err:#}");
+            let msg = format!("{err:#}");
+            assert!(!msg.contains("no NVIDIA GPU"), "{msg}");
+            assert!(
+                msg.contains("--matrix") || msg.contains("--npp no-such-version"),
+                "{msg}"
+            );
+        }
     }
 
     #[test]
