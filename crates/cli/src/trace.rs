@@ -25,6 +25,11 @@ use nppbench_analysis::trace::gates::{TraceGate, tripped};
 
 use crate::exit::bad_input;
 
+mod interposer;
+mod summary;
+use interposer::interposer;
+use summary::summary;
+
 #[derive(Debug, Args)]
 pub(crate) struct TraceArgs {
     /// The folder trace.json and its page are written to.
@@ -77,29 +82,12 @@ impl TraceGateArg {
 /// `compare`'s gates do).
 const GATE_FAILED: i32 = 3;
 
-/// The interposer: `$NPPBENCH_TRACE_LIB`, else beside this executable.
-fn interposer() -> anyhow::Result<PathBuf> {
-    let how = "build it with `cargo build --release -p nppbench-trace` (it lands beside nppbench in \
-               target/release), or name it with NPPBENCH_TRACE_LIB";
-    if let Some(p) = std::env::var_os(TraceFile::LIB_VAR) {
-        let p = PathBuf::from(p);
-        anyhow::ensure!(
-            p.is_file(),
-            "{}={} is not a file; {how}",
-            TraceFile::LIB_VAR,
-            p.display()
-        );
-        return Ok(p);
-    }
-    let exe = std::env::current_exe().context("locating the nppbench binary")?;
-    let beside = exe.with_file_name(TraceFile::LIB_FILE_NAME);
-    anyhow::ensure!(
-        beside.is_file(),
-        "the interposer {} is not beside nppbench ({}); {how}",
-        TraceFile::LIB_FILE_NAME,
-        beside.display()
-    );
-    Ok(beside)
+/// Why no program here can use an NVIDIA GPU (no driver loaded in the kernel, no device file),
+/// or `None`. Asks the kernel's files, never the CUDA driver library: the program's own
+/// (`LD_LIBRARY_PATH` may name a stand-in) is not this process's to load.
+fn no_gpu_here() -> Option<String> {
+    let files = ["/proc/driver/nvidia/version", "/dev/nvidia0"];
+    (!files.iter().any(|f| Path::new(f).exists())).then(|| format!("neither {} exists", files.join(" nor ")))
 }
 
 /// `--out`, created, absolute (the program may change directory), without a previous run's
@@ -157,7 +145,6 @@ fn start(args: &TraceArgs, lib: &Path, out: &Path) -> anyhow::Result<Child> {
         .env(TraceFile::OUT_VAR, out.join(TraceFile::FILE_NAME))
         .env(TraceFile::PARENT_VAR, std::process::id().to_string());
     if let Some(npp) = &args.npp {
-        anyhow::ensure!(npp.is_dir(), "--npp {} is not a folder", npp.display());
         cmd.env("LD_LIBRARY_PATH", prepend("LD_LIBRARY_PATH", npp));
     }
     cmd.spawn().map_err(|e| match e.kind() {
@@ -254,6 +241,10 @@ fn write_trace(path: &Path, trace: &TraceFile) -> anyhow::Result<()> {
 }
 
 pub(crate) fn trace(args: TraceArgs) -> anyhow::Result<()> {
+    // Bad input first, as `run` checks it (exit 2).
+    if let Some(npp) = &args.npp {
+        crate::runs::check_npp_dir(npp)?;
+    }
     let lib = interposer()?;
     let out = prepare_out(&args.out)?;
     let started = Instant::now();
@@ -277,6 +268,12 @@ pub(crate) fn trace(args: TraceArgs) -> anyhow::Result<()> {
     };
     trace.end = end_of(status, &trace.end);
     write_trace(&path, &trace)?;
+    if let Some(why) = no_gpu_here() {
+        eprintln!(
+            "warning: no NVIDIA GPU or driver here ({why}): the program's CUDA and NPP calls cannot run on a GPU, \
+             and its streams and device memory cannot be measured"
+        );
+    }
     println!("{}", summary(&trace, &path, status, &descendants(&out)));
     // The page: a failure to render it (an unreadable --atlas run) is said, and the program's
     // exit status still returned; trace.json is written either way.
@@ -323,94 +320,6 @@ fn descendants(out: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
-}
-
-/// One paragraph: what was called, the streams kept, memory, the overhead, how it ended.
-fn summary(t: &TraceFile, path: &Path, status: ExitStatus, descendants: &[PathBuf]) -> String {
-    let calls: u64 = t.call_sites.iter().map(|s| s.calls).sum();
-    let functions: std::collections::BTreeSet<&str> = t.call_sites.iter().map(|s| s.function.as_str()).collect();
-    let kept: Vec<_> = t.streams.iter().filter(|s| s.destroyed_s.is_none()).collect();
-    let in_calls = kept.iter().filter(|s| s.call_site.is_some()).count();
-    let mut s = format!(
-        "traced {}: {calls} NPP calls of {} functions at {} call sites on {} threads",
-        t.program.join(" "),
-        functions.len(),
-        t.call_sites.len(),
-        t.threads.iter().filter(|t| t.calls > 0).count()
-    );
-    match &t.capture.streams_missing {
-        None => {
-            s += &format!(
-                "; {} CUDA streams created, {} never destroyed ({in_calls} of them created inside an NPP call)",
-                t.streams.len() as u64 + t.capture.streams_not_listed,
-                kept.len()
-            )
-        }
-        Some(why) => s += &format!("; streams not counted ({why})"),
-    }
-    let bytes: Vec<u64> = t.memory.iter().filter_map(|m| m.device_bytes).collect();
-    let whose = match &t.capture.memory_device_wide {
-        Some(d) => format!(
-            " (every process on device(s) {}: NVML did not list this process)",
-            d.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-        ),
-        None => String::new(),
-    };
-    match (bytes.first(), bytes.last(), &t.capture.memory_missing) {
-        (Some(a), Some(b), _) => s += &format!("; device memory {} → {}{whose}", mib(*a), mib(*b)),
-        (_, _, Some(why)) => s += &format!("; device memory not sampled ({why})"),
-        _ => s += "; NVML never listed the process's device memory",
-    }
-    if let Some(per_call) = t.overhead.per_call_ns() {
-        let first = &t.capture.first_call_overhead;
-        let mut parts = match (first.per_call_ns(), t.overhead.less(first).per_call_ns()) {
-            (Some(f), Some(l)) => vec![format!("{f:.0} ns on a thread's first call, {l:.0} ns on later ones")],
-            _ => Vec::new(),
-        };
-        if let (Some(p), Some(c)) = (t.capture.process_first_call_ns, t.capture.costliest_call_ns) {
-            parts.push(format!("the process's first {p} ns, the costliest {c} ns"));
-        }
-        let split = if parts.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", parts.join("; "))
-        };
-        s += &format!(
-            "; recording cost {per_call:.0} ns a call{split}, {:.3} ms in all",
-            t.overhead.recording_ns as f64 / 1e6
-        );
-        if let Some(asked) = t.capture.flags_asked {
-            s += &format!(", the driver asked for a stream's flags on {asked} calls");
-        }
-    }
-    if let Some(c) = t.capture.callback_overhead
-        && let Some(each) = c.per_call_ns()
-    {
-        s += &format!("; {} CUPTI callbacks, {each:.0} ns each", c.calls);
-    }
-    if let Some(why) = &t.capture.calls_missing {
-        s += &format!(". Calls may be missing: {why}");
-    }
-    s += &match &t.end {
-        TraceEnd::Exited { .. } => format!(". The program exited with {}", exit_code(status)),
-        TraceEnd::Signal { name, .. } => format!(". The program was ended by {name}: the trace is partial"),
-        TraceEnd::Running => format!(
-            ". The program exited with {} without running its exit path: the trace is partial",
-            exit_code(status)
-        ),
-    };
-    s += &format!(". Wrote {}.", path.display());
-    if !descendants.is_empty() {
-        s += &format!(
-            " Processes it started left {} more traces beside it.",
-            descendants.len()
-        );
-    }
-    s
 }
 
 #[cfg(test)]

@@ -272,8 +272,69 @@ fn bad_input_says_what_to_do() {
         .output()
         .unwrap();
     assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
     assert!(
-        text(&o.stderr).contains("cargo build --release -p nppbench-trace"),
+        err.contains("cargo xtask install") && err.contains("missing.so"),
+        "{err}"
+    );
+}
+
+/// `trace --npp /nonexistent` exited 1 where `run --npp` exits 2; checked before the interposer
+/// is looked for.
+#[test]
+fn npp_that_is_no_folder_is_bad_input_as_for_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        .env(TraceFile::LIB_VAR, dir.path().join("missing.so"))
+        .args(["trace", "--npp", "/nonexistent", "--out"])
+        .arg(dir.path())
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--npp /nonexistent: no such folder"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// After `cargo install --path crates/cli` the interposer was missing and the error said to build
+/// it: nppbench copied alone into a folder says where it looked and how to install both.
+#[test]
+fn an_installed_nppbench_without_its_interposer_names_where_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("nppbench");
+    std::fs::copy(env!("CARGO_BIN_EXE_nppbench"), &exe).unwrap();
+    let o = Command::new(&exe)
+        .env_remove(TraceFile::LIB_VAR)
+        .args(["trace", "--out"])
+        .arg(dir.path().join("out"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    let beside = dir.path().join(TraceFile::LIB_FILE_NAME);
+    assert!(err.contains(&format!("tried {}", beside.display())), "{err}");
+    assert!(err.contains("cargo xtask install"), "{err}");
+}
+
+/// Without a GPU `trace` never said so: only that streams and memory were not measured.
+#[test]
+fn trace_without_a_gpu_says_so() {
+    if ["/proc/driver/nvidia/version", "/dev/nvidia0"]
+        .iter()
+        .any(|f| Path::new(f).exists())
+    {
+        nppbench_model::say_skipped("trace_without_a_gpu_says_so", "needs a machine without a GPU");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = trace(dir.path(), &["true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("no NVIDIA GPU or driver here"),
         "{}",
         text(&o.stderr)
     );
