@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's jobs. `report` measures and renders (or renders committed runs
-//! with `--from`); `npp fetch` gets other NPP versions; `compare` judges runs against each other
+//! with `--from`); `install` puts nppbench and its interposer side by side; `npp fetch` gets
+//! other NPP versions; `compare` judges runs against each other
 //! and gates CI on the result; `rerender` renders every committed report again; `baseline`
 //! measures the CI baseline.
 //!
@@ -11,6 +12,7 @@
 
 mod baseline;
 mod history;
+mod install;
 mod measure;
 mod npp;
 mod rerender;
@@ -73,6 +75,13 @@ enum Cmd {
         npp: String,
         #[arg(long, value_name = "DIR", default_value = ".ci/baseline")]
         out: PathBuf,
+    },
+    /// Build nppbench for release and install it with the interposer `nppbench trace` preloads
+    /// (libnppbench_trace.so), side by side.
+    Install {
+        /// The folder (by default $CARGO_HOME/bin, else ~/.cargo/bin).
+        #[arg(long, value_name = "DIR")]
+        to: Option<PathBuf>,
     },
     /// Other NPP versions, from their wheels on the Python package index.
     Npp {
@@ -153,6 +162,7 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         } => versions.iter().try_for_each(|v| npp::fetch(v)),
         Cmd::History(args) => history::run(args),
         Cmd::Rerender => rerender::rerender(),
+        Cmd::Install { to } => install::install(to.as_deref()),
         Cmd::Baseline { npp, out } => baseline::baseline(&npp, &out),
         Cmd::Compare { args } => {
             let mut c = nppbench(&["compare"]);
