@@ -20,9 +20,11 @@ pub(crate) struct Args {
 
 #[derive(Subcommand)]
 enum HistoryCmd {
-    /// Add runs to the history: run.json files, or folders searched (recursively) for run.json
-    /// and run-*.json. A run already there is left as it is; a file that is not an nppbench run
-    /// is refused and nothing is added.
+    /// Add runs to the history: run files, or folders searched (recursively) for every file that
+    /// reads as a run, whatever its name. A run already there is left as it is. A file named
+    /// that is not an nppbench run is refused and nothing is added; in a folder, each file that
+    /// is not one (or a copy of one taken, or made with test hooks) is named with why it was not
+    /// added.
     Add {
         /// run.json files, or folders holding runs (every run in them is added).
         #[arg(required = true, value_name = "RUN.json|DIR")]
@@ -96,7 +98,13 @@ fn history_error(e: HistoryError) -> anyhow::Error {
 fn add(runs: &[PathBuf], db_path: &Path, allow_test_hooks: bool) -> anyhow::Result<()> {
     let existed = db_path.exists();
     let mut db = Db::open(db_path).map_err(history_error)?;
-    let added = match nppbench_history::ingest::add_paths(&mut db, runs, allow_test_hooks) {
+    let read = nppbench_history::ingest::prepare_paths(runs, allow_test_hooks);
+    let added = match read.and_then(|(prepared, skipped)| {
+        for s in &skipped {
+            println!("not added {}: {}", s.path.display(), s.why);
+        }
+        nppbench_history::ingest::add_prepared(&mut db, prepared)
+    }) {
         Ok(added) => added,
         Err(e) => {
             // A database this command made and could fill with nothing is not left behind.

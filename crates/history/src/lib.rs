@@ -42,6 +42,8 @@ pub enum HistoryError {
         "{path} was made with test hooks ({hooks}): it measures nppbench's calibration, not NPP; nothing was added: pass --allow-test-hooks to add it anyway"
     )]
     TestHooks { path: PathBuf, hooks: String },
+    #[error("no run in {path} can be added ({skipped}); nothing was added")]
+    NoRunIn { path: PathBuf, skipped: String },
     #[error("no history at {path}: add runs first with `nppbench history add RUN.json --db {path}`")]
     Missing { path: PathBuf },
     #[error("the folder {path} does not exist: create it, or give a --db file in a folder that does")]
@@ -76,6 +78,7 @@ impl HistoryError {
             self,
             HistoryError::Run(_)
                 | HistoryError::TestHooks { .. }
+                | HistoryError::NoRunIn { .. }
                 | HistoryError::Missing { .. }
                 | HistoryError::NoFolder { .. }
                 | HistoryError::NotAHistory { .. }
