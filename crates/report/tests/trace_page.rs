@@ -145,6 +145,9 @@ mod race;
 #[path = "trace_page/lifecycle.rs"]
 mod lifecycle;
 
+#[path = "trace_page/unsampled.rs"]
+mod unsampled;
+
 /// The recorder behind its seam, with the race question's budget on the whole recording (#32):
 /// its GPU evidence, `reports/trace/seam/`.
 #[path = "trace_page/seam.rs"]

@@ -271,8 +271,10 @@ pub fn call_site_rows(f: &TraceFindings) -> Vec<CallSiteRow> {
         .collect()
 }
 
+/// The memory chart; none where device memory was never sampled (an empty chart, its axis
+/// labelled 1, 1, 1, says nothing).
 fn timeline_charts(f: &TraceFindings) -> Result<Vec<ChartView>, String> {
-    if f.timeline.is_empty() {
+    if !f.timeline.iter().any(|p| p.device_mib.is_some()) {
         return Ok(Vec::new());
     }
     let title = "Device memory and threads over the trace".to_owned();

@@ -197,13 +197,22 @@ pub(super) fn verdict(trace: &TraceFile, f: &TraceFindings) -> (String, Vec<Stri
         .and_then(|m| m.per_keeping_thread)
         .filter(|_| f.keeping.threads > 0)
     {
-        lines.push(format!(
-            "{} MiB per thread that kept NPP streams (least squares of device memory against those threads over {} samples; 95% CI {} to {}).",
-            fmt_sig(fit.slope),
-            fit.n,
-            fmt_sig(fit.slope_ci.0),
-            fmt_sig(fit.slope_ci.1)
-        ));
+        // An interval that reaches zero establishes no growth, and memory is never negative.
+        lines.push(if fit.slope_ci.0 > 0.0 {
+            format!(
+                "{} MiB per thread that kept NPP streams (least squares of device memory against those threads over {} samples; 95% CI {} to {}).",
+                fmt_sig(fit.slope),
+                fit.n,
+                fmt_sig(fit.slope_ci.0),
+                fmt_sig(fit.slope_ci.1)
+            )
+        } else {
+            format!(
+                "Growth per thread that kept NPP streams not established: the 95% interval of the least squares of device memory against those threads over {} samples reaches zero (at most {} MiB per thread).",
+                fit.n,
+                fmt_sig(fit.slope_ci.1.max(0.0))
+            )
+        });
     }
     let leaking = f.groups.iter().filter(|g| g.observed == Some(LeakClass::Leak)).count();
     if leaking > 0 {
@@ -373,6 +382,9 @@ pub(super) fn cost_rows(f: &TraceFindings) -> (Vec<CostRow>, String) {
             }
             TraceStatus::Bounded => {
                 "The growth is bounded: once the fixed set of threads has kept its streams, memory stays."
+            }
+            _ if !f.timeline.iter().any(|p| p.device_mib.is_some()) => {
+                "Device memory was not sampled, so no cost over time can be given."
             }
             _ => "Nothing grows, so nothing costs over time.",
         };
