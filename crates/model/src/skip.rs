@@ -7,8 +7,11 @@ use std::io::Write;
 /// under `--show-output`), so a skip said that way reads as a pass; a write to `std::io::stderr()`
 /// bypasses the capture, so `cargo test` shows every skip and `.ci/run` counts them.
 pub fn say_skipped(name: &str, why: &str) {
-    // A lost line must not fail the test that skipped: the error is dropped.
-    let _ = writeln!(std::io::stderr().lock(), "skipped {name}: {why}");
+    // One write of the whole line (standard error is unbuffered: `writeln!` would write it in
+    // pieces, which the harness's own lines on a shared pipe could split). A lost line must not
+    // fail the test that skipped: the error is dropped.
+    let line = format!("skipped {name}: {why}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 #[cfg(test)]
