@@ -32,7 +32,8 @@ pub(crate) enum Cmd {
     /// Run a matrix of scenarios on the GPU and write DIR/run.json (DIR/runs/N/run.json for
     /// several NPP versions).
     Run(RunArgs),
-    /// List the NPP primitives nppbench knows (the catalogue), one a line.
+    /// List the NPP functions nppbench knows (the catalogue): a table, one function a row, with
+    /// its library, source and destination formats and operation.
     Primitives,
     /// Render index.html, summary.md and scenarios.csv from one run.json, or several side by side.
     Report {
@@ -68,7 +69,7 @@ pub(crate) enum Cmd {
     /// CUDA streams that are never destroyed, and how device memory grows. Writes DIR/trace.json
     /// and its page; exits with the program's own status.
     Trace(crate::trace::TraceArgs),
-    /// Print a preset's matrix file, a starting point for --matrix.
+    /// Print a preset's matrix file, a starting point for `run --matrix`.
     Preset {
         /// The preset: quick, full or atlas.
         #[arg(value_name = "NAME", value_parser = PresetParser)]
@@ -112,7 +113,8 @@ pub(crate) struct RunArgs {
     pub(crate) jobs: Option<u32>,
     /// The most memory scenarios one probe process measures, each on host threads made for it
     /// (default 64). A fault costs only its scenario, measured again alone; `--batch 1` gives
-    /// every scenario a fresh process, as nppbench did before (about 40 times slower).
+    /// every scenario a fresh process, as nppbench did before (about seven times slower:
+    /// docs/performance.md).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) batch: Option<u32>,
     /// The seed that shuffles the memory scenarios into processes; default: drawn, and
@@ -147,21 +149,15 @@ pub(crate) struct RunArgs {
 #[derive(clap::Args)]
 pub(crate) struct CompareArgs {
     /// run.json files or report folders: a folder holding run.json, or a report of several
-    /// runs (its run-N-*.json, or runs/N/run.json of a run with several --npp), each run in
+    /// runs (its run-N-*.json, or runs/N/run.json of a run of several NPP versions), each run in
     /// it taken in order. The first run is the base.
     #[arg(required = true, num_args = 1.., value_name = "RUN")]
     pub(crate) runs: Vec<PathBuf>,
     /// The folder compare.html, summary.md and compare.json are written to (created if missing).
     #[arg(long, value_name = "DIR")]
     pub(crate) out: PathBuf,
-    /// Exit with status 3 when a candidate trips any of these gates (comma-separated):
-    /// `regression`, a scenario found in both runs whose kernel time per call is significantly
-    /// slower beyond the noise threshold (where its calls ran their kernels at once in some passes
-    /// and in turn in others, each layout's time apart; host latency is shown, never gated);
-    /// `leak`, a new leak: a scenario found in both that leaks in the candidate and
-    /// did not in the base; `streams`, a scenario found in both whose NPP creates more streams per
-    /// thread, or leaves more undestroyed; `any-leak`, any scenario of the candidate that leaks,
-    /// new or not; `failed`, any scenario of the candidate that failed.
+    /// Exit with status 3 when a candidate trips any of these gates (comma-separated; `--help`
+    /// says what trips each).
     #[arg(long, value_delimiter = ',', value_name = "GATES", value_enum)]
     pub(crate) fail_on: Vec<Gate>,
     /// Judge a candidate that does not compare with the base (under 90% of the base's
@@ -261,6 +257,9 @@ fn parse_probe_connections(spec: &str) -> Result<Option<u32>, String> {
         ),
     }
 }
+
+#[cfg(test)]
+mod help_agrees;
 
 #[cfg(test)]
 mod tests {

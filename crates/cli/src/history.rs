@@ -189,13 +189,16 @@ fn export(db_path: &Path, out: &Path) -> anyhow::Result<()> {
 }
 
 /// The gates `history report --fail-on` judges, as clap offers and checks them: the others of
-/// `compare` are refused with the two there are, not listed as if they were judged.
+/// `compare` are refused with the two there are, not listed as if they were judged. Their names
+/// alone: what each trips on in a history is the option's own help (compare's words name options
+/// of compare's).
 fn history_gate() -> impl clap::builder::TypedValueParser<Value = Gate> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(
         nppbench_history::gates::HISTORY_GATES
             .iter()
-            .filter_map(clap::ValueEnum::to_possible_value),
+            .filter_map(clap::ValueEnum::to_possible_value)
+            .map(|v| v.help(None::<&'static str>)),
     )
     .map(|name| name.parse::<Gate>().expect("a judged gate's name parses"))
 }

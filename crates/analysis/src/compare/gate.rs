@@ -7,10 +7,11 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Gate {
-    /// A throughput scenario found in both runs that is slower in the candidate: Welch's test on
-    /// the per-pass medians gives p < --alpha and the change is beyond --noise-pct (for images
-    /// under a megapixel, or on their host latency beyond --latency-noise-pct), at
-    /// --gate-min-pixels or more.
+    /// A throughput scenario found in both runs whose kernel time per call is slower in the
+    /// candidate: Welch's test on the per-pass medians gives p < --alpha and the change is beyond
+    /// --noise-pct, at --gate-min-pixels or more (where its calls ran their kernels at once in
+    /// some passes and in turn in others, each layout's time apart). Host latency is shown, never
+    /// gated.
     Regression,
     /// A new leak: a memory scenario found in both runs that leaks in the candidate and did not in
     /// the base. A scenario that leaks in both does not trip it (see any-leak).
