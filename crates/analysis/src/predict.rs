@@ -95,11 +95,12 @@ pub fn answer(evidence: &Evidence, rules: &[FunctionRules], q: &Case) -> Answer 
 pub enum Confidence {
     /// The runs measured this very scenario, in one class.
     Exact,
-    /// The function's rules fit every fitted scenario, predict every held-out one, and no
-    /// scenario of the function changed class between processes.
+    /// The rules the answer rests on (the leak rule for a leak; the leak and bounded rules for
+    /// flat or bounded) fit every fitted scenario and predict every held-out one, and no scenario
+    /// of the function changed class between processes.
     Rule,
-    /// The best rules found are wrong on some fitted or held-out scenarios, were not tested on
-    /// any, or the function's scenarios changed class between processes.
+    /// The best rules the answer rests on are wrong on some fitted or held-out scenarios, were
+    /// not tested on any, or the function's scenarios changed class between processes.
     Approximate,
     /// The scenario lies outside the widths, heights or strides measured of its function.
     Extrapolated,
@@ -163,39 +164,57 @@ pub fn outside_measured(evidence: &Evidence, q: &Case) -> Option<String> {
     None
 }
 
-/// Why a function's rules are not exact, if they are not (see [`Confidence::Approximate`]).
-fn rules_weakness(f: &FunctionRules) -> Option<String> {
+/// Why the rules an answer rests on are not exact, if they are not (see
+/// [`Confidence::Approximate`]), said of that answer: a leak rests on the leak rule alone; flat or
+/// bounded on the leak rule (it does not hold) and the bounded rule (it holds or not). A bounded
+/// rule that fits nowhere is no caveat on a leak the leak rule earned.
+fn rules_weakness(f: &FunctionRules, class: LeakClass) -> Option<String> {
     use crate::rules::{RuleKind, Standing};
     if !f.flips.is_empty() {
+        let n = f.flips.len();
         return Some(format!(
-            "{} scenario(s) of this function changed class between processes",
-            f.flips.len()
+            "{n} scenario{} of this function changed class between processes",
+            if n == 1 { "" } else { "s" }
         ));
     }
-    for (name, r) in [("leak", &f.leak), ("bounded", &f.bounded)] {
-        match r.standing() {
-            Standing::Earned => {}
-            Standing::NotValidated => {
-                return Some(format!("the {name} rule was tested on no held-out scenario"));
-            }
-            Standing::WrongOnHeldOut => {
-                return Some(format!(
-                    "the {name} rule gets {} of {} held-out scenarios wrong",
+    let what = class.as_str();
+    let mut rules = vec![("leak", &f.leak, format!("this answer is {what}, not leak,"))];
+    if class == LeakClass::Leak {
+        rules[0].2 = "this answer is leak,".to_owned();
+    } else {
+        let other = if class == LeakClass::Bounded { "flat" } else { "bounded" };
+        rules.push(("bounded", &f.bounded, format!("this answer is {what}, not {other},")));
+    }
+    for (name, r, answer) in rules {
+        let (rule, weakness) = match r.standing() {
+            Standing::Earned => continue,
+            Standing::NotValidated => (
+                format!("the {name} rule"),
+                "which was tested on no held-out scenario".to_owned(),
+            ),
+            Standing::WrongOnHeldOut => (
+                format!("the {name} rule"),
+                format!(
+                    "which gets {} of {} held-out scenarios wrong",
                     r.held_out.wrong.len(),
                     r.held_out.total
-                ));
-            }
+                ),
+            ),
             Standing::NoneFits => {
                 let wrong = match &r.kind {
                     RuleKind::Approximately { counter_examples, .. } => counter_examples.len(),
                     _ => r.measured,
                 };
-                return Some(format!(
-                    "no {name} rule fits: the closest gets {wrong} of {} fitted scenarios wrong",
-                    r.measured
-                ));
+                (
+                    format!("the closest {name} rule"),
+                    format!(
+                        "which gets {wrong} of {} fitted scenarios wrong (no {name} rule fits them all)",
+                        r.measured
+                    ),
+                )
             }
-        }
+        };
+        return Some(format!("{answer} by {rule}, {weakness}"));
     }
     None
 }
@@ -222,12 +241,17 @@ pub fn assess(evidence: &Evidence, rules: &[FunctionRules], q: &Case, a: &Answer
             };
             let (confidence, reason) = if let Some(why) = outside_measured(evidence, q) {
                 (Confidence::Extrapolated, why)
-            } else if let Some(why) = rules_weakness(f) {
+            } else if let Some(why) = rules_weakness(f, a.class.unwrap_or(LeakClass::Flat)) {
                 (Confidence::Approximate, why)
+            } else if a.class == Some(LeakClass::Leak) {
+                (
+                    Confidence::Rule,
+                    "the leak rule fits every fitted scenario and predicts every held-out one".to_owned(),
+                )
             } else {
                 (
                     Confidence::Rule,
-                    "the rules fit every fitted scenario and predict every held-out one".to_owned(),
+                    "the leak and bounded rules fit every fitted scenario and predict every held-out one".to_owned(),
                 )
             };
             Assessment {

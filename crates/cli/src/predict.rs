@@ -24,13 +24,14 @@ use crate::runs::{one_npp_version, read_runs};
 use tables::{score_table, table};
 
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("question").required(true).args(["primitive", "matrix", "against"])))]
 pub(crate) struct PredictArgs {
     /// A run (run.json, or a folder holding runs) whose scenarios are the evidence; repeat it to
     /// pool several runs of one NPP version.
     #[arg(long, value_name = "RUN", required = true)]
     atlas: Vec<PathBuf>,
     /// Refuse runs of any other NPP version than this (`13.0.1.2`, or its first parts: `13.0`).
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = npp_version)]
     npp_version: Option<String>,
     /// Every memory scenario of a matrix file (`nppbench preset NAME` prints one).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["primitive", "width", "height", "src_stride"])]
@@ -42,19 +43,19 @@ pub(crate) struct PredictArgs {
     #[arg(long, value_name = "RUN", conflicts_with_all = ["matrix", "primitive", "width", "height", "src_stride"])]
     against: Option<PathBuf>,
     /// One scenario: the function (`Convert_8u32f_C1R`, or NVIDIA's `nppiConvert_8u32f_C1R_Ctx`).
-    #[arg(long, required_unless_present_any = ["matrix", "against"], requires_all = ["width", "height", "src_stride"])]
+    #[arg(long, requires_all = ["width", "height", "src_stride"])]
     primitive: Option<String>,
     /// ROI width in pixels.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = npp_int())]
     width: Option<u32>,
     /// ROI height in rows.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = npp_int())]
     height: Option<u32>,
     /// Source row stride in bytes.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = npp_int())]
     src_stride: Option<u32>,
     /// Destination row stride in bytes; default: the source's padding, in pixels.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = npp_int())]
     dst_stride: Option<u32>,
     /// The stream kind: blocking, non_blocking, legacy_default, per_thread_default.
     #[arg(long, default_value = "blocking", value_parser = typed::<StreamKind>)]
@@ -197,6 +198,27 @@ where
     text.parse::<T>().map_err(|e| e.to_string())
 }
 
+/// A width, height or stride as NPP takes it: an `int` of at least 1, so that the range clap
+/// states is the one the geometry is checked against.
+fn npp_int() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(i32::MAX))
+}
+
+/// `--npp-version`: numbers separated by dots (`13.0.1.2`, `13.0`), checked before any run is
+/// read, so that a word is not taken for a version no run has.
+fn npp_version(text: &str) -> Result<String, String> {
+    let numbers = text
+        .split('.')
+        .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+    if numbers {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "{text:?} is not an NPP version: give its numbers separated by dots, as `13.0.1.2` or `13.0`"
+        ))
+    }
+}
+
 /// The catalogue's name nearest to `name` (by edit distance, case aside), where one is near.
 fn nearest_primitive(name: &str) -> Option<&'static str> {
     let wanted = name.trim_start_matches("nppi").trim_end_matches("_Ctx").to_lowercase();
@@ -237,6 +259,14 @@ fn queries(args: &PredictArgs) -> anyhow::Result<Vec<Case>> {
     let mut g = Geometry::new(primitive, width, height, src);
     if let Some(d) = args.dst_stride {
         g.dst_stride = d;
+    } else if g.dst_stride > i32::MAX as u32 {
+        // Derived from the source's padding, it would pass NPP's limit (and saturate the label).
+        let (dst_w, _) = primitive.row().dst_size(width, height);
+        return Err(bad_input(format!(
+            "{primitive} {width}x{height}: its destination rows take {} bytes or more, beyond NPP's limit of {} bytes a stride: give a smaller --width",
+            u64::from(dst_w) * primitive.dst_bytes_per_pixel(),
+            i32::MAX
+        )));
     }
     g.validate(primitive)
         .map_err(|e| bad_input(format!("{primitive} cannot take this geometry: {e}")))?;
