@@ -28,20 +28,12 @@ pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<()> {
     check_out_dir(out)?;
     let (paths, loaded): (Vec<PathBuf>, Vec<RunFile>) = read_runs(&args.runs)?.into_iter().unzip();
     if loaded.len() < 2 {
-        return Err(bad_input(format!(
-            "compare needs two runs or more; {} hold(s) only {}",
-            args.runs
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            paths.first().map_or_else(|| "none".into(), |p| p.display().to_string())
-        )));
+        return Err(bad_input(one_run(&args.runs, &paths)));
     }
     if !gates.is_empty() && !args.allow_shared_gpu {
         refuse_shared_gpus(&paths, &loaded)?;
     }
-    let r = compare_view::render(&loaded, t, &gates, args.allow_partial)?;
+    let r = compare_view::render(&loaded, &run_names(&args.runs, &paths), t, &gates, args.allow_partial)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let page = out.join("compare.html");
     write(&page, &r.compare_html)?;
@@ -55,6 +47,61 @@ pub(crate) fn compare(args: CompareArgs) -> anyhow::Result<()> {
         Status::Fail => Err(GateFailed(r.json.what_tripped().join("; "), page.display().to_string()).into()),
         Status::Pass | Status::Changed | Status::NoChange => Ok(()),
     }
+}
+
+/// What compare says when the paths given hold one run.
+fn one_run(given: &[PathBuf], found: &[PathBuf]) -> String {
+    let run = found.first().map_or_else(|| "none".into(), |p| p.display().to_string());
+    match given {
+        [one] if one == Path::new(&run) => {
+            format!("compare needs two runs or more; {run} is one: give another run to compare it with")
+        }
+        [one] => format!(
+            "compare needs two runs or more; {} holds one, {run}: give another run to compare it with",
+            one.display()
+        ),
+        several => format!(
+            "compare needs two runs or more; {} hold one between them, {run}",
+            several
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Each run's name, from the file or folder it was given by: the file's name without `.json`
+/// (`quick-1`), the folder's for a folder's `run.json` (`baseline`), the folder's and the file's
+/// for a folder of several runs (`versions/run-1-npp-13.0.1`).
+fn run_names(given: &[PathBuf], found: &[PathBuf]) -> Vec<String> {
+    let stem = |p: &Path| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = name.trim_end_matches(".gz").trim_end_matches(".json").to_owned();
+        match (name.as_str(), p.parent().and_then(Path::file_name)) {
+            ("run" | "", Some(folder)) => folder.to_string_lossy().into_owned(),
+            _ => name,
+        }
+    };
+    found
+        .iter()
+        .map(|path| {
+            let Some(arg) = given.iter().find(|g| path.starts_with(g)) else {
+                return stem(path);
+            };
+            let several = found.iter().filter(|p| p.starts_with(arg)).count() > 1;
+            match path.strip_prefix(arg) {
+                Ok(rest) if several && !rest.as_os_str().is_empty() => {
+                    format!("{}/{}", stem(arg), stem(rest))
+                }
+                _ if path == arg => stem(path),
+                _ => stem(arg),
+            }
+        })
+        .collect()
 }
 
 fn write(path: &Path, text: &str) -> anyhow::Result<()> {

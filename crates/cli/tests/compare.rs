@@ -85,7 +85,7 @@ fn a_quick_run_against_an_atlas_run_is_partial_and_exits_4() {
     let (o, summary, json) = compare(QUICK_H100, ATLAS_H200, &["--allow-partial"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(summary.starts_with("## PARTIAL · "), "{summary}");
-    assert!(summary.contains("Judged below on the 4 scenario(s) that pair, as --allow-partial asks."));
+    assert!(summary.contains("Judged below on the 4 scenarios that pair, as --allow-partial asks."));
     assert_ne!(json["status"], "partial");
     assert_eq!(json["comparisons"][0]["judged"], true);
     // The atlas run's failed scenarios trip `failed` once judged.
@@ -114,7 +114,7 @@ fn fail_on_failed_trips_on_a_candidate_with_failed_scenarios_only() {
     assert!(summary.starts_with("## FAIL"), "{summary}");
     // 58 scenarios failed on record; 37 of them are judged outputs (wrong pixels, faults and
     // misses of nppbench's own reference), a class of their own: 21 failures are left.
-    assert!(summary.contains("21 item(s) trip --fail-on failed"), "{summary}");
+    assert!(summary.contains("21 items trip --fail-on failed"), "{summary}");
     assert!(summary.contains("| **failed** | and 1 more |"), "{summary}");
     let failed = json["comparisons"][0]["failures"]["candidate"].as_array().unwrap();
     assert_eq!(failed.len(), 21);
@@ -260,4 +260,62 @@ fn every_field_of_compare_json_is_documented() {
         }
     }
     assert!(keys > 60, "{keys}");
+}
+
+/// One run given said "… hold(s) only …": now what was given, in words that fit one.
+#[test]
+fn one_run_given_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = reports(QUICK);
+    let o = nppbench(&["compare", &run, "--out", dir.path().to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("{run} is one: give another run")), "{err}");
+    assert!(!err.contains("(s)"), "{err}");
+}
+
+/// Two runs alike in all but their start were named `2026-11-27 01:31 UTC · run 1` and `… run 2`:
+/// now by the files they came from.
+#[test]
+fn runs_are_named_by_their_files_not_by_their_start() {
+    let (o, summary, _) = compare(
+        "calibration/GPU-1f4889c3/quick/quick-1.json",
+        "calibration/GPU-1f4889c3/quick/quick-2.json",
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(summary.contains("### quick-2 against quick-1"), "{summary}");
+    assert!(!summary.contains(" UTC"), "{summary}");
+}
+
+/// The page showed `--repeat 3` with its backticks and counted "leak(s)", "item(s)": code is
+/// `<code>`, and every count has its own noun.
+#[test]
+fn the_page_shows_code_as_code_and_counts_with_their_nouns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmp");
+    let run = reports(ATLAS_H100);
+    let o = nppbench(&[
+        "compare",
+        &run,
+        &run,
+        "--out",
+        out.to_str().unwrap(),
+        "--fail-on",
+        "failed",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let html = std::fs::read_to_string(out.join("compare.html")).unwrap();
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(html.contains("<code>--repeat 3</code>"), "no --repeat in code");
+    let body = &html[html.find("<body>").unwrap()..];
+    assert!(!body.contains('`'), "a backtick on the page");
+    for text in [body, summary.as_str()] {
+        assert!(
+            !text.contains("(s)"),
+            "{}",
+            &text[text.find("(s)").unwrap().saturating_sub(80)..][..120]
+        );
+    }
+    assert!(summary.contains("58 items trip --fail-on failed"), "{summary}");
 }

@@ -201,7 +201,7 @@ pub fn render_compare(
     thresholds: compare::Thresholds,
     gates: &[compare::Gate],
 ) -> Result<RenderedCompare, ReportError> {
-    let r = compare_view::render(runs, thresholds, gates, true)?;
+    let r = compare_view::render(runs, &[], thresholds, gates, true)?;
     Ok(RenderedCompare {
         compare_html: r.compare_html,
         summary_md: r.summary_md,

@@ -21,6 +21,7 @@ pub(crate) fn render_templates<const N: usize>(
 ) -> Result<[String; N], ReportError> {
     let mut tera = tera::Tera::default();
     tera.autoescape_on(vec![".html"]);
+    tera.register_filter("code", code);
     // All at once: a template may import another's macros.
     tera.add_raw_templates(templates)
         .map_err(|source| ReportError::Template {
@@ -39,4 +40,39 @@ pub(crate) fn render_templates<const N: usize>(
             .map_err(|source| ReportError::Template { template: name, source })?;
     }
     Ok(out.map(|(_, text)| text))
+}
+
+/// The `code` filter: a sentence's text escaped for HTML, each span between backticks (the words
+/// a summary.md writes as code: `` `--repeat 3` ``) as `<code>`. Used as `{{ s | code | safe }}`.
+fn code(value: &tera::Value, _: &std::collections::HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+    let text = tera::from_value::<String>(value.clone())?;
+    let spans: Vec<&str> = text.split('`').collect();
+    // An odd backtick is text, not the start of a span that never ends.
+    let pairs = spans.len() % 2 == 1;
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, span) in spans.iter().enumerate() {
+        let inside = i % 2 == 1 && (pairs || i + 1 < spans.len());
+        match (inside, i % 2 == 1) {
+            (true, _) => out.push_str(&format!("<code>{}</code>", tera::escape_html(span))),
+            (false, true) => out.push_str(&format!("`{}", tera::escape_html(span))),
+            (false, false) => out.push_str(&tera::escape_html(span)),
+        }
+    }
+    Ok(tera::Value::String(out))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn code_spans_become_code_and_the_rest_is_escaped() {
+        let run = |s: &str| {
+            super::code(&tera::Value::String(s.into()), &Default::default())
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(run("use `--repeat 3` <now>"), "use <code>--repeat 3</code> &lt;now&gt;");
+        assert_eq!(run("a ` alone"), "a ` alone");
+    }
 }

@@ -9,7 +9,7 @@ use super::{
     ComparisonView, FailingItem, MAX_LISTED, MemoryChangeRow, ThroughputChangeRow, UNSETTLED_MEANS, test_text,
     verdict_name,
 };
-use crate::view::{by_kind, class_name, fmt, fmt_p, fmt_sig};
+use crate::view::{by_kind, class_name, counted, fmt, fmt_p, fmt_sig};
 
 /// One candidate's view; `allow_partial` judges a candidate that does not compare on what pairs.
 pub(super) fn comparison_view(
@@ -144,21 +144,21 @@ fn summary(c: &Comparison, n: &Counts, base: &str, cand: &str) -> Vec<String> {
     summary.extend(not_judged_lines(c, n, base, cand));
     // Correctness leads: wrong pixels are worse than memory or time.
     summary.push(format!(
-        "Pixels: {} scenario(s) newly wrong with every call synchronised, {} now right; in the candidate {} wrong or faulting, new or not.",
-        n.new_wrong, n.wrong_gone, n.cand_wrong
+        "Pixels: {} newly wrong with every call synchronised, {} now right; in the candidate {} wrong or faulting, new or not.",
+        counted(n.new_wrong, "scenario", "scenarios"),
+        n.wrong_gone,
+        n.cand_wrong
     ));
     summary.push(format!(
-        "Memory: {} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, {} new race(s), {} race(s) gone, of {} scenarios.",
-        n.new_leaks,
-        n.fixed_leaks,
-        n.more_streams,
-        n.new_races,
-        n.races_gone,
-        c.memory.len()
+        "Memory: {}, of {}.",
+        memory_counts(n),
+        counted(c.memory.len(), "scenario", "scenarios")
     ));
     summary.push(format!(
-        "In the candidate: {} memory scenario(s) leak, new or not; {} scenario(s) failed.",
-        n.cand_leaking, n.cand_failed
+        "In the candidate: {} {}, new or not; {} failed.",
+        counted(n.cand_leaking, "memory scenario", "memory scenarios"),
+        if n.cand_leaking == 1 { "leaks" } else { "leak" },
+        counted(n.cand_failed, "scenario", "scenarios")
     ));
     if !c.base_failures.is_empty() || !c.cand_failures.is_empty() {
         let side = |m: &std::collections::BTreeMap<_, usize>| {
@@ -177,14 +177,27 @@ fn summary(c: &Comparison, n: &Counts, base: &str, cand: &str) -> Vec<String> {
     summary
 }
 
+/// `0 new leaks, 1 leak gone, 0 scenarios with more NPP streams, 0 new races, 0 races gone`.
+fn memory_counts(n: &Counts) -> String {
+    [
+        counted(n.new_leaks, "new leak", "new leaks"),
+        counted(n.fixed_leaks, "leak gone", "leaks gone"),
+        counted(
+            n.more_streams,
+            "scenario with more NPP streams",
+            "scenarios with more NPP streams",
+        ),
+        counted(n.new_races, "new race", "new races"),
+        counted(n.races_gone, "race gone", "races gone"),
+    ]
+    .join(", ")
+}
+
 fn counts_text(n: &Counts, c: &Comparison) -> String {
     format!(
-        "{} new leak(s), {} leak(s) gone, {} scenario(s) with more NPP streams, {} new race(s), {} race(s) gone; throughput {} slower, {} faster{}{}",
-        n.new_leaks,
-        n.fixed_leaks,
-        n.more_streams,
-        n.new_races,
-        n.races_gone,
+        "{}, {}; throughput {} slower, {} faster{}{}",
+        counted(n.new_wrong, "newly wrong scenario", "newly wrong scenarios"),
+        memory_counts(n),
         n.slower,
         n.faster,
         if n.unsettled > 0 {

@@ -5,7 +5,7 @@ use nppbench_analysis::compare::{Comparison, Coverage, MIN_COVERAGE, Mismatch};
 use nppbench_model::Primitive;
 
 use super::{ComparisonView, MAX_LISTED};
-use crate::view::fmt;
+use crate::view::{counted, fmt};
 
 /// `2 of 58 (3%)`.
 fn share_words(c: &Coverage) -> String {
@@ -60,13 +60,13 @@ pub(super) fn partial_line(c: &Comparison, v: &ComparisonView) -> String {
         v.mismatch,
         if v.judged {
             format!(
-                "Judged below on the {} scenario(s) that pair, as --allow-partial asks.",
-                c.coverage.paired
+                "Judged below on the {} that pair, as --allow-partial asks.",
+                counted(c.coverage.paired, "scenario", "scenarios")
             )
         } else {
             format!(
-                "No verdict: compare runs of one matrix, or pass --allow-partial to judge the {} scenario(s) that pair.",
-                c.coverage.paired
+                "No verdict: compare runs of one matrix, or pass --allow-partial to judge the {} that pair.",
+                counted(c.coverage.paired, "scenario", "scenarios")
             )
         }
     )

@@ -18,7 +18,7 @@ use self::comparison::comparison_view;
 use self::coverage_words::partial_line;
 use crate::ReportError;
 use crate::templates::{COMPARE_PAGE, COMPARE_SUMMARY, MACROS, render_templates};
-use crate::view::{fmt, fmt_p, labels};
+use crate::view::{counted, fmt, fmt_p, named_labels};
 
 /// Scenario ids a page or summary lists at most in one list, before "and N more" (compare.json
 /// lists every one).
@@ -219,10 +219,12 @@ pub struct RenderedComparison {
 }
 
 /// Compares every run after the first against the first and renders compare.html, summary.md
-/// and compare.json's model. A candidate that does not compare with the base makes the status
+/// and compare.json's model; `names`, one a run where the runs have them (the files they came
+/// from), name the runs (see [`named_labels`]), else what tells them apart does. A candidate that does not compare with the base makes the status
 /// [`Status::Partial`] unless `allow_partial`, which judges what pairs and says so.
 pub fn render(
     runs: &[RunFile],
+    names: &[String],
     t: Thresholds,
     gates: &[Gate],
     allow_partial: bool,
@@ -235,7 +237,7 @@ pub fn render(
         .iter()
         .map(|c| nppbench_analysis::compare::compare(base, c, t))
         .collect();
-    let page = page_with(runs, &labels(runs), &comparisons, t, gates, allow_partial);
+    let page = page_with(runs, &named_labels(runs, names), &comparisons, t, gates, allow_partial);
     let json = json::compare_json(runs, &comparisons, &page, t, gates, allow_partial);
     let [compare_html, summary_md] = render_templates(
         [
@@ -307,7 +309,11 @@ fn page_with(
     verdict.extend(verdict_lines(&views, gates));
     views.sort_by_key(|v| !v.failed);
     ComparePage {
-        title: format!("nppbench compare: {} run(s) against {}", comparisons.len(), label[0]),
+        title: format!(
+            "nppbench compare: {} against {}",
+            counted(comparisons.len(), "run", "runs"),
+            label[0]
+        ),
         generated_by: crate::view::rendered_by(),
         status: outcome.words().to_owned(),
         outcome,
@@ -336,9 +342,9 @@ fn verdict_lines(views: &[ComparisonView], gates: &[Gate]) -> Vec<String> {
 fn verdict_line(v: &ComparisonView, gates: &[Gate]) -> String {
     if v.failed {
         format!(
-            "FAIL: {} — {} item(s) trip --fail-on {}.",
+            "FAIL: {} — {} --fail-on {}.",
             v.heading,
-            v.failing_count,
+            counted(v.failing_count, "item trips", "items trip"),
             v.tripped.join(",")
         )
     } else if gates.is_empty() {

@@ -87,6 +87,42 @@ pub fn labels(runs: &[RunFile]) -> Vec<String> {
         .collect()
 }
 
+/// Each run's label where each run has a name of its own (the file or folder `compare` was given
+/// it by: `quick-1`, `baseline`): the name, then what else tells the runs apart (NPP version, GPU,
+/// driver, matrix, test hook) where something does; never the start time, which the name says
+/// better. Names that are missing or repeat give [`labels`].
+pub fn named_labels(runs: &[RunFile], names: &[String]) -> Vec<String> {
+    let unique = names.len() == runs.len()
+        && names.iter().all(|n| !n.is_empty())
+        && names.iter().enumerate().all(|(i, n)| !names[..i].contains(n));
+    if !unique || runs.len() < 2 {
+        return labels(runs);
+    }
+    let differing: Vec<Vec<String>> = {
+        let all = labels(runs);
+        let at = |r: &RunFile| r.started_at.get(..16).unwrap_or(&r.started_at).replace('T', " ");
+        all.iter()
+            .zip(runs)
+            .map(|(l, r)| {
+                l.split(" · ")
+                    .filter(|p| !p.starts_with(&at(r)) && !p.starts_with("run "))
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .collect()
+    };
+    names
+        .iter()
+        .zip(differing)
+        .map(|(n, parts)| std::iter::once(n.clone()).chain(parts).collect::<Vec<_>>().join(" · "))
+        .collect()
+}
+
+/// `1 leak`, `2 leaks`, `0 leaks`: a count with its noun, never `leak(s)`.
+pub(crate) fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `47`, or `108 (warm)` where the figure is at the warm kernel time (see
 /// [`nppbench_analysis::ThroughputAnalysis::ceiling_pct`]).
 pub(crate) fn ceiling_pct_text(pct: Option<(f64, bool)>) -> String {
