@@ -14,6 +14,8 @@ fn committed_runs() -> Vec<PathBuf> {
     runs
 }
 
+#[path = "report/history_page.rs"]
+mod history_page;
 #[path = "report/several_runs.rs"]
 mod several_runs;
 #[path = "report/wrong_pixels.rs"]

@@ -1,25 +1,56 @@
-//! The history page's groups: series grouped by primitive and geometry, each group with its
-//! chart of kernel time over runs.
+//! The history page's groups: series grouped by primitive and geometry, each group where a series
+//! has something to say with its chart of kernel time over runs, the rest by name.
 
 use std::collections::BTreeMap;
 
 use nppbench_history::changes::Findings;
 use nppbench_history::series::History;
 
-use super::GroupView;
+use super::{GroupView, QuietGroup};
+use nppbench_analysis::compare::Change;
+use nppbench_history::changes::SeriesFindings;
 use nppbench_history::rows::Kind;
 
 use super::words::{Words, anchor, short_env};
 use crate::charts::history_series::{self, Mark, SeriesLine};
 use crate::error::ReportError;
 
-/// Series grouped by primitive and geometry, each group with its chart.
-pub(super) fn groups(history: &History, findings: &Findings, words: &Words<'_>) -> Result<Vec<GroupView>, ReportError> {
+/// Whether a series has something to say: a change point (the level moved; the environment
+/// change it lines up with is named beside it), a leak class that changed, or a latest run slower
+/// or faster than the one before (what a gate trips on). An environment change alone is not: in a
+/// fleet's history nearly every series crosses one (another build, another GPU of the same host)
+/// and keeps its level, and drawing each made the page 37.9 MB.
+fn says_something(f: &SeriesFindings) -> bool {
+    !f.shifts.is_empty()
+        || !f.class_changes.is_empty()
+        || f.latest
+            .iter()
+            .any(|s| matches!(s.verdict(), Change::Slower | Change::Faster))
+}
+
+/// Series grouped by primitive and geometry: the groups where a series has something to say
+/// ([`says_something`]), each with its chart and series, and the rest by name alone (each chart
+/// of a flat line costs tens of kilobytes, and a history of every function holds thousands).
+pub(super) fn groups(
+    history: &History,
+    findings: &Findings,
+    words: &Words<'_>,
+) -> Result<(Vec<GroupView>, Vec<QuietGroup>), ReportError> {
     let mut grouped: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
     for (i, s) in history.series.iter().enumerate() {
         grouped.entry((&s.key.primitive, &s.key.geometry)).or_default().push(i);
     }
-    grouped
+    let (loud, quiet): (Vec<_>, Vec<_>) = grouped
+        .into_iter()
+        .partition(|(_, members)| members.iter().any(|&i| says_something(&findings.series[i])));
+    let quiet = quiet
+        .into_iter()
+        .map(|((primitive, geometry), members)| QuietGroup {
+            title: format!("{primitive} {geometry}"),
+            series: members.len(),
+        })
+        .collect();
+    let drawn = loud
         .into_iter()
         .map(|((primitive, geometry), members)| {
             let title = format!("{primitive} {geometry}");
@@ -85,5 +116,6 @@ pub(super) fn groups(history: &History, findings: &Findings, words: &Words<'_>) 
                 series,
             })
         })
-        .collect()
+        .collect::<Result<_, ReportError>>()?;
+    Ok((drawn, quiet))
 }

@@ -51,7 +51,18 @@ pub struct HistoryPage {
     pub change_points: Vec<ChangeRow>,
     pub runners: Vec<RunnerRow>,
     pub runs: Vec<RunView>,
+    /// The groups where a series has something to say (a change point, an environment change, a
+    /// class change, a latest run slower or faster), drawn.
     pub groups: Vec<GroupView>,
+    /// The rest, by name: every series of theirs flat, on one environment, nothing new.
+    pub quiet_groups: Vec<QuietGroup>,
+}
+
+/// A group with nothing to say: its name and how many series it holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuietGroup {
+    pub title: String,
+    pub series: usize,
 }
 
 /// A change point or a class change, worded.
@@ -173,7 +184,7 @@ pub fn page(history: &History, findings: &Findings, gates: &[Gate]) -> Result<Hi
     let latest = findings.latest_changes();
     let fleet = fleet_rows(history, findings, &words);
     let verdict = verdict(history, findings, &tripped, &fleet);
-    let groups = groups(history, findings, &words)?;
+    let (groups, quiet_groups) = groups(history, findings, &words)?;
     let noise = findings.settings.noise_pct;
     let t = findings.settings.thresholds;
     Ok(HistoryPage {
@@ -216,6 +227,7 @@ pub fn page(history: &History, findings: &Findings, gates: &[Gate]) -> Result<Hi
         runners: words.runners(),
         runs: run_rows(history),
         groups,
+        quiet_groups,
     })
 }
 
