@@ -16,6 +16,8 @@ fn committed_runs() -> Vec<PathBuf> {
 
 #[path = "report/history_page.rs"]
 mod history_page;
+#[path = "report/pages.rs"]
+mod pages;
 #[path = "report/several_runs.rs"]
 mod several_runs;
 #[path = "report/wrong_pixels.rs"]

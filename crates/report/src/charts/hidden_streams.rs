@@ -3,7 +3,7 @@
 
 use nppbench_model::{StreamKind, Threading};
 
-use crate::charts::{Line, line_chart, series_colour, stream_colour};
+use crate::charts::{Line, line_chart, series_colour, stream_colour, threading_on};
 use nppbench_analysis::MemoryAnalysis;
 
 pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<String, String> {
@@ -19,16 +19,11 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
             if !leak_shape && s.stream != StreamKind::Blocking && !s.threading.owns_stream() {
                 return None;
             }
-            let (label, colour) = if leak_shape {
-                (
-                    format!("new thread per call, {} stream", s.stream),
-                    stream_colour(s.stream),
-                )
+            let label = threading_on(s.threading, s.stream);
+            let colour = if leak_shape {
+                stream_colour(s.stream)
             } else {
-                (
-                    format!("{}, {} stream", s.threading, s.stream),
-                    series_colour(&s.threading.to_string()),
-                )
+                series_colour(&s.threading.to_string())
             };
             Some(Line {
                 label,

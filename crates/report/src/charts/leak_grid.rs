@@ -15,6 +15,9 @@ pub(crate) struct Cell {
 
 const ROW_HEIGHT: u32 = 28;
 const ROW_LABEL: u32 = 200;
+/// The widest a cell is drawn: a grid of one or two columns (a second part of a split grid)
+/// stretched one cell to 770 px.
+const MAX_CELL: u32 = 120;
 
 /// The most columns one grid holds at the page's width with legible text: the caller splits a
 /// wider grid into several.
@@ -29,7 +32,7 @@ pub(crate) fn render(rows: &[String], columns: &[String], cells: &[Vec<Option<Ce
     let header = (longest * CHAR_PX + 20).max(80);
     let height = header + ROW_HEIGHT * rows.len() as u32 + 44;
     let width = WIDTH;
-    let col_width = (width - ROW_LABEL - 10) / columns.len().max(1) as u32;
+    let col_width = ((width - ROW_LABEL - 10) / columns.len().max(1) as u32).min(MAX_CELL);
     svg(width, height, |root| {
         let e = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
         let small = (FONT, MIN_TEXT).into_font();
@@ -86,4 +89,32 @@ pub(crate) fn render(rows: &[String], columns: &[String], cells: &[Vec<Option<Ce
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The widths of the cells drawn (the filled rectangles narrower than the chart).
+    fn cell_widths(svg: &str) -> Vec<f64> {
+        svg.split("<rect")
+            .skip(1)
+            .filter_map(|r| r.split("width=\"").nth(1)?.split('"').next()?.parse().ok())
+            .filter(|w| *w < f64::from(WIDTH) && *w > 14.0)
+            .collect()
+    }
+
+    #[test]
+    fn a_grid_of_one_column_keeps_its_cell_narrow() {
+        let cell = || {
+            Some(Cell {
+                class: Some(LeakClass::Leak),
+                text: "1.8".into(),
+            })
+        };
+        let svg = render(&["1918x1080".into()], &["blocking stream".into()], &[vec![cell()]]).unwrap();
+        let widths = cell_widths(&svg);
+        assert!(!widths.is_empty(), "{svg}");
+        assert!(widths.iter().all(|w| *w <= f64::from(MAX_CELL)), "{widths:?}");
+    }
 }

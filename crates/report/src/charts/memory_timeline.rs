@@ -4,7 +4,7 @@
 use nppbench_model::{StreamKind, Threading};
 use plotters::style::RGBColor;
 
-use crate::charts::{Line, line_chart, series_colour, stream_colour};
+use crate::charts::{Line, line_chart, series_colour, stream_colour, threading_on};
 use nppbench_analysis::MemoryAnalysis;
 
 /// `scenarios`: those of one leaking geometry and of its padded-ROI variant
@@ -24,7 +24,7 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
         let s = &m.record.scenario;
         lines.push(line(
             m,
-            format!("new thread per call, {} stream", s.stream),
+            threading_on(s.threading, s.stream),
             stream_colour(s.stream),
             false,
         ));
@@ -50,15 +50,13 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
         } else {
             s.threading.to_string()
         };
-        let label = match (s.threading, s.geometry.padded_from) {
-            (Threading::ThreadPerCall, Some(w)) => format!(
-                "padded ROI ({w} → {}), new thread per call, {} stream",
-                s.geometry.width, s.stream
+        let label = match s.geometry.padded_from {
+            Some(w) => format!(
+                "padded ROI ({w} → {}), {}",
+                s.geometry.width,
+                threading_on(s.threading, s.stream)
             ),
-            (Threading::ThreadPerCallOwnStream, _) => {
-                "new thread per call, each with its own non-blocking stream".to_owned()
-            }
-            (t, _) => format!("{t}, {} stream", s.stream),
+            None => threading_on(s.threading, s.stream),
         };
         lines.push(line(m, label, series_colour(&key), true));
     }

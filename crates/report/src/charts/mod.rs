@@ -66,6 +66,29 @@ pub(crate) const SERIES_COLOURS: [RGBColor; 10] = [
     RGBColor(230, 100, 40),
 ];
 
+/// A threading model as every chart names it, in legends, columns and axes alike (the grid's
+/// columns said `thread_per_call` where the legends beside them said "new thread per call").
+pub(crate) fn threading_name(t: nppbench_model::Threading) -> String {
+    use nppbench_model::Threading;
+    match t {
+        Threading::ThreadPerCall => "new thread per call".to_owned(),
+        Threading::ThreadPerCallOwnStream => "new thread per call, its own stream".to_owned(),
+        Threading::Pool(1) => "pool of 1 thread".to_owned(),
+        Threading::Pool(n) => format!("pool of {n} threads"),
+        Threading::Single => "one thread".to_owned(),
+    }
+}
+
+/// A threading model and the stream its calls are made on: `new thread per call, blocking
+/// stream`; a thread with a stream of its own names no other.
+pub(crate) fn threading_on(t: nppbench_model::Threading, stream: nppbench_model::StreamKind) -> String {
+    if t.owns_stream() {
+        threading_name(t)
+    } else {
+        format!("{}, {stream} stream", threading_name(t))
+    }
+}
+
 /// The colour of a series that is not a stream kind: the same key has the same colour in every
 /// chart of every page (`single`, `pool:4`, `own stream`, `padded ROI`, an NPP version, …).
 pub(crate) fn series_colour(key: &str) -> RGBColor {

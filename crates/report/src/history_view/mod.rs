@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use self::groups::groups;
 pub use self::words::env_words;
-use self::words::{Words, cuda_version, micros, short_commit, short_uuid, step_class, step_words, timestamp};
+use self::words::{Words, cuda_version, micros, short_uuid, step_class, step_words, timestamp};
 use crate::error::ReportError;
 
 const PAGE: &str = include_str!("../../../../templates/history.html.tera");
@@ -347,7 +347,7 @@ fn run_rows(history: &History) -> Vec<RunView> {
                 driver: r.driver_version.clone().unwrap_or_else(|| "unknown".to_owned()),
                 cuda: cuda_version(r.cuda_driver_api_version),
                 npp: r.npp_version.clone(),
-                nppbench: format!("{} ({})", r.tool_version, short_commit(&r.tool_commit)),
+                nppbench: format!("{}, {}", r.tool_version, crate::view::built_from(&r.tool_commit, 7)),
                 matrix: r.matrix_name.clone(),
                 note: if r.test_hooks.is_empty() {
                     String::new()

@@ -184,9 +184,30 @@ pub fn rendered_by() -> String {
     format!("nppbench {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The build that measured `run`, as run.json records it: `nppbench 0.1.0 (146057c55726-dirty)`.
+/// The build that measured `run`, in words: `nppbench 0.1.0, built from commit 146057c55726 with
+/// uncommitted changes` where run.json records `146057c55726-dirty`.
 pub fn measured_by(run: &RunFile) -> String {
-    format!("{} {} ({})", run.tool.name, run.tool.version, run.tool.git_commit)
+    format!(
+        "{} {}, {}",
+        run.tool.name,
+        run.tool.version,
+        built_from(&run.tool.git_commit, usize::MAX)
+    )
+}
+
+/// The commit a build was made from, its first `digits` characters, in words: a commit recorded
+/// with `-dirty` (a build with uncommitted changes) says so rather than print the suffix.
+pub fn built_from(commit: &str, digits: usize) -> String {
+    let (hash, dirty) = match commit.strip_suffix("-dirty") {
+        Some(hash) => (hash, true),
+        None => (commit, false),
+    };
+    let short = hash.get(..digits).unwrap_or(hash);
+    match (short, dirty) {
+        ("" | "unknown", _) => "built from a commit not recorded".to_owned(),
+        (c, false) => format!("built from commit {c}"),
+        (c, true) => format!("built from commit {c} with uncommitted changes"),
+    }
 }
 
 /// The page of run `index` in a report of several runs.

@@ -22,8 +22,8 @@ use serde::Serialize;
 
 pub use atlas::{AtlasRow, FunctionView};
 pub(crate) use evidence::Evidence;
+pub use format::{built_from, labels, measured_by, named_labels, rendered_by, run_json_name, run_page_name};
 pub(crate) use format::{class_name, counted, fmt, fmt_p, fmt_sig};
-pub use format::{labels, measured_by, named_labels, rendered_by, run_json_name, run_page_name};
 pub(crate) use prose::by_kind;
 pub use prose::{FixView, RuleView, VerdictView};
 pub use prose::{literal_words, race_sentence, rule_sentence, wrong_sentence};

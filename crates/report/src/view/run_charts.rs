@@ -74,7 +74,7 @@ fn leak_grids(a: &RunAnalysis<'_>, anchor: &str, charts: &mut Vec<ChartView>) ->
         })
         .collect();
     let row_labels: Vec<String> = grid.rows.iter().map(|g| g.label()).collect();
-    let col_labels: Vec<String> = grid.columns.iter().map(|(k, t)| format!("{k} / {t}")).collect();
+    let col_labels: Vec<String> = grid.columns.iter().map(|&(k, t)| charts::threading_on(t, k)).collect();
     // Wide grids are split so that every part keeps the page's width and legible text.
     let parts = col_labels.len().div_ceil(charts::leak_grid::MAX_COLUMNS).max(1);
     for part in 0..parts {
@@ -180,7 +180,17 @@ fn latency(a: &RunAnalysis<'_>, anchor: &str, charts: &mut Vec<ChartView>) -> Re
                     Some(g) => format!("Latency per call (µs), {}", g.label()),
                     None => "Latency per call (µs), median over geometries".to_owned(),
                 },
-                &latency.groups,
+                &latency
+                    .groups
+                    .iter()
+                    .map(|(name, per_stream)| {
+                        // One name per threading model, as every other chart gives it.
+                        let name = name
+                            .parse()
+                            .map_or_else(|_| name.clone(), charts::threading_name);
+                        (name, per_stream.clone())
+                    })
+                    .collect::<Vec<_>>(),
             )?,
         });
     }

@@ -68,7 +68,7 @@ fn pages_name_the_build_that_rendered_them_apart_from_the_one_that_measured() {
     let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
     assert!(
         html.contains(&format!(
-            "Rendered by {this}; measured by nppbench 9.9.9 (0123456789ab-elsewhere)."
+            "Rendered by {this}; measured by nppbench 9.9.9, built from commit 0123456789ab-elsewhere."
         )),
         "{}",
         &html[html.find("Rendered by").unwrap()..][..200]
@@ -80,12 +80,12 @@ fn pages_name_the_build_that_rendered_them_apart_from_the_one_that_measured() {
     assert_ne!(other.environment.npp.version, run.environment.npp.version);
     let several = nppbench_report::render(&[other, run.clone()]).unwrap().index_html;
     assert!(several.contains(&format!("Rendered by {this};")));
-    assert!(several.contains("<td>nppbench 9.9.9 (0123456789ab-elsewhere)</td>"));
+    assert!(several.contains("<td>nppbench 9.9.9, built from commit 0123456789ab-elsewhere</td>"));
     let compare = nppbench_report::render_compare(&[base, run], Default::default(), &[]).unwrap();
     assert!(
         compare
             .compare_html
-            .contains("<td>nppbench 9.9.9 (0123456789ab-elsewhere)</td>")
+            .contains("<td>nppbench 9.9.9, built from commit 0123456789ab-elsewhere</td>")
     );
 }
 

@@ -1,0 +1,69 @@
+//! What a reader meets first on a run's page (issue #48): the verdict before the notes, a few
+//! notes and the rest folded, one name per threading model in every chart, and the build that
+//! measured a run said in words.
+
+use std::path::Path;
+
+use nppbench_model::RunFile;
+
+fn reports() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
+}
+
+fn page(run: &str) -> String {
+    let run = RunFile::read(&reports().join(run)).unwrap();
+    nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html
+}
+
+/// The atlas page that `predict` uses opened with 17 notes before "N of 61 functions leak".
+#[test]
+fn the_atlas_page_gives_its_verdict_before_its_notes_and_folds_all_but_three() {
+    let html = page("h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json");
+    let body = &html[html.find("<body>").unwrap()..];
+    let headline = body.find("class=\"headline\"").expect("a headline");
+    let first_note = body.find("class=\"warning\"").expect("notes on this page");
+    assert!(headline < first_note, "a note before the verdict");
+    let folded = body
+        .find("<details class=\"notes\">")
+        .expect("notes beyond three folded");
+    assert_eq!(body[..folded].matches("class=\"warning\"").count(), 3);
+    assert!(body[folded..].contains("more notes</summary>"));
+}
+
+/// The leak grid's columns said `blocking / thread_per_call` beside legends that said "new
+/// thread per call, blocking stream": every chart names a threading model one way.
+#[test]
+fn every_chart_names_a_threading_model_one_way() {
+    for run in ["h100-quick-npp-13.0.1/run.json", "h100-npp-13.0.1/run.json"] {
+        let html = page(run);
+        let texts: Vec<&str> = html
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                t.split_once('>')
+                    .map(|(_, rest)| rest.split("</text>").next().unwrap_or_default())
+            })
+            .collect();
+        assert!(texts.iter().any(|t| t.contains("new thread per call")), "{run}");
+        for t in &texts {
+            assert!(
+                !t.contains("thread_per_call") && !t.contains("pool:") && !t.contains("own_stream"),
+                "{run}: a chart says {t:?}"
+            );
+        }
+    }
+}
+
+/// Committed pages said "measured by nppbench 0.1.0 (146057c55726-dirty)".
+#[test]
+fn a_build_with_uncommitted_changes_is_said_in_words() {
+    let mut run = RunFile::read(&reports().join("h100-quick-npp-13.0.1/run.json")).unwrap();
+    run.tool.git_commit = "146057c55726-dirty".into();
+    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    assert!(
+        html.contains("measured by nppbench 0.1.0, built from commit 146057c55726 with uncommitted changes."),
+        "{}",
+        &html[html.find("measured by").unwrap()..][..160]
+    );
+    assert!(!html.contains("-dirty"));
+}
