@@ -238,7 +238,10 @@ fn compare_takes_a_report_of_several_runs_or_says_what_a_folder_holds() {
     let o = nppbench(&["compare", several.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let summary = String::from_utf8_lossy(&o.stdout);
-    assert!(summary.contains("2 run(s) against NPP 12.2.3"), "{summary}");
+    assert!(
+        summary.contains("2 runs against h100-versions/run-1-npp-12.2.3 · NPP 12.2.3"),
+        "{summary}"
+    );
     // A folder with no run in it: the message names what it does hold.
     let empty = dir.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
