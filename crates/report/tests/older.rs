@@ -39,7 +39,7 @@ fn as_an_older_build_wrote_it(mut run: RunFile) -> RunFile {
 #[test]
 fn an_older_base_is_named_and_its_unjudged_scenarios_counted_not_failed() {
     let runs = [as_an_older_build_wrote_it(quick(3)), quick(5)];
-    let r = render(&runs, Thresholds::default(), &[Gate::Regression], false).unwrap();
+    let r = render(&runs, &[], Thresholds::default(), &[Gate::Regression], false).unwrap();
     assert!(r.summary_md.starts_with("## PASS"), "{}", r.summary_md);
     let c = &r.json.comparisons[0];
     assert!(c.tripped.is_empty());
@@ -96,7 +96,7 @@ fn an_older_base_is_named_and_its_unjudged_scenarios_counted_not_failed() {
 #[test]
 fn an_older_candidate_is_named() {
     let runs = [quick(3), as_an_older_build_wrote_it(quick(5))];
-    let r = render(&runs, Thresholds::default(), &[Gate::Regression], false).unwrap();
+    let r = render(&runs, &[], Thresholds::default(), &[Gate::Regression], false).unwrap();
     let c = &r.json.comparisons[0];
     assert!(c.tripped.is_empty());
     assert_eq!(c.older, Some(nppbench_report::compare::Older::Candidate));
@@ -110,7 +110,14 @@ fn an_older_candidate_is_named() {
 /// Today's runs, unaltered: every scenario judged, nothing said of older runs.
 #[test]
 fn runs_of_today_say_nothing_of_older_runs() {
-    let r = render(&[quick(3), quick(5)], Thresholds::default(), &[Gate::Regression], false).unwrap();
+    let r = render(
+        &[quick(3), quick(5)],
+        &[],
+        Thresholds::default(),
+        &[Gate::Regression],
+        false,
+    )
+    .unwrap();
     let c = &r.json.comparisons[0];
     assert_eq!((c.older, c.counts.unsettled_older), (None, 0));
     assert!(!r.summary_md.contains("Not judged"));
