@@ -111,8 +111,15 @@ mod tests {
             let mem: Vec<_> = m.memory.iter().filter(|s| s.primitive == p).collect();
             let held_out = mem.iter().filter(|s| s.held_out).count();
             eprintln!("atlas: {p}: {} memory scenarios, {held_out} held out", mem.len());
-            assert!(mem.len() <= 125, "{p}: {} memory scenarios", mem.len());
-            assert_eq!(held_out, 40, "{p}");
+            assert!(mem.len() <= 175, "{p}: {} memory scenarios", mem.len());
+            // 40 held out of the leak sample, 20 of the wrong-pixel sample.
+            assert_eq!(held_out, 60, "{p}");
+            let unaligned = mem.iter().filter(|s| s.geometry.src_stride % 4 != 0).count();
+            // Where NPP takes a stride of any byte (one-byte samples, fewer than four channels).
+            let src = p.row().src;
+            if p.row().sources > 0 && src.sample.bytes() == 1 && src.channels != 4 {
+                assert!(unaligned >= 15, "{p}: {unaligned} source strides not a multiple of 4");
+            }
             // Narrow rows and short images in the fit, as often as an octave's share (#28).
             let fit: Vec<_> = mem.iter().filter(|s| !s.held_out).collect();
             let narrow = fit.iter().filter(|s| s.geometry.width < 64).count();

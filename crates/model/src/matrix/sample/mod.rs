@@ -23,6 +23,13 @@
 //! uniform in 0..=log2(max_stride_align), plus 0 or 2·2^k, so strides fall just above the row and
 //! on both sides of every alignment.
 //!
+//! - `unaligned`: the wrong-pixel hazard's draw. The width as `octaves` draws it; the height
+//!   uniform in 1..=16 half the time (short images, where few rows start at each offset), else
+//!   by octave; each stride on its own either unaligned on purpose (the row plus 1 to 7 bytes past
+//!   a multiple of 8, each remainder alike, so strides that are not multiples of 2, of 4 or of 8
+//!   come as often as one another) or the row rounded up to 2^k, k uniform in
+//!   0..=log2(max_stride_align), each half the time.
+//!
 //! **Held-out scenarios**, as `held_out_draw` says: `like_fit` (the default) draws them as the
 //! fitted ones; `log_uniform` from a distribution the fit never draws from, so that a rule's
 //! score shares no blind spot with its fit: every axis uniform from its list (no leak-prone
@@ -67,6 +74,7 @@ enum Draw {
     UniformAndAligned,
     Octaves,
     LogUniform,
+    Unaligned,
 }
 
 impl Draw {
@@ -204,6 +212,7 @@ impl Sample {
             &[
                 ("uniform_and_aligned", Draw::UniformAndAligned),
                 ("octaves", Draw::Octaves),
+                ("unaligned", Draw::Unaligned),
             ],
         )?;
         let held_out_draw = Draw::parse(
@@ -295,9 +304,24 @@ impl Sample {
                 (width, by_octave(rng, self.height))
             }
             Draw::LogUniform => (log_uniform(rng, self.width), rng.u32(self.height.0..=self.height.1)),
+            Draw::Unaligned => {
+                let width = match rng.u32(0..3) {
+                    0 => by_octave(rng, self.width),
+                    1 => self.width(rng),
+                    _ => near_power_of_two(rng, self.width),
+                };
+                let short = (self.height.0, self.height.1.min(16).max(self.height.0));
+                let height = if rng.bool() {
+                    rng.u32(short.0..=short.1)
+                } else {
+                    by_octave(rng, self.height)
+                };
+                (width, height)
+            }
         };
         let stride = |rng: &mut Rng, bytes: u64| match draw {
             Draw::LogUniform => self.independent_stride(rng, bytes),
+            Draw::Unaligned => self.unaligned_stride(rng, bytes),
             _ => self.stride(rng, bytes),
         };
         let row = primitive.row();
@@ -351,6 +375,21 @@ impl Sample {
 }
 
 impl Sample {
+    /// The `unaligned` draw's stride: half the time the row plus 1 to 7 bytes past a multiple of
+    /// 8 (each remainder alike), else the row rounded up to 2^k.
+    fn unaligned_stride(&self, rng: &mut Rng, bytes: u64) -> u32 {
+        let bytes = bytes.max(1);
+        if rng.bool() {
+            let remainder = rng.u64(1..=7);
+            let base = bytes.next_multiple_of(8);
+            let stride = base - 8 + remainder;
+            clamp_u32(if stride >= bytes { stride } else { stride + 8 })
+        } else {
+            let align = 1u64 << rng.u32(0..=self.max_align_log2);
+            clamp_u32(bytes.next_multiple_of(align))
+        }
+    }
+
     /// The held-out stride: the row plus 0 to 512 bytes, or the row rounded up to 2^k (k uniform
     /// in 0..=log2(max_stride_align)), each half the time.
     fn independent_stride(&self, rng: &mut Rng, bytes: u64) -> u32 {

@@ -296,3 +296,32 @@ fn an_unknown_draw_is_named_with_the_ones_there_are() {
     let err = parse(&sample("held_out_draw = \"octaves\"")).unwrap_err().to_string();
     assert!(err.contains("\"like_fit\", \"log_uniform\""), "{err}");
 }
+
+/// The wrong-pixel hazard's draw: strides that are not multiples of 2, of 4 and of 8 on purpose,
+/// on both sides, every remainder past 8 alike, aligned ones as well, and short images beside
+/// tall ones, at every width octave.
+#[test]
+fn the_unaligned_draw_puts_strides_off_every_small_alignment_and_images_short_and_tall() {
+    let m = parse(&sample("fit_draw = \"unaligned\"").replace("fit = 40\nheld_out = 12", "fit = 600\nheld_out = 0"))
+        .unwrap();
+    let g: Vec<_> = m.memory.iter().map(|s| s.geometry).collect();
+    for side in [|g: &crate::Geometry| g.src_stride, |g: &crate::Geometry| g.dst_stride] {
+        for r in 1..8u32 {
+            let n = g.iter().filter(|g| side(g) % 8 == r).count();
+            assert!(n >= 20, "stride remainder {r} past 8: {n}");
+        }
+        let aligned = g.iter().filter(|g| side(g) % 128 == 0).count();
+        assert!(aligned >= 30, "strides a multiple of 128: {aligned}");
+    }
+    assert!(g.iter().all(|g| g.src_stride >= g.width), "every stride holds its row");
+    let short = g.iter().filter(|g| g.height <= 16).count();
+    let tall = g.iter().filter(|g| g.height >= 64).count();
+    assert!(
+        short * 2 >= g.len() && tall >= 60,
+        "{short} short, {tall} tall of {}",
+        g.len()
+    );
+    for k in 0..12u32 {
+        assert!(g.iter().any(|g| g.width.ilog2() == k), "width octave {k}");
+    }
+}
