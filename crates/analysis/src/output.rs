@@ -2,7 +2,8 @@
 //! synchronised calls against the CPU reference ([`Correctness::wrong`], schema version 4), or,
 //! in older runs, from the failure a wrong output was filed as. A miss of a function with a
 //! tolerance is told apart from an exact function's wrong pixels: the first may be nppbench's own
-//! reference being too strict, never NPP's defect on that evidence alone.
+//! reference being too strict, never NPP's defect on that evidence alone, unless the aligned twin
+//! (the same call at aligned strides, `Correctness::aligned_twin`) disagrees with it too.
 
 use nppbench_model::catalog::Tolerance;
 use nppbench_model::{FailureKind, MemoryRecord, Outcome, Primitive, WrongOutput, WrongSample};
@@ -97,9 +98,15 @@ impl OutputClass {
     pub fn of(record: &MemoryRecord) -> OutputClass {
         let p = record.scenario.primitive;
         if let Some(result) = &record.result {
-            return match &result.correctness.wrong {
-                None => OutputClass::Right,
-                Some(w) => judged(p, WrongFacts::of(w)),
+            let c = &result.correctness;
+            return match (&c.wrong, c.aligned_twin.as_ref().and_then(|t| t.wrong.as_ref())) {
+                (None, _) => OutputClass::Right,
+                // A function with a tolerance that missed the CPU reference and disagrees with
+                // its own aligned twin too: NPP's own oracle says it is wrong.
+                (Some(_), Some(twin)) if p.row().tolerance != Tolerance::Exact => {
+                    OutputClass::Wrong(WrongFacts::of(twin))
+                }
+                (Some(w), _) => judged(p, WrongFacts::of(w)),
             };
         }
         match &record.outcome {

@@ -317,5 +317,5 @@ fn the_page_shows_code_as_code_and_counts_with_their_nouns() {
             &text[text.find("(s)").unwrap().saturating_sub(80)..][..120]
         );
     }
-    assert!(summary.contains("58 items trip --fail-on failed"), "{summary}");
+    assert!(summary.contains("21 items trip --fail-on failed"), "{summary}");
 }

@@ -261,10 +261,13 @@ fn every_catalogue_primitive_matches_its_cpu_reference() {
                 1,
             );
             let reply = memory_of(dir.path(), &s, u32::MAX);
+            let correctness = &reply["result"]["correctness"];
             if reply["outcome"]["status"] != "ok" {
                 failures.push(format!("{p} {}: {}", g.label(), reply["outcome"]));
+            } else if !correctness["wrong"].is_null() {
+                failures.push(format!("{p} {}: wrong output {}", g.label(), correctness["wrong"]));
             } else {
-                assert!(reply["result"]["correctness"]["pixels_checked"].as_u64().unwrap() > 0);
+                assert!(correctness["pixels_checked"].as_u64().unwrap() > 0);
             }
         }
     }
@@ -371,4 +374,62 @@ fn ordering_rounds_find_the_race_on_a_blocking_stream_and_none_on_the_legacy_str
         "per-thread: {}",
         rounds(3)
     );
+}
+
+/// The wrong-pixel hazard's two oracles on the GPU: Copy_8u_C1R at a source stride 6 bytes past a
+/// multiple of 16 and a destination stride a multiple of 128 (a configuration NPP 13.0.1 and
+/// 13.2.0 were measured to compute wrong, 12.2.3 right). The scenario measures on (its memory
+/// samples are kept), the CPU reference and the aligned twin agree on whether the output is
+/// wrong, and with NPP 13 it is; at an aligned source stride both say right.
+#[test]
+fn the_cpu_reference_and_the_aligned_twin_agree_on_npps_wrong_pixels() {
+    if !gpu_available("the_cpu_reference_and_the_aligned_twin_agree_on_npps_wrong_pixels") {
+        return;
+    }
+    let copy = Primitive::from_name("Copy_8u_C1R").unwrap();
+    let npp = nppbench_npp::Npp::load(&nppbench_npp::NppSearch::new(None)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (src_stride, npp13_wrong) in [(518, true), (512, false)] {
+        let g = Geometry {
+            src_stride,
+            dst_stride: 896,
+            ..Geometry::new(copy, 512, 256, src_stride)
+        };
+        let s = MemoryScenario::new(
+            copy,
+            g,
+            StreamKind::LegacyDefault,
+            ContextFill::FromStream,
+            Threading::Single,
+            2,
+        );
+        let reply = memory_of(dir.path(), &s, u32::MAX);
+        assert_eq!(reply["outcome"]["status"], "ok", "{}: {}", g.label(), reply["outcome"]);
+        let c = &reply["result"]["correctness"];
+        assert!(
+            reply["result"]["samples"]["call"].as_array().unwrap().len() >= 2,
+            "measured on"
+        );
+        let twin = &c["aligned_twin"];
+        assert_eq!(
+            (twin["src_stride"].as_u64(), twin["dst_stride"].as_u64()),
+            (Some(512), Some(512)),
+            "{c}"
+        );
+        assert!(twin["not_measured"].is_null(), "{twin}");
+        assert_eq!(
+            c["wrong"].is_null(),
+            twin["wrong"].is_null(),
+            "the two oracles disagree: {c}"
+        );
+        if npp.version().major >= 13 {
+            assert_eq!(
+                !c["wrong"].is_null(),
+                npp13_wrong,
+                "NPP {}: {}: {c}",
+                npp.version(),
+                g.label()
+            );
+        }
+    }
 }

@@ -162,6 +162,7 @@ pub fn compare(p: Primitive, g: &Geometry, expected: &[u8], actual: &[u8]) -> Re
         padding_bytes_checked,
         max_abs_error: checks.iter().map(|c| c.worst).fold(0.0, f64::max),
         wrong,
+        aligned_twin: None,
     })
 }
 

@@ -14,6 +14,7 @@ mod check;
 mod launch;
 mod load;
 mod status;
+mod twin;
 /// NPP's C types, from `nppbench-npp-sys` (a crate of its own, for the interposer).
 pub use nppbench_npp_sys as sys;
 
@@ -21,6 +22,7 @@ pub use check::{DST_FILL, WrongPixels, compare, expected_output, source_buffers,
 pub use load::{LoadError, NppSearch, Version};
 pub use nppbench_catalog::Library;
 pub use status::{NppError, is_out_of_memory, status_name};
+pub use twin::{TWIN_ALIGN, from_twin, twin_geometry, twin_sources};
 
 use std::ffi::c_int;
 use std::path::PathBuf;

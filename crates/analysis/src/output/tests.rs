@@ -6,6 +6,15 @@ use serde_json::json;
 use super::*;
 
 fn record(primitive: &str, outcome: serde_json::Value, wrong: Option<serde_json::Value>) -> MemoryRecord {
+    with_twin(primitive, outcome, wrong, serde_json::Value::Null)
+}
+
+fn with_twin(
+    primitive: &str,
+    outcome: serde_json::Value,
+    wrong: Option<serde_json::Value>,
+    twin: serde_json::Value,
+) -> MemoryRecord {
     let result = wrong.map(|w| {
         json!({
             "baseline": {"device_used_bytes": null, "process_used_bytes": 0},
@@ -13,7 +22,8 @@ fn record(primitive: &str, outcome: serde_json::Value, wrong: Option<serde_json:
                         "device_used_bytes": [], "process_used_bytes": []},
             "wall_ms": 1.0,
             "correctness": {"pixels_checked": 4, "padding_bytes_checked": 0, "max_abs_error": 0.0,
-                            "wrong": if w.is_null() { serde_json::Value::Null } else { w }},
+                            "wrong": if w.is_null() { serde_json::Value::Null } else { w },
+                            "aligned_twin": twin},
         })
     });
     serde_json::from_value(json!({
@@ -145,4 +155,31 @@ fn the_committed_atlases_wrong_outputs_are_a_class_per_version() {
     let (wrong, misses, _) = judged("12.2.3");
     assert!(wrong.is_empty(), "12.2.3 computes them right: {wrong:?}");
     assert!(misses > 0, "the same tolerance misses, on both versions");
+}
+
+/// A function with a tolerance that missed nppbench's reference is NPP's wrong pixels only where
+/// its own aligned twin (the same call at 512-byte strides) disagrees with it too.
+#[test]
+fn the_aligned_twin_tells_npps_defect_from_a_miss_of_nppbenchs_reference() {
+    let miss = json!({"pixels": 1, "first": {"row": 0, "pixel": 1, "channel": 0, "expected": 0.25, "actual": 0.5},
+                      "rows": [0, 0], "columns": [1, 1], "outside_bytes": 0});
+    let ok = json!({"status": "ok"});
+    let twin =
+        |wrong: Option<&serde_json::Value>| json!({"src_stride": 512, "dst_stride": 512, "wrong": wrong.cloned()});
+    let agrees = OutputClass::of(&with_twin("Resize_32f_C1R", ok.clone(), Some(miss.clone()), twin(None)));
+    assert_eq!(
+        agrees.as_str(),
+        "reference_miss",
+        "NPP agrees with itself: our reference is strict"
+    );
+    let disagrees = OutputClass::of(&with_twin(
+        "Resize_32f_C1R",
+        ok.clone(),
+        Some(miss.clone()),
+        twin(Some(&miss)),
+    ));
+    assert_eq!((disagrees.as_str(), disagrees.wrong()), ("wrong", Some(true)));
+    // An exact function is judged by its CPU reference, whatever the twin says.
+    let exact = OutputClass::of(&with_twin("Copy_8u_C1R", ok, Some(miss.clone()), twin(None)));
+    assert_eq!(exact.as_str(), "wrong");
 }

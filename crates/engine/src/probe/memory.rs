@@ -369,7 +369,9 @@ impl Process {
                 .map_err(threads::spawn_error)?;
             threads::joined(calls.join())
         })?;
-        let correctness = setup.check()?;
+        let mut correctness = setup.check()?;
+        // The second oracle, after the memory readings: the same call at aligned strides.
+        correctness.aligned_twin = setup.aligned_twin(shared)?;
         let buffer_addresses = setup.addresses();
         let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
         let uuid = &self.gpu.props().uuid;

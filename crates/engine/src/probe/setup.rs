@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{DeviceBuffer, Gpu, HostBuffer, Stream};
-use nppbench_model::{ContextFill, Correctness, FailureKind, Geometry, Primitive};
+use nppbench_model::{ContextFill, Correctness, FailureKind, Geometry, Primitive, TwinCheck};
 use nppbench_npp::{DST_FILL, Npp, NppSearch, StreamContext};
 
 use crate::error::ProbeError;
@@ -72,6 +72,8 @@ pub(crate) struct Setup {
     dst: Mutex<DeviceBuffer>,
     /// A reduction's scratch buffer, sized by NPP.
     scratch: Option<DeviceBuffer>,
+    /// The sources' host patterns, for the aligned twin.
+    patterns: Arc<Vec<Vec<u8>>>,
     expected: Arc<Vec<u8>>,
     pub(crate) primitive: Primitive,
     pub(crate) geometry: Geometry,
@@ -133,6 +135,7 @@ impl Setup {
             sources,
             dst: Mutex::new(dst),
             scratch,
+            patterns,
             expected,
             primitive,
             geometry: *g,
@@ -228,8 +231,58 @@ impl Setup {
 
     /// The error is nppbench's own (a destination of another size than the reference's).
     fn compare(&self, actual: &[u8]) -> Result<Correctness, ProbeError> {
-        nppbench_npp::compare(self.primitive, &self.geometry, &self.expected, actual)
+        self.compare_with(&self.expected, actual)
+    }
+
+    fn compare_with(&self, expected: &[u8], actual: &[u8]) -> Result<Correctness, ProbeError> {
+        nppbench_npp::compare(self.primitive, &self.geometry, expected, actual)
             .map_err(|e| ProbeError::new(FailureKind::Mismatch, e))
+    }
+
+    /// Checks the destination (the scenario's last output) against the aligned twin: the same
+    /// call on the same pixels at strides aligned to 512 bytes, on `stream`, synchronised. `None`
+    /// where the geometry is its own twin; an NPP error at the twin's strides is said in the
+    /// check, and anything else is the scenario's error.
+    pub(crate) fn aligned_twin(&self, stream: &Stream) -> Result<Option<TwinCheck>, ProbeError> {
+        let (p, g) = (self.primitive, &self.geometry);
+        let Some(twin) = nppbench_npp::twin_geometry(p, g) else {
+            return Ok(None);
+        };
+        let mut check = TwinCheck {
+            src_stride: twin.src_stride,
+            dst_stride: twin.dst_stride,
+            wrong: None,
+            not_measured: None,
+        };
+        let actual = self.lock_dst().download()?;
+        let mut sources = Vec::new();
+        for pattern in nppbench_npp::twin_sources(p, g, &twin, &self.patterns) {
+            let mut buffer = DeviceBuffer::alloc(&self.gpu, twin.src_bytes())?;
+            buffer.upload(&pattern)?;
+            sources.push(buffer);
+        }
+        let mut dst = DeviceBuffer::alloc(&self.gpu, twin.dst_bytes(p))?;
+        dst.fill(DST_FILL)?;
+        let ctx = self.context(stream)?;
+        let scratch = match self.npp.scratch_bytes(p, &twin, &ctx)? {
+            0 => None,
+            bytes => Some(DeviceBuffer::alloc(&self.gpu, bytes)?),
+        };
+        // The uploads ran on the legacy default stream, which a non-blocking stream does not
+        // wait for.
+        self.gpu.synchronize()?;
+        let refs: Vec<&DeviceBuffer> = sources.iter().collect();
+        match self.npp.run(p, &twin, &refs, &mut dst, scratch.as_ref(), &ctx) {
+            Ok(()) => {}
+            Err(e) => {
+                check.not_measured = Some(format!("the twin's call: {e}"));
+                return Ok(Some(check));
+            }
+        }
+        stream.synchronize()?;
+        let expected = nppbench_npp::from_twin(p, g, &twin, &dst.download()?);
+        check.wrong = self.compare_with(&expected, &actual)?.wrong;
+        Ok(Some(check))
     }
 
     /// `c`, where it is right; else a failure that says where it is wrong: for nppbench's own

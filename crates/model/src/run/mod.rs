@@ -113,7 +113,7 @@ pub struct ProbeConnections {
 }
 
 /// The check of NPP's output against the CPU reference.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Correctness {
     pub pixels_checked: u64,
     /// Padding bytes (between the row's end and the stride) checked to be untouched.
@@ -125,6 +125,26 @@ pub struct Correctness {
     /// failures of kind `mismatch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrong: Option<WrongOutput>,
+    /// The same output checked against the aligned twin (the same call on the same pixels at
+    /// strides aligned to 512 bytes): an oracle that needs no CPU reference. `None` in runs made
+    /// before it (schema version 4 without it) and where the geometry is its own twin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aligned_twin: Option<TwinCheck>,
+}
+
+/// The check of a scenario's output against its aligned twin's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TwinCheck {
+    /// The twin's strides.
+    pub src_stride: u32,
+    pub dst_stride: u32,
+    /// Where the scenario's output differs from the twin's beyond the function's tolerance;
+    /// `None`: they agree (or the twin was not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrong: Option<WrongOutput>,
+    /// Why the twin was not measured (an NPP error at the aligned strides), where it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
 }
 
 impl Correctness {

@@ -20,12 +20,15 @@ use crate::error::ReportError;
 /// or faster than the one before (what a gate trips on). An environment change alone is not: in a
 /// fleet's history nearly every series crosses one (another build, another GPU of the same host)
 /// and keeps its level, and drawing each made the page 37.9 MB.
+/// A latest step that was not judged though both sides have passes (a run made by an older
+/// nppbench, layouts drawn apart) says something too: why the gate could not judge it.
 fn says_something(f: &SeriesFindings) -> bool {
     !f.shifts.is_empty()
         || !f.class_changes.is_empty()
-        || f.latest
-            .iter()
-            .any(|s| matches!(s.verdict(), Change::Slower | Change::Faster))
+        || f.latest.iter().any(|s| {
+            matches!(s.verdict(), Change::Slower | Change::Faster)
+                || s.judged.as_ref().is_some_and(|j| j.not_judged.is_some())
+        })
 }
 
 /// Series grouped by primitive and geometry: the groups where a series has something to say

@@ -237,6 +237,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
             padding_bytes_checked: 0,
             max_abs_error: 0.0,
             wrong: None,
+            aligned_twin: None,
         },
         streams: Some(nppbench_model::StreamCounts {
             never_destroyed: kept,

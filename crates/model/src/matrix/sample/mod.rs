@@ -45,6 +45,7 @@
 //! (its version pinned by Cargo.lock; a test pins the first draws) and the name is hashed with
 //! FNV-1a, not with std's hasher, whose output may change between Rust releases.
 
+mod draws;
 #[cfg(test)]
 mod tests;
 
@@ -56,6 +57,7 @@ use toml::Spanned;
 use super::locate::Locator;
 use super::spec::SampleSpec;
 use crate::{ContextFill, Geometry, MemoryScenario, ModelError, Primitive, StreamKind, Threading};
+use draws::{by_octave, clamp_u32, log_uniform, near_power_of_two, pick};
 
 /// Draws of one scenario before the sample gives up on it.
 const ATTEMPTS: u32 = 1000;
@@ -372,67 +374,6 @@ impl Sample {
         }
         clamp_u32((units + 2 * rng.u64(0..=1)) * align)
     }
-}
-
-impl Sample {
-    /// The `unaligned` draw's stride: half the time the row plus 1 to 7 bytes past a multiple of
-    /// 8 (each remainder alike), else the row rounded up to 2^k.
-    fn unaligned_stride(&self, rng: &mut Rng, bytes: u64) -> u32 {
-        let bytes = bytes.max(1);
-        if rng.bool() {
-            let remainder = rng.u64(1..=7);
-            let base = bytes.next_multiple_of(8);
-            let stride = base - 8 + remainder;
-            clamp_u32(if stride >= bytes { stride } else { stride + 8 })
-        } else {
-            let align = 1u64 << rng.u32(0..=self.max_align_log2);
-            clamp_u32(bytes.next_multiple_of(align))
-        }
-    }
-
-    /// The held-out stride: the row plus 0 to 512 bytes, or the row rounded up to 2^k (k uniform
-    /// in 0..=log2(max_stride_align)), each half the time.
-    fn independent_stride(&self, rng: &mut Rng, bytes: u64) -> u32 {
-        let bytes = bytes.max(1);
-        if rng.bool() {
-            clamp_u32(bytes + rng.u64(0..=512))
-        } else {
-            let align = 1u64 << rng.u32(0..=self.max_align_log2);
-            clamp_u32(bytes.next_multiple_of(align))
-        }
-    }
-}
-
-/// A value of `[lo, hi]` whose octave ([2^k, 2^(k+1))) is uniform among those the range meets,
-/// then uniform within the octave's part of the range.
-fn by_octave(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
-    let k = rng.u32(lo.ilog2()..=hi.ilog2());
-    let first = lo.max(1 << k);
-    let last = hi.min(((1u64 << (k + 1)) - 1) as u32);
-    rng.u32(first..=last)
-}
-
-/// A power of two of `[lo, hi]` (2^k, k uniform over the range's powers), plus -2 to 2, kept in
-/// the range.
-fn near_power_of_two(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
-    let k = rng.u32(lo.ilog2()..=hi.ilog2());
-    let v = i64::from(1u32 << k) + i64::from(rng.i32(-2..=2));
-    v.clamp(i64::from(lo), i64::from(hi)) as u32
-}
-
-/// A value of `[lo, hi]` whose logarithm is uniform: floor(e^u), u uniform in [ln lo, ln(hi + 1)).
-fn log_uniform(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
-    let (a, b) = (f64::from(lo).ln(), (f64::from(hi) + 1.0).ln());
-    let v = (a + rng.f64() * (b - a)).exp().floor();
-    (v as u32).clamp(lo, hi)
-}
-
-fn pick<T: Copy>(rng: &mut Rng, list: &[T]) -> T {
-    list[rng.usize(..list.len())]
-}
-
-fn clamp_u32(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// `[lo, hi]`, each at least 1 and within NPP's `int`, `lo ≤ hi`; `default` when not given.
