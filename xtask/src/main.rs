@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod baseline;
+mod catalogue;
 mod history;
 mod install;
 mod measure;
@@ -82,6 +83,15 @@ enum Cmd {
         /// The folder (by default $CARGO_HOME/bin, else ~/.cargo/bin).
         #[arg(long, value_name = "DIR")]
         to: Option<PathBuf>,
+    },
+    /// NPP's image functions from the headers of each VERSION's wheel, into
+    /// catalogue/npp-VERSION/ (docs/catalogue.md); --regenerate writes every committed folder's
+    /// rows again from its prototypes.
+    Catalogue {
+        #[arg(required_unless_present = "regenerate", value_name = "VERSION")]
+        versions: Vec<String>,
+        #[arg(long)]
+        regenerate: bool,
     },
     /// Other NPP versions, from their wheels on the Python package index.
     Npp {
@@ -160,6 +170,13 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Npp {
             command: NppCmd::Fetch { versions },
         } => versions.iter().try_for_each(|v| npp::fetch(v)),
+        Cmd::Catalogue { versions, regenerate } => {
+            versions.iter().try_for_each(|v| catalogue::generate(v))?;
+            if regenerate {
+                catalogue::regenerate()?;
+            }
+            Ok(())
+        }
         Cmd::History(args) => history::run(args),
         Cmd::Rerender => rerender::rerender(),
         Cmd::Install { to } => install::install(to.as_deref()),

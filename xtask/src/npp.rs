@@ -1,7 +1,7 @@
 //! NPP versions: fetched from their wheels into `.npp/VERSION/`, and named on the command line
 //! as `system`, a fetched version or a folder.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Context;
@@ -27,24 +27,11 @@ pub(crate) fn npp_dir(spec: &str) -> anyhow::Result<Option<PathBuf>> {
     .into())
 }
 
-/// The Python package that carries NPP `version`.
-fn wheel_package(version: &str) -> anyhow::Result<&'static str> {
-    match version.split('.').next() {
-        Some("12") => Ok("nvidia-npp-cu12"),
-        Some("13") => Ok("nvidia-npp"),
-        _ => Err(BadInput(format!(
-            "NPP {version}: nppbench knows NPP 12.x (nvidia-npp-cu12) and 13.x (nvidia-npp)"
-        ))
-        .into()),
-    }
-}
-
-pub(crate) fn fetch(version: &str) -> anyhow::Result<()> {
+/// Downloads the wheel of NPP `version` into `tmp` (pip keeps one already there) and returns its
+/// path.
+pub(crate) fn download_wheel(version: &str, tmp: &Path) -> anyhow::Result<PathBuf> {
     let package = wheel_package(version)?;
-    let major = version.split('.').next().unwrap_or_default();
-    let dest = root().join(".npp").join(version);
-    let tmp = root().join("target/npp-wheels").join(version);
-    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    std::fs::create_dir_all(tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let mut pip = Command::new("python3");
     pip.args([
         "-m",
@@ -64,17 +51,35 @@ pub(crate) fn fetch(version: &str) -> anyhow::Result<()> {
         "manylinux_2_28_x86_64",
     ])
     .arg("--dest")
-    .arg(&tmp)
+    .arg(tmp)
     .arg(format!("{package}=={version}"));
     check(
         pip,
         &format!("pip download {package}=={version} (is the version right, and the package index reachable?)"),
     )?;
-    let wheel = std::fs::read_dir(&tmp)?
+    std::fs::read_dir(tmp)?
         .flatten()
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
-        .with_context(|| format!("pip left no wheel in {}", tmp.display()))?;
+        .with_context(|| format!("pip left no wheel in {}", tmp.display()))
+}
+
+/// The Python package that carries NPP `version`.
+fn wheel_package(version: &str) -> anyhow::Result<&'static str> {
+    match version.split('.').next() {
+        Some("12") => Ok("nvidia-npp-cu12"),
+        Some("13") => Ok("nvidia-npp"),
+        _ => Err(BadInput(format!(
+            "NPP {version}: nppbench knows NPP 12.x (nvidia-npp-cu12) and 13.x (nvidia-npp)"
+        ))
+        .into()),
+    }
+}
+
+pub(crate) fn fetch(version: &str) -> anyhow::Result<()> {
+    let major = version.split('.').next().unwrap_or_default();
+    let dest = root().join(".npp").join(version);
+    let wheel = download_wheel(version, &root().join("target/npp-wheels").join(version))?;
     std::fs::create_dir_all(&dest).with_context(|| format!("creating {}", dest.display()))?;
     // Only the two libraries nppbench loads (NPP links its CUDA runtime statically).
     let script = format!(
