@@ -37,9 +37,10 @@ pub(crate) enum Cmd {
     Primitives,
     /// Render index.html, summary.md and scenarios.csv from one run.json, or several side by side.
     Report {
-        /// A run.json (or a folder holding runs, as `compare` takes them); repeat it to put
-        /// several runs (NPP versions) side by side.
-        #[arg(long, value_name = "RUN.json", required = true)]
+        /// A run.json (or a folder holding runs, as `compare` takes them); give several (or
+        /// repeat it) to put several runs (NPP versions) side by side. The runs of every shard
+        /// of a `run --shard K/N` merge into one run.
+        #[arg(long, value_name = "RUN.json", required = true, num_args = 1..)]
         from: Vec<PathBuf>,
         /// The folder the report is written to.
         #[arg(long, value_name = "DIR")]
@@ -143,6 +144,11 @@ pub(crate) struct RunArgs {
     /// Continue a run that was interrupted, from the journal in --out.
     #[arg(long)]
     pub(crate) resume: bool,
+    /// Measure only the K-th of N disjoint parts of the matrix's scenarios (by scenario id), as
+    /// one host of N does: the N shards' runs, given together to `nppbench report --from`, merge
+    /// into the unsharded run. docs/shard/ has a Slurm array job and a Kubernetes Indexed Job.
+    #[arg(long, value_name = "K/N")]
+    pub(crate) shard: Option<nppbench_model::Shard>,
 }
 
 /// `nppbench compare`'s arguments.
@@ -261,6 +267,7 @@ fn parse_probe_connections(spec: &str) -> Result<Option<u32>, String> {
 #[cfg(test)]
 mod help_agrees;
 
+mod shard_manifests;
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

@@ -5,7 +5,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use nppbench_model::{RunFile, TRACE_SCHEMA_VERSION, TraceFile};
+use nppbench_model::{RunFile, TRACE_SCHEMA_VERSION, TraceFile, merge_shards};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
@@ -34,12 +34,26 @@ pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf
         ));
     }
     let (from, runs): (Vec<PathBuf>, Vec<RunFile>) = read_runs(from)?.into_iter().unzip();
+    // The runs of `nppbench run --shard K/N`, every shard given, are merged into the one run they
+    // split; the merged run.json is written beside the page.
+    let sharded = runs.iter().any(|r| r.matrix.shard.is_some());
+    let runs = if sharded {
+        merge_shards(runs).map_err(bad_input)?
+    } else {
+        runs
+    };
     check_not_another_report(out, &runs, force)?;
     let written = nppbench_report::render_to_dir(&runs, out)
         .with_context(|| format!("rendering the report into {}", out.display()))?;
     // Each run.json beside the page, under the name the page links to.
-    for (i, (path, run)) in from.iter().zip(&runs).enumerate() {
+    for (i, run) in runs.iter().enumerate() {
         let dest = out.join(nppbench_report::view::run_json_name(i, run, runs.len()));
+        if sharded {
+            let text = serde_json::to_string_pretty(run).context("serialising the merged run")?;
+            std::fs::write(&dest, text).with_context(|| format!("writing {}", dest.display()))?;
+            continue;
+        }
+        let path = &from[i];
         if path.canonicalize().ok() != dest.canonicalize().ok() {
             std::fs::copy(path, &dest).with_context(|| format!("copying {} to {}", path.display(), dest.display()))?;
         }

@@ -19,6 +19,15 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         None => args.preset.matrix(),
     }
     .map_err(bad_input)?;
+    if let Some(shard) = args.shard {
+        matrix.keep_shard(shard);
+        if matrix.memory.is_empty() && matrix.throughput.is_empty() {
+            return Err(bad_input(format!(
+                "--shard {shard}: the matrix {} has no scenario in this shard; give fewer shards",
+                matrix.name
+            )));
+        }
+    }
     match args.repeat {
         Some(Repeat::Passes(k)) => {
             matrix.settings.repeat = k;

@@ -15,6 +15,7 @@ mod run;
 mod scenario;
 mod settings;
 mod skip;
+mod shard;
 mod trace;
 
 pub use error::ModelError;
@@ -33,6 +34,7 @@ pub use run::{
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::{RepeatAuto, Settings};
 pub use skip::say_skipped;
+pub use shard::{Shard, merge_shards};
 pub use trace::{
     CallSite, Capture, MemorySample, Overhead, StatusCount, TRACE_SCHEMA_VERSION, TraceDevice, TraceEnd, TraceFile,
     TraceStreamKind, TraceThread, TracedStream,

@@ -91,6 +91,7 @@ pub(super) fn expand(spec: MatrixSpec, loc: &Locator<'_>) -> Result<Matrix, Mode
         throughput: out.throughput,
         skipped: out.skipped,
         notes: out.notes,
+        shard: None,
     })
 }
 

@@ -36,6 +36,9 @@ pub struct Matrix {
     /// it was written; `nppbench run` prints them before it starts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The part of the matrix this run measured (`nppbench run --shard K/N`); none for all of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::Shard>,
 }
 
 impl Matrix {
