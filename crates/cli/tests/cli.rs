@@ -24,6 +24,9 @@ mod history_add;
 #[path = "cli/unavailable.rs"]
 mod unavailable;
 
+#[path = "cli/shards.rs"]
+mod shards;
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
