@@ -14,8 +14,8 @@ mod preset;
 mod run;
 mod scenario;
 mod settings;
-mod skip;
 mod shard;
+mod skip;
 mod trace;
 
 pub use error::ModelError;
@@ -33,8 +33,8 @@ pub use run::{
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::{RepeatAuto, Settings};
-pub use skip::say_skipped;
 pub use shard::{Shard, merge_shards};
+pub use skip::say_skipped;
 pub use trace::{
     CallSite, Capture, MemorySample, Overhead, StatusCount, TRACE_SCHEMA_VERSION, TraceDevice, TraceEnd, TraceFile,
     TraceStreamKind, TraceThread, TracedStream,
