@@ -1,6 +1,7 @@
 //! Generates `$OUT_DIR/interposed.rs`: for every distinct catalogued symbol one exported
 //! `extern "C"` function with the row's C signature (`nppbench_catalog::signature`) that hands
-//! its site facts and a closure forwarding every argument unchanged to `record::call`.
+//! its site facts and a closure forwarding every argument to the seam, `seam::call` (which
+//! shields and records): every argument unchanged but the context, which the seam passes.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -9,7 +10,7 @@ use nppbench_catalog::rows;
 use nppbench_catalog::signature::{Role, Signature, signatures};
 
 /// Names the generated body uses beside the parameters.
-const LOCALS: [&str; 4] = ["real_fn", "site", "Real", "REAL"];
+const LOCALS: [&str; 5] = ["real_fn", "site", "Real", "REAL", "passed"];
 
 fn function(index: usize, s: &Signature, docs: &str) -> String {
     for p in &s.params {
@@ -26,8 +27,14 @@ fn function(index: usize, s: &Signature, docs: &str) -> String {
         .map(|p| format!("{}: {}", p.name, p.ty.rust()))
         .collect();
     let types: Vec<&str> = s.params.iter().map(|p| p.ty.rust()).collect();
-    let args: Vec<&str> = s.params.iter().map(|p| p.name).collect();
     let name = |role| s.position(role).map(|i| s.params[i].name);
+    let ctx = name(Role::Ctx).expect("every signature has a context");
+    // NPP gets the context the seam passes (the caller's, or the shield's copy of it).
+    let args: Vec<&str> = s
+        .params
+        .iter()
+        .map(|p| if p.name == ctx { "passed" } else { p.name })
+        .collect();
     let step = |role| match name(role) {
         Some(n) => format!("Some({n})"),
         None => "None".into(),
@@ -36,16 +43,17 @@ fn function(index: usize, s: &Signature, docs: &str) -> String {
         "roi" => "roi".to_owned(),
         other => format!("roi: {other}"),
     };
-    let ctx = name(Role::Ctx).expect("every signature has a context");
     let symbol = &s.symbol;
     format!(
         r#"
-/// Interposes NPP's `{symbol}` ([NVIDIA's documentation]({docs})): records the call, then calls
-/// NPP's own function with the same arguments and returns its status.
+/// Interposes NPP's `{symbol}` ([NVIDIA's documentation]({docs})): hands the call to the seam
+/// (shield, then recorder), which calls NPP's own function with the same arguments (the context
+/// declaring non-blocking where the shield rewrites it) and returns its status.
 ///
 /// # Safety
 ///
-/// NPP's contract: the arguments must be valid for `{symbol}`, which receives them unchanged.
+/// NPP's contract: the arguments must be valid for `{symbol}`, which receives them unchanged (a
+/// context copy that declares non-blocking is valid wherever the caller's is).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn {symbol}({params}) -> NppStatus {{
     type Real = unsafe extern "C" fn({types}) -> NppStatus;
@@ -60,10 +68,11 @@ pub unsafe extern "C" fn {symbol}({params}) -> NppStatus {{
         dst_step: {dst_step},
         ctx: &{ctx},
     }};
-    record::call(&site, || {{
+    seam::call(&site, |passed: NppStreamContext| {{
         // SAFETY: `real_fn` is NPP's own `{symbol}` (`dlsym(RTLD_NEXT)`), whose C signature is
         // this function's, both derived from the catalogue's row; the caller's arguments pass
-        // unchanged, under the caller's contract (# Safety).
+        // unchanged but the context, the caller's or a copy declaring non-blocking, under the
+        // caller's contract (# Safety).
         unsafe {{ std::mem::transmute::<RawFn, Real>(real_fn)({args}) }}
     }})
 }}

@@ -28,6 +28,8 @@
 
 pub mod protocol;
 pub mod recorder;
+pub mod seam;
+pub mod shield;
 mod writer;
 
 pub use recorder::interposed::SYMBOLS;

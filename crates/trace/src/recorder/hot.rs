@@ -11,6 +11,9 @@ pub(crate) struct Hot {
     pub(crate) forked: AtomicBool,
     /// Set by the process's first recorded call (`work::on_call`).
     pub(crate) calls_began: AtomicBool,
+    /// Set at start where the process shields without tracing (`nppbench shield`): calls are
+    /// not recorded (`work::recording`).
+    pub(crate) not_recording: AtomicBool,
     /// Where a thread's state is from its thread pointer, in bytes, once two threads agreed
     /// (`feed::local`); 0 until then.
     pub(crate) local_offset: AtomicUsize,
@@ -23,6 +26,7 @@ pub(crate) struct Hot {
 pub(crate) static HOT: Hot = Hot {
     forked: AtomicBool::new(false),
     calls_began: AtomicBool::new(false),
+    not_recording: AtomicBool::new(false),
     local_offset: AtomicUsize::new(0),
     tsc_start: AtomicU64::new(0),
     tsc_per_2_32_ticks: AtomicU64::new(0),

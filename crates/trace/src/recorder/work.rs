@@ -53,6 +53,16 @@ pub(crate) extern "C" fn on_fork_child() {
     HOT.forked.store(true, Ordering::Relaxed);
 }
 
+/// Whether calls are recorded: not where the process shields without tracing (set at start).
+#[inline]
+pub(crate) fn recording() -> bool {
+    !HOT.not_recording.load(Ordering::Relaxed)
+}
+
+pub(crate) fn stop_recording() {
+    HOT.not_recording.store(true, Ordering::Relaxed);
+}
+
 /// Whether this process is a forked copy of the traced one.
 #[inline]
 pub(crate) fn forked() -> bool {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use nppbench_model::{TraceDevice, TraceEnd, TraceFile};
+use nppbench_model::{ShieldPlan, TraceDevice, TraceEnd, TraceFile};
 use nppbench_npp_sys::{GetLibVersion, NppLibraryVersion};
 
 use crate::protocol::{self, FLUSH_INTERVAL_S, SAMPLE_INTERVAL_S};
@@ -26,6 +26,7 @@ use snapshot::{Context, live_streams};
 use sync::lock_until;
 
 pub(crate) mod memory;
+mod shield;
 pub(crate) mod site;
 mod snapshot;
 pub(crate) mod streams;
@@ -198,10 +199,12 @@ fn writer_thread() {
     let mut sampled_at_first_call = false;
     loop {
         if let Some(sig) = signals::pending() {
-            write(TraceEnd::Signal {
+            let end = TraceEnd::Signal {
                 signal: sig,
                 name: signals::name(sig),
-            });
+            };
+            write(end.clone());
+            shield::write(end);
             signals::flushed();
             return;
         }
@@ -262,6 +265,7 @@ fn wait_for_tick(interval: Duration, sampled_at_first_call: &mut bool) {
 /// `vfork` one) writes nothing. Then the C library's own ends the process.
 fn exit_now(status: libc::c_int, name: &CStr) -> ! {
     let _ = std::panic::catch_unwind(|| write(TraceEnd::Exited { code: None }));
+    let _ = std::panic::catch_unwind(|| shield::write(TraceEnd::Exited { code: None }));
     // SAFETY: looks the C library's own function up, after this library.
     let real = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
     if !real.is_null() {
@@ -287,6 +291,7 @@ pub(crate) extern "C" fn _Exit(status: libc::c_int) -> ! {
 
 extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| write(TraceEnd::Exited { code: None }));
+    let _ = std::panic::catch_unwind(|| shield::write(TraceEnd::Exited { code: None }));
 }
 
 /// Whether this code runs from a shared object (the preloaded interposer) rather than a
@@ -301,12 +306,18 @@ fn in_shared_object() -> bool {
         .unwrap_or(false)
 }
 
+/// Whether this process was started by the traced (or shielded) program rather than by
+/// `nppbench` ([`protocol::PARENT`]).
+fn descendant() -> bool {
+    let parent = std::env::var(protocol::PARENT).ok().and_then(|p| p.parse::<u32>().ok());
+    parent.is_some_and(|p| p != std::os::unix::process::parent_id())
+}
+
 /// The trace's path for this process: [`protocol::OUT`], or `trace-<pid>.json` beside it for a
 /// process the traced program started.
 fn config(out: PathBuf) -> Config {
     let pid = std::process::id();
-    let parent = std::env::var(protocol::PARENT).ok().and_then(|p| p.parse::<u32>().ok());
-    let descendant = parent.is_some_and(|p| p != std::os::unix::process::parent_id());
+    let descendant = descendant();
     let out = if descendant {
         out.with_file_name(TraceFile::descendant_file_name(pid))
     } else {
@@ -315,14 +326,43 @@ fn config(out: PathBuf) -> Config {
     Config { out, descendant, pid }
 }
 
+/// Starts the shield where [`ShieldPlan::PLAN_VAR`] names a plan (and the report's path is set):
+/// whether it is on.
+fn start_shield() -> bool {
+    let (Some(plan), Some(report)) = (
+        std::env::var_os(ShieldPlan::PLAN_VAR),
+        std::env::var_os(ShieldPlan::REPORT_VAR),
+    ) else {
+        return false;
+    };
+    shield::start(Path::new(&plan), PathBuf::from(report), descendant())
+}
+
 fn start() {
     if !in_shared_object() {
         return;
     }
-    let Some(out) = std::env::var_os(protocol::OUT) else {
+    let out = std::env::var_os(protocol::OUT);
+    let shielding = start_shield();
+    if out.is_none() && !shielding {
+        return;
+    }
+    clock::start();
+    work::install_exit_handler(at_exit);
+    signals::install();
+    if shielding {
+        // SAFETY: registers a child handler that only stores atomics.
+        unsafe { libc::pthread_atfork(None, None, Some(crate::shield::on_fork_child)) };
+    }
+    let Some(out) = out else {
+        // Shielding without tracing: nothing is recorded, and the shield's thread writes its
+        // report and answers the signals' handler.
+        work::stop_recording();
+        let _ = std::thread::Builder::new().name("nppbench-shield".into()).spawn(|| {
+            let _ = std::panic::catch_unwind(shield::thread);
+        });
         return;
     };
-    clock::start();
     if CONFIG.set(config(PathBuf::from(out))).is_err() {
         return;
     }
@@ -331,10 +371,8 @@ fn start() {
         st.program = program();
         st.streams_missing = streams_missing;
     }
-    work::install_exit_handler(at_exit);
     crate::recorder::pending::set(Asking::from_env(std::env::var(protocol::ASK_PENDING).ok().as_deref()));
     work::set_test_stream_events(std::env::var_os(protocol::TEST_STREAM_EVENTS).is_some_and(|v| v == "1"));
-    signals::install();
     // SAFETY: registers a child handler that only stores an atomic.
     unsafe { libc::pthread_atfork(None, None, Some(work::on_fork_child)) };
     crate::recorder::feed::refill();
