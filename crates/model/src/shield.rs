@@ -169,7 +169,10 @@ pub struct ShieldTotals {
 #[serde(rename_all = "snake_case")]
 pub enum ShieldAction {
     /// Declared non-blocking: for the hazards that are true.
-    Rewritten { leak: bool, race: bool },
+    Rewritten {
+        leak: bool,
+        race: bool,
+    },
     NotHazardous,
     UnknownFunction,
     UnknownConfiguration,
@@ -234,7 +237,13 @@ mod tests {
     fn a_call_rewritten_for_both_hazards_counts_once_in_all_and_in_each_hazard() {
         let mut t = ShieldTotals::default();
         t.add(ShieldAction::Rewritten { leak: true, race: true }, 3);
-        t.add(ShieldAction::Rewritten { leak: false, race: true }, 1);
+        t.add(
+            ShieldAction::Rewritten {
+                leak: false,
+                race: true,
+            },
+            1,
+        );
         t.add(ShieldAction::UnknownFunction, 2);
         assert_eq!((t.calls, t.rewritten, t.rewritten_leak, t.rewritten_race), (6, 4, 3, 4));
         assert_eq!(t.left_alone(), 2);

@@ -4,7 +4,9 @@
 //! argument's value, the calling thread) and returns a status derived from the ROI
 //! ([`status_for`]). [`caller`] is the program side: it loads the stand-in as a program linked
 //! against NPP would see it and calls every symbol with known values. [`driver`] makes a copy of
-//! it the CUDA driver, for a stream's flags.
+//! it the CUDA driver, for a stream's flags. Its `nppGetLibVersion` answers the version
+//! [`NPP_VERSION`] names, so that a test picks the knowledge the shield applies. What NPP saw of
+//! each call (every argument, the context's fields among them) is in its log line.
 
 pub mod caller;
 pub mod driver;
@@ -20,7 +22,7 @@ use std::io::Write;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use nppbench_npp_sys::{NppStatus, NppiSize};
+use nppbench_npp_sys::{NppLibraryVersion, NppStatus, NppiSize};
 
 pub use line::Line;
 pub use plan::Values;
@@ -39,6 +41,28 @@ pub const FAILING_WIDTH: c_int = 13;
 /// width is [`FAILING_WIDTH`].
 pub fn status_for(roi: NppiSize) -> NppStatus {
     if roi.width == FAILING_WIDTH { -roi.height } else { 0 }
+}
+
+/// The variable naming the NPP version the stand-in's `nppGetLibVersion` answers
+/// (`major.minor.build`); unset, it answers null, as no NPP.
+pub const NPP_VERSION: &str = "NPPBENCH_STANDIN_NPP_VERSION";
+
+static VERSION: OnceLock<Option<NppLibraryVersion>> = OnceLock::new();
+
+/// The stand-in's `nppGetLibVersion`: [`NPP_VERSION`]'s version, or null where it is unset or
+/// not three numbers.
+#[unsafe(no_mangle)]
+pub extern "C" fn nppGetLibVersion() -> *const NppLibraryVersion {
+    let v = VERSION.get_or_init(|| {
+        let text = std::env::var(NPP_VERSION).ok()?;
+        let mut n = text.split('.').map(|p| p.parse::<c_int>().ok());
+        Some(NppLibraryVersion {
+            major: n.next()??,
+            minor: n.next()??,
+            build: n.next()??,
+        })
+    });
+    v.as_ref().map_or(std::ptr::null(), |v| v as *const NppLibraryVersion)
 }
 
 /// Marks the library as the stand-in, for the caller to check before calling anything.

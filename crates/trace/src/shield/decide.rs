@@ -56,7 +56,10 @@ pub(crate) fn active(table: &Table) -> Option<&super::table::Version> {
 fn resolve(table: &Table) -> usize {
     let loaded = keeping_errno(loaded_version);
     if let Some([a, b, c]) = loaded {
-        LOADED.store((u64::from(a) << 32) | (u64::from(b) << 16) | u64::from(c), Ordering::Relaxed);
+        LOADED.store(
+            (u64::from(a) << 32) | (u64::from(b) << 16) | u64::from(c),
+            Ordering::Relaxed,
+        );
     }
     let i = loaded
         .and_then(|v| table.versions.iter().position(|k| k.numbers == Some(v)))
@@ -183,7 +186,8 @@ pub(crate) fn evaluate(e: &Entry, f: &Facts) -> u8 {
         return action::UNKNOWN_CONFIGURATION;
     }
     let (leak, race) = (says(e, f, &e.leak), says(e, f, &e.race));
-    let found = (if leak == Some(true) { action::LEAK } else { 0 }) | (if race == Some(true) { action::RACE } else { 0 });
+    let found =
+        (if leak == Some(true) { action::LEAK } else { 0 }) | (if race == Some(true) { action::RACE } else { 0 });
     if found != 0 {
         action::REWRITTEN | found
     } else if leak.is_none() || race.is_none() {
@@ -204,7 +208,16 @@ pub(crate) fn facts(e: &Entry, site: &Site<'_>) -> (Facts, Option<bool>) {
         Some(k) => (Some(k), Some(false)),
         None if e.needs_stream => {
             let nb = keeping_errno(|| driver::stream_flags(handle)).map(|f| f & 1 == 1);
-            (nb.map(|nb| if nb { StreamKind::NonBlocking } else { StreamKind::Blocking }), nb)
+            (
+                nb.map(|nb| {
+                    if nb {
+                        StreamKind::NonBlocking
+                    } else {
+                        StreamKind::Blocking
+                    }
+                }),
+                nb,
+            )
         }
         None => (None, None),
     };
@@ -221,7 +234,11 @@ pub(crate) fn facts(e: &Entry, site: &Site<'_>) -> (Facts, Option<bool>) {
         stream,
         context,
     };
-    let created_nb = if default_stream(handle).is_some() { None } else { stream_nb };
+    let created_nb = if default_stream(handle).is_some() {
+        None
+    } else {
+        stream_nb
+    };
     (facts, created_nb)
 }
 

@@ -118,7 +118,10 @@ fn test(c: &Condition, holds: bool) -> Test {
     };
     // A modulus of 0 would divide by zero: no rule has one, and such a test never holds.
     let arg = match op {
-        Op::SrcRowBytesMultiple | Op::DstRowBytesMultiple | Op::WidthMultiple | Op::SrcStepMultiple
+        Op::SrcRowBytesMultiple
+        | Op::DstRowBytesMultiple
+        | Op::WidthMultiple
+        | Op::SrcStepMultiple
         | Op::DstStepMultiple => arg.max(1),
         _ => arg,
     };

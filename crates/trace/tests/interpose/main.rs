@@ -20,6 +20,8 @@ use nppbench_npp_sys::NppiSize;
 use nppbench_trace_standin::caller::{self, Plan};
 use nppbench_trace_standin::{FAILING_WIDTH, status_for};
 
+mod shield;
+
 /// The child's plan, `key=value;…` (threads, calls, symbols, widths, stream, flags, device, then).
 const CHILD: &str = "NPPBENCH_TRACE_TEST_CHILD";
 /// Where the child writes what it called.
