@@ -70,6 +70,11 @@ pub(crate) enum Cmd {
     /// CUDA streams that are never destroyed, and how device memory grows. Writes DIR/trace.json
     /// and its page; exits with the program's own status.
     Trace(crate::trace::TraceArgs),
+    /// Run a program with the leak and the race shielded (an LD_PRELOAD interposer): each NPP
+    /// call whose configuration the atlas's rules say leaks or races gets a context declaring a
+    /// non-blocking stream, every other call is untouched. Prints what it changed; --report DIR
+    /// writes shield.json and its page. Exits with the program's own status.
+    Shield(crate::shield::ShieldArgs),
     /// Print a preset's matrix file, a starting point for `run --matrix`.
     Preset {
         /// The preset: quick, full or atlas.

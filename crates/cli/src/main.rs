@@ -15,6 +15,7 @@ mod progress;
 mod report;
 mod run;
 mod runs;
+mod shield;
 mod trace;
 
 use std::process::ExitCode;
@@ -52,6 +53,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Predict(args) => predict::predict(args),
         Cmd::Design(args) => design::design(args),
         Cmd::Trace(args) => trace::trace(args),
+        Cmd::Shield(args) => shield::shield(args),
         Cmd::Preset { name } => {
             info::preset(name);
             Ok(())

@@ -27,7 +27,7 @@ use crate::exit::bad_input;
 
 mod interposer;
 mod summary;
-use interposer::interposer;
+pub(crate) use interposer::interposer;
 use summary::summary;
 
 #[derive(Debug, Args)]
@@ -119,7 +119,7 @@ fn is_trace_file(path: &Path) -> bool {
 }
 
 /// `first` before the variable's present value, joined by `:`.
-fn prepend(var: &str, first: &Path) -> OsString {
+pub(crate) fn prepend(var: &str, first: &Path) -> OsString {
     let mut v = first.as_os_str().to_owned();
     if let Some(old) = std::env::var_os(var).filter(|o| !o.is_empty()) {
         v.push(":");
@@ -158,7 +158,7 @@ fn start(args: &TraceArgs, lib: &Path, out: &Path) -> anyhow::Result<Child> {
 
 /// The signals this command takes in place of the program: held (blocked, on the one thread
 /// there is) from the moment the program runs, and passed on by a thread of their own.
-fn held_signals() -> SigSet {
+pub(crate) fn held_signals() -> SigSet {
     let mut set = SigSet::empty();
     for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         set.add(s);
@@ -169,7 +169,7 @@ fn held_signals() -> SigSet {
 /// Passes each held signal on to the program. SIGINT from a terminal already reached the program
 /// (it shares the terminal's foreground group), so it is passed on only where there is none.
 /// Stops once `reaped` is set (the pid may then name another process).
-fn forward_signals(set: SigSet, child: u32, reaped: Arc<AtomicBool>) {
+pub(crate) fn forward_signals(set: SigSet, child: u32, reaped: Arc<AtomicBool>) {
     let from_terminal = std::io::stdin().is_terminal();
     std::thread::spawn(move || {
         while let Ok(signal) = set.wait() {
@@ -185,7 +185,7 @@ fn forward_signals(set: SigSet, child: u32, reaped: Arc<AtomicBool>) {
 }
 
 /// How the program ended, as trace.json says it.
-fn end_of(status: ExitStatus, written: &TraceEnd) -> TraceEnd {
+pub(crate) fn end_of(status: ExitStatus, written: &TraceEnd) -> TraceEnd {
     match (status.code(), status.signal()) {
         // The exit path wrote the file: the trace is whole.
         (Some(code), _) if matches!(written, TraceEnd::Exited { .. }) => TraceEnd::Exited { code: Some(code) },
@@ -200,7 +200,7 @@ fn end_of(status: ExitStatus, written: &TraceEnd) -> TraceEnd {
 }
 
 /// The status this command exits with: the program's own, 128 + n for a signal.
-fn exit_code(status: ExitStatus) -> i32 {
+pub(crate) fn exit_code(status: ExitStatus) -> i32 {
     status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1)
 }
 

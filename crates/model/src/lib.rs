@@ -15,8 +15,8 @@ mod run;
 mod scenario;
 mod settings;
 mod shard;
-mod skip;
 mod shield;
+mod skip;
 mod trace;
 
 pub use error::ModelError;
@@ -35,11 +35,11 @@ pub use run::{
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::{RepeatAuto, Settings};
 pub use shard::{Shard, merge_shards};
-pub use skip::say_skipped;
 pub use shield::{
     Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldAction, ShieldFunction, ShieldKnowledge, ShieldPlan,
     ShieldReport, ShieldSite, ShieldTest, ShieldTotals,
 };
+pub use skip::say_skipped;
 pub use trace::{
     CallSite, Capture, MemorySample, Overhead, StatusCount, TRACE_SCHEMA_VERSION, TraceDevice, TraceEnd, TraceFile,
     TraceStreamKind, TraceThread, TracedStream,

@@ -23,10 +23,10 @@ pub use nppbench_analysis::{self as analysis, compare};
 use std::path::{Path, PathBuf};
 
 use nppbench_analysis::RunAnalysis;
-use nppbench_model::{RunFile, TraceFile};
+use nppbench_model::{RunFile, ShieldReport, TraceFile};
 
 pub use crate::error::ReportError;
-use crate::templates::{MACROS, PAGE, SUMMARY, TRACE_PAGE, TRACE_SUMMARY, render_templates};
+use crate::templates::{MACROS, PAGE, SHIELD_PAGE, SUMMARY, TRACE_PAGE, TRACE_SUMMARY, render_templates};
 
 /// The rendered files.
 #[derive(Debug, Clone)]
@@ -294,4 +294,12 @@ pub fn render_trace_to_dir(trace: &TraceFile, atlas: &[RunFile], out: &Path) -> 
             ("call_sites.csv".into(), &r.call_sites_csv),
         ],
     )
+}
+
+/// Renders a shield.json's page into `out` (`index.html`) and returns its path. The caller
+/// places shield.json beside it, which the page links to.
+pub fn render_shield_to_dir(report: &ShieldReport, out: &Path) -> Result<PathBuf, ReportError> {
+    let page = view::shield::shield_page(report);
+    let [index_html] = render_templates([("shield.html", SHIELD_PAGE)], &page)?;
+    write_files(out, vec![("index.html".into(), &index_html)])
 }

@@ -13,7 +13,7 @@ const HOW: &str = "install nppbench with `cargo xtask install` (the binary and t
                    target/release), or name it with NPPBENCH_TRACE_LIB";
 
 /// The interposer of this nppbench.
-pub(super) fn interposer() -> anyhow::Result<PathBuf> {
+pub(crate) fn interposer() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("locating the nppbench binary")?;
     find(std::env::var_os(TraceFile::LIB_VAR), &exe)
 }

@@ -14,6 +14,7 @@ mod prose;
 mod run;
 mod run_charts;
 mod scenario_rows;
+pub mod shield;
 mod timing;
 pub mod trace;
 mod upgrade;

@@ -1,0 +1,171 @@
+//! The view of a shield.json (`nppbench shield --report`): the verdict in words first (what was
+//! rewritten, for which hazard), what was left alone and why, then every call site.
+
+use nppbench_model::{ShieldAction, ShieldReport, TraceEnd, TraceStreamKind};
+use serde::Serialize;
+
+/// The page's model: every number formatted.
+#[derive(Debug, Serialize)]
+pub struct ShieldPage {
+    pub title: String,
+    pub generated_by: String,
+    /// SHIELDED, NOTHING TO SHIELD or NOT SHIELDED.
+    pub status: &'static str,
+    pub status_class: &'static str,
+    pub verdict: String,
+    pub notices: Vec<String>,
+    pub totals: Vec<TotalRow>,
+    pub sites: Vec<SiteRow>,
+    pub shield_json: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TotalRow {
+    pub what: &'static str,
+    pub calls: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SiteRow {
+    pub function: String,
+    pub geometry: String,
+    pub stream: String,
+    pub declared_flags: u32,
+    pub action: &'static str,
+    pub rewritten: bool,
+    pub calls: String,
+}
+
+fn action_words(a: ShieldAction) -> &'static str {
+    match a {
+        ShieldAction::Rewritten { leak: true, race: true } => "rewritten: leaks and races",
+        ShieldAction::Rewritten { leak: true, .. } => "rewritten: leaks",
+        ShieldAction::Rewritten { .. } => "rewritten: races",
+        ShieldAction::NotHazardous => "left alone: not hazardous",
+        ShieldAction::UnknownFunction => "left alone: function not in the atlas",
+        ShieldAction::UnknownConfiguration => "left alone: configuration the atlas cannot judge",
+        ShieldAction::NoKnowledge => "left alone: no knowledge of this NPP",
+    }
+}
+
+fn stream_words(kind: TraceStreamKind, non_blocking: Option<bool>) -> String {
+    match (kind, non_blocking) {
+        (TraceStreamKind::LegacyDefault, _) => "legacy default (NULL)".into(),
+        (TraceStreamKind::LegacyHandle, _) => "cudaStreamLegacy".into(),
+        (TraceStreamKind::PerThreadDefault, _) => "cudaStreamPerThread".into(),
+        (TraceStreamKind::Created, Some(true)) => "created, non-blocking".into(),
+        (TraceStreamKind::Created, Some(false)) => "created, blocking".into(),
+        (TraceStreamKind::Created, None) => "created (flags not asked)".into(),
+    }
+}
+
+fn step(s: Option<i32>) -> String {
+    s.map_or_else(|| "—".into(), |s| s.to_string())
+}
+
+/// The page's model for `r`.
+pub fn shield_page(r: &ShieldReport) -> ShieldPage {
+    let t = &r.totals;
+    let (status, status_class) = if t.rewritten > 0 {
+        ("SHIELDED", "pass")
+    } else if t.no_knowledge > 0 || t.calls == 0 {
+        ("NOT SHIELDED", "fail")
+    } else {
+        ("NOTHING TO SHIELD", "pass")
+    };
+    let verdict = format!(
+        "{} of {} NPP calls were passed a context declaring a non-blocking stream ({} whose configuration leaks, {} whose configuration races); {} were left alone.",
+        t.rewritten,
+        t.calls,
+        t.rewritten_leak,
+        t.rewritten_race,
+        t.left_alone()
+    );
+    let mut notices = Vec::new();
+    if let Some(why) = &r.knowledge_missing {
+        notices.push(why.clone());
+    }
+    match &r.end {
+        TraceEnd::Signal { name, .. } => notices.push(format!("The program was ended by {name}.")),
+        TraceEnd::Running => {
+            notices.push("The program ended without its exit path: the counts are those of the last write.".into())
+        }
+        TraceEnd::Exited { .. } => {}
+    }
+    if r.calls_at_sites_not_listed > 0 {
+        notices.push(format!(
+            "{} calls at sites past the table's room are counted in the totals only.",
+            r.calls_at_sites_not_listed
+        ));
+    }
+    let totals = vec![
+        TotalRow {
+            what: "calls seen",
+            calls: t.calls.to_string(),
+        },
+        TotalRow {
+            what: "rewritten",
+            calls: t.rewritten.to_string(),
+        },
+        TotalRow {
+            what: "rewritten: the configuration leaks",
+            calls: t.rewritten_leak.to_string(),
+        },
+        TotalRow {
+            what: "rewritten: the configuration races",
+            calls: t.rewritten_race.to_string(),
+        },
+        TotalRow {
+            what: "left alone: not hazardous",
+            calls: t.not_hazardous.to_string(),
+        },
+        TotalRow {
+            what: "left alone: function not in the atlas",
+            calls: t.unknown_function.to_string(),
+        },
+        TotalRow {
+            what: "left alone: configuration the atlas cannot judge",
+            calls: t.unknown_configuration.to_string(),
+        },
+        TotalRow {
+            what: "left alone: no knowledge of the NPP loaded",
+            calls: t.no_knowledge.to_string(),
+        },
+    ];
+    let mut sites: Vec<&nppbench_model::ShieldSite> = r.sites.iter().collect();
+    // Rewritten sites first, then the busiest.
+    sites.sort_by_key(|s| {
+        (
+            !matches!(s.action, ShieldAction::Rewritten { .. }),
+            std::cmp::Reverse(s.calls),
+        )
+    });
+    ShieldPage {
+        title: format!("Shield of {}", r.program.join(" ")),
+        generated_by: super::format::rendered_by(),
+        status,
+        status_class,
+        verdict,
+        notices,
+        totals,
+        sites: sites
+            .into_iter()
+            .map(|s| SiteRow {
+                function: s.function.clone(),
+                geometry: format!(
+                    "{}×{}, steps {} / {}",
+                    s.width,
+                    s.height,
+                    step(s.src_step),
+                    step(s.dst_step)
+                ),
+                stream: stream_words(s.stream, s.stream_non_blocking),
+                declared_flags: s.declared_flags,
+                action: action_words(s.action),
+                rewritten: matches!(s.action, ShieldAction::Rewritten { .. }),
+                calls: s.calls.to_string(),
+            })
+            .collect(),
+        shield_json: "shield.json",
+    }
+}
