@@ -309,11 +309,20 @@ fn recorder_violations(text: &str) -> Vec<(usize, &'static str)> {
 
 #[test]
 fn the_recorder_takes_no_lock_and_names_no_writer() {
-    let dir = root().join("crates/trace/src/recorder");
+    // Everything on the program's threads: the recorder, the shield and the seam between them.
+    let src = root().join("crates/trace/src");
+    let on_threads = [src.join("recorder"), src.join("shield"), src.join("seam.rs")];
     let files: Vec<PathBuf> = sources()
         .into_iter()
-        .filter(|f| f.starts_with(&dir) && f.file_name().is_some_and(|n| n != "tests.rs"))
+        .filter(|f| on_threads.iter().any(|d| f.starts_with(d)) && f.file_name().is_some_and(|n| n != "tests.rs"))
         .collect();
+    for d in &on_threads {
+        assert!(
+            files.iter().any(|f| f.starts_with(d)),
+            "no source under {}",
+            d.display()
+        );
+    }
     assert!(files.len() >= 10, "the recorder's files: {files:?}");
     let found: Vec<String> = files
         .iter()

@@ -89,7 +89,7 @@ pub(crate) fn plan(atlas: &[RunFile], hazards: &[Hazard]) -> ShieldPlan {
                 .filter(|f| f.leak.measured + f.leak.held_out.total > 0)
                 .map(function)
                 .collect();
-            (!functions.is_empty()).then(|| ShieldKnowledge {
+            (!functions.is_empty()).then_some(ShieldKnowledge {
                 npp_version: version,
                 gpu,
                 runs: members.len(),

@@ -81,57 +81,8 @@ pub fn shield_page(r: &ShieldReport) -> ShieldPage {
         t.rewritten_race,
         t.left_alone()
     );
-    let mut notices = Vec::new();
-    if let Some(why) = &r.knowledge_missing {
-        notices.push(why.clone());
-    }
-    match &r.end {
-        TraceEnd::Signal { name, .. } => notices.push(format!("The program was ended by {name}.")),
-        TraceEnd::Running => {
-            notices.push("The program ended without its exit path: the counts are those of the last write.".into())
-        }
-        TraceEnd::Exited { .. } => {}
-    }
-    if r.calls_at_sites_not_listed > 0 {
-        notices.push(format!(
-            "{} calls at sites past the table's room are counted in the totals only.",
-            r.calls_at_sites_not_listed
-        ));
-    }
-    let totals = vec![
-        TotalRow {
-            what: "calls seen",
-            calls: t.calls.to_string(),
-        },
-        TotalRow {
-            what: "rewritten",
-            calls: t.rewritten.to_string(),
-        },
-        TotalRow {
-            what: "rewritten: the configuration leaks",
-            calls: t.rewritten_leak.to_string(),
-        },
-        TotalRow {
-            what: "rewritten: the configuration races",
-            calls: t.rewritten_race.to_string(),
-        },
-        TotalRow {
-            what: "left alone: not hazardous",
-            calls: t.not_hazardous.to_string(),
-        },
-        TotalRow {
-            what: "left alone: function not in the atlas",
-            calls: t.unknown_function.to_string(),
-        },
-        TotalRow {
-            what: "left alone: configuration the atlas cannot judge",
-            calls: t.unknown_configuration.to_string(),
-        },
-        TotalRow {
-            what: "left alone: no knowledge of the NPP loaded",
-            calls: t.no_knowledge.to_string(),
-        },
-    ];
+    let notices = notices(r);
+    let totals = totals(&r.totals);
     let mut sites: Vec<&nppbench_model::ShieldSite> = r.sites.iter().collect();
     // Rewritten sites first, then the busiest.
     sites.sort_by_key(|s| {
@@ -168,4 +119,65 @@ pub fn shield_page(r: &ShieldReport) -> ShieldPage {
             .collect(),
         shield_json: "shield.json",
     }
+}
+
+/// What the reader must know before the numbers: no knowledge, how the program ended, sites
+/// past the table's room.
+fn notices(r: &ShieldReport) -> Vec<String> {
+    let mut notices = Vec::new();
+    if let Some(why) = &r.knowledge_missing {
+        notices.push(why.clone());
+    }
+    match &r.end {
+        TraceEnd::Signal { name, .. } => notices.push(format!("The program was ended by {name}.")),
+        TraceEnd::Running => {
+            notices.push("The program ended without its exit path: the counts are those of the last write.".into())
+        }
+        TraceEnd::Exited { .. } => {}
+    }
+    if r.calls_at_sites_not_listed > 0 {
+        notices.push(format!(
+            "{} calls at sites past the table's room are counted in the totals only.",
+            r.calls_at_sites_not_listed
+        ));
+    }
+    notices
+}
+
+/// The calls by what the shield did.
+fn totals(t: &nppbench_model::ShieldTotals) -> Vec<TotalRow> {
+    vec![
+        TotalRow {
+            what: "calls seen",
+            calls: t.calls.to_string(),
+        },
+        TotalRow {
+            what: "rewritten",
+            calls: t.rewritten.to_string(),
+        },
+        TotalRow {
+            what: "rewritten: the configuration leaks",
+            calls: t.rewritten_leak.to_string(),
+        },
+        TotalRow {
+            what: "rewritten: the configuration races",
+            calls: t.rewritten_race.to_string(),
+        },
+        TotalRow {
+            what: "left alone: not hazardous",
+            calls: t.not_hazardous.to_string(),
+        },
+        TotalRow {
+            what: "left alone: function not in the atlas",
+            calls: t.unknown_function.to_string(),
+        },
+        TotalRow {
+            what: "left alone: configuration the atlas cannot judge",
+            calls: t.unknown_configuration.to_string(),
+        },
+        TotalRow {
+            what: "left alone: no knowledge of the NPP loaded",
+            calls: t.no_knowledge.to_string(),
+        },
+    ]
 }

@@ -111,31 +111,27 @@ pub(crate) fn count(k: [u64; 3], action: u8) {
     let start = first_slot(&k, action);
     for i in 0..PROBES {
         let slot = &TABLE[(start + i) % SLOTS];
-        match slot.state.load(Ordering::Acquire) {
-            READY => {
-                if slot.action.load(Ordering::Relaxed) == action
-                    && slot.key.iter().zip(k).all(|(a, b)| a.load(Ordering::Relaxed) == b)
-                {
-                    slot.calls.fetch_add(1, Ordering::Relaxed);
-                    return;
-                }
+        let state = slot.state.load(Ordering::Acquire);
+        if state == READY
+            && slot.action.load(Ordering::Relaxed) == action
+            && slot.key.iter().zip(k).all(|(a, b)| a.load(Ordering::Relaxed) == b)
+        {
+            slot.calls.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if state == EMPTY
+            && slot
+                .state
+                .compare_exchange(EMPTY, WRITING, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            for (a, b) in slot.key.iter().zip(k) {
+                a.store(b, Ordering::Relaxed);
             }
-            EMPTY => {
-                if slot
-                    .state
-                    .compare_exchange(EMPTY, WRITING, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    for (a, b) in slot.key.iter().zip(k) {
-                        a.store(b, Ordering::Relaxed);
-                    }
-                    slot.action.store(action, Ordering::Relaxed);
-                    slot.calls.store(1, Ordering::Relaxed);
-                    slot.state.store(READY, Ordering::Release);
-                    return;
-                }
-            }
-            _ => {}
+            slot.action.store(action, Ordering::Relaxed);
+            slot.calls.store(1, Ordering::Relaxed);
+            slot.state.store(READY, Ordering::Release);
+            return;
         }
     }
     NOT_LISTED[usize::from(action) % 16].fetch_add(1, Ordering::Relaxed);
