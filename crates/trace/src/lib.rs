@@ -1,5 +1,7 @@
-//! The interposer `nppbench trace` preloads into a program (`libnppbench_trace.so`): it defines
-//! every catalogued `nppi…_Ctx` symbol, records each call (function, ROI, steps, declared and real
+//! The interposer `nppbench trace` and `nppbench shield` preload into a program
+//! (`libnppbench_trace.so`): it defines every catalogued `nppi…_Ctx` symbol, hands each call to
+//! one seam (`seam.rs`) where the shield (`shield/`, on where a plan is given: docs/shield.md)
+//! may pass NPP a context declaring a non-blocking stream, and records each call (function, ROI, steps, declared and real
 //! stream flags, device, thread, time, status) and hands it, unchanged, to NPP's own function.
 //! Beside the calls it counts the CUDA streams created and destroyed (CUPTI; outside a
 //! catalogued call, named by the NPP frames on the creating stack), samples device memory (NVML:
