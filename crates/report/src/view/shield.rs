@@ -181,3 +181,69 @@ fn totals(t: &nppbench_model::ShieldTotals) -> Vec<TotalRow> {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use nppbench_model::{Hazard, SHIELD_SCHEMA_VERSION, ShieldSite, ShieldTotals};
+
+    use super::*;
+
+    fn report(actions: &[(ShieldAction, u64)]) -> ShieldReport {
+        let mut totals = ShieldTotals::default();
+        let sites = actions
+            .iter()
+            .map(|&(action, calls)| {
+                totals.add(action, calls);
+                ShieldSite {
+                    function: "nppiCopy_8u_C1R_Ctx".into(),
+                    width: 31,
+                    height: 8,
+                    src_step: Some(64),
+                    dst_step: None,
+                    stream: TraceStreamKind::Created,
+                    stream_non_blocking: Some(false),
+                    declared_flags: 0,
+                    action,
+                    calls,
+                }
+            })
+            .collect();
+        ShieldReport {
+            schema_version: SHIELD_SCHEMA_VERSION,
+            program: vec!["svc".into()],
+            pid: 1,
+            forked_from: None,
+            hazards: vec![Hazard::Leak, Hazard::Race],
+            npp_version: Some("13.0.1".into()),
+            knowledge_version: Some("13.0.1.2".into()),
+            knowledge_missing: None,
+            npp_libraries: vec![],
+            end: TraceEnd::Exited { code: Some(0) },
+            totals,
+            sites,
+            calls_at_sites_not_listed: 0,
+        }
+    }
+
+    #[test]
+    fn the_page_leads_with_what_was_rewritten_and_lists_rewritten_sites_first() {
+        let p = shield_page(&report(&[
+            (ShieldAction::UnknownFunction, 9),
+            (ShieldAction::Rewritten { leak: true, race: true }, 2),
+        ]));
+        assert_eq!(p.status, "SHIELDED");
+        assert!(p.verdict.starts_with("2 of 11 NPP calls were passed a context declaring a non-blocking stream (2 whose configuration leaks, 2 whose configuration races); 9 were left alone"), "{}", p.verdict);
+        assert_eq!(p.sites[0].action, "rewritten: leaks and races");
+        assert_eq!(p.sites[0].stream, "created, blocking");
+        assert_eq!(p.sites[1].action, "left alone: function not in the atlas");
+    }
+
+    #[test]
+    fn a_run_without_knowledge_is_not_shielded() {
+        let mut r = report(&[(ShieldAction::NoKnowledge, 3)]);
+        r.knowledge_missing = Some("no knowledge for the NPP version loaded (11.4.0)".into());
+        let p = shield_page(&r);
+        assert_eq!((p.status, p.status_class), ("NOT SHIELDED", "fail"));
+        assert_eq!(p.notices, ["no knowledge for the NPP version loaded (11.4.0)"]);
+    }
+}
