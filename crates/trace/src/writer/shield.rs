@@ -197,11 +197,15 @@ fn write_atomic(path: &Path, report: &ShieldReport) -> std::io::Result<()> {
 }
 
 /// The shield's own thread where the process does not also trace: a report every
-/// [`FLUSH_INTERVAL_S`], and the final one when a signal's handler asks.
+/// [`FLUSH_INTERVAL_S`], and the final one when a signal's handler asks; the CUDA driver the
+/// program mapped looked up at each tick.
 pub(crate) fn thread() {
     signals::block_on_this_thread();
     let flush = Duration::from_secs_f64(FLUSH_INTERVAL_S);
     loop {
+        // As the writer does: a call on a created stream whose rule reads its flags then never
+        // pays for looking the driver up.
+        crate::recorder::driver::prepare();
         let until = Instant::now() + flush;
         while Instant::now() < until && signals::pending().is_none() {
             signals::wait(until.saturating_duration_since(Instant::now()));
