@@ -46,7 +46,8 @@ Exit status, of every command:
      them failed
   130  interrupted (Ctrl-C, SIGTERM): run.json holds what finished
 `nppbench trace` exits with the traced program's own status, or, where that is 0 and a
---fail-on gate trips, 3.";
+--fail-on gate trips, 3. `nppbench shield` exits with the program's own status, or, where that
+is 0 and the program loaded no NPP or an NPP the atlas never measured, 2.";
 
 /// Bad input: exit 2, like a usage error.
 #[derive(Debug, thiserror::Error)]
