@@ -14,6 +14,9 @@ pub(crate) struct Hot {
     /// Set at start where the process shields without tracing (`nppbench shield`): calls are
     /// not recorded (`work::recording`).
     pub(crate) not_recording: AtomicBool,
+    /// Set once the shield's plan is installed (`shield::install`): a traced call reads this
+    /// line anyway, so the shield off costs it no other.
+    pub(crate) shielding: AtomicBool,
     /// Where a thread's state is from its thread pointer, in bytes, once two threads agreed
     /// (`feed::local`); 0 until then.
     pub(crate) local_offset: AtomicUsize,
@@ -27,6 +30,7 @@ pub(crate) static HOT: Hot = Hot {
     forked: AtomicBool::new(false),
     calls_began: AtomicBool::new(false),
     not_recording: AtomicBool::new(false),
+    shielding: AtomicBool::new(false),
     local_offset: AtomicUsize::new(0),
     tsc_start: AtomicU64::new(0),
     tsc_per_2_32_ticks: AtomicU64::new(0),

@@ -13,10 +13,12 @@
 
 use std::cell::Cell;
 use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
 
 use nppbench_model::ShieldPlan;
 use nppbench_npp_sys::NppStreamContext;
 
+use crate::recorder::hot::HOT;
 use crate::site::Site;
 
 pub(crate) mod decide;
@@ -35,7 +37,9 @@ thread_local! {
 /// Compiles `plan` and turns the shield on; `false` where it was on already. The preloaded
 /// library does this at start; the bench and tests call it on the rlib.
 pub fn install(plan: &ShieldPlan) -> bool {
-    TABLE.set(table::compile(plan)).is_ok()
+    let installed = TABLE.set(table::compile(plan)).is_ok();
+    HOT.shielding.store(true, Ordering::Release);
+    installed
 }
 
 /// Uses the plan's knowledge at `index` (or none) whatever NPP the process loaded: for the bench,
@@ -55,6 +59,10 @@ pub struct Shielded {
 /// is off or this is a call inside a shielded call (pass the caller's).
 #[inline]
 pub fn enter(site: &Site<'_>) -> Option<Shielded> {
+    // The line every recorded call reads first: the shield off touches nothing else.
+    if !HOT.shielding.load(Ordering::Acquire) {
+        return None;
+    }
     let table = TABLE.get()?;
     if IN_CALL.with(|c| c.replace(true)) {
         return None;
