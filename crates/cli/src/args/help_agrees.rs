@@ -107,7 +107,7 @@ fn fail_on_names_every_gate_it_takes_or_none() {
     }
 }
 
-/// `run --batch` said "about 40 times slower" where the README (and docs/performance.md's
+/// `run --batch` said "about 40 times slower" where docs/run.md (and docs/performance.md's
 /// runs: 312.2 s against 45.3 s) say about seven.
 #[test]
 fn batch_help_gives_the_readme_slowdown() {
@@ -116,11 +116,11 @@ fn batch_help_gives_the_readme_slowdown() {
         let at = flat.find(" times slower")?;
         flat[..at].rsplit(' ').next().map(str::to_owned)
     }
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let line = readme
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/run.md")).unwrap();
+    let line = doc
         .split("\n- ")
         .find(|item| item.starts_with("`--batch N`"))
-        .expect("the README describes --batch");
+        .expect("docs/run.md describes --batch");
     let mut cmd = Cli::command();
     let run = cmd.find_subcommand_mut("run").unwrap();
     let help = run
@@ -129,6 +129,6 @@ fn batch_help_gives_the_readme_slowdown() {
         .and_then(|a| a.get_long_help().or(a.get_help()))
         .map(ToString::to_string)
         .unwrap_or_default();
-    assert_eq!(slowdown(&help), slowdown(line), "help: {help}\nREADME: {line}");
+    assert_eq!(slowdown(&help), slowdown(line), "help: {help}\ndocs/run.md: {line}");
     assert!(slowdown(line).is_some(), "{line}");
 }
