@@ -16,6 +16,8 @@ mod history;
 mod install;
 mod measure;
 mod npp;
+#[cfg(test)]
+mod readme_commands;
 mod rerender;
 
 use std::path::{Path, PathBuf};

@@ -274,6 +274,8 @@ mod help_agrees;
 #[cfg(test)]
 mod shard_manifests;
 #[cfg(test)]
+mod readme_commands;
+#[cfg(test)]
 mod tests {
     use clap::CommandFactory;
 
