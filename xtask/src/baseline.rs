@@ -23,7 +23,7 @@ pub(crate) fn baseline(npp: &str, out: &Path) -> anyhow::Result<()> {
     }
     check(c, "nppbench run (the baseline)")?;
     println!(
-        "{}: commit it; CI compares each run against it (see README, 'A CI gate')",
+        "{}: commit it; CI compares each run against it (see docs/compare.md, 'A CI gate')",
         out.join("run.json").display()
     );
     Ok(())

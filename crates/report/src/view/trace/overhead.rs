@@ -56,8 +56,8 @@ pub(super) fn overhead(f: &TraceFindings) -> String {
     // nothing), since no figure in a trace can hold it.
     let cupti = if o.callbacks.is_some() {
         " CUPTI's own cost is in none of these figures: a process subscribed to CUPTI, as counting streams \
-         requires, takes longer over each thread's first CUDA call whatever the subscriber does (README: \
-         what tracing costs)."
+         requires, takes longer over each thread's first CUDA call whatever the subscriber does (docs/trace.md: \
+         what recording costs)."
     } else {
         ""
     };
