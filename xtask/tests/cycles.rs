@@ -174,18 +174,135 @@ fn cycle(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec<Vec
     None
 }
 
+/// What a module re-exports (`pub use run::Evidence;` in `lib.rs`): the module and the name it
+/// gives, to the path of what it names. `*` stands for a glob's names.
+type Reexports = BTreeMap<(Vec<String>, String), Vec<String>>;
+
+/// The `pub use` and `pub(crate) use` items of a file whose module is `module`, each statement
+/// read whole (a brace list may span lines); paths outside the crate are left out.
+fn reexports_of(module: &[String], text: &str, modules: &BTreeSet<Vec<String>>, out: &mut Reexports) {
+    let code = without_tests(text);
+    let mut statement = String::new();
+    for line in code.lines() {
+        let t = line.trim();
+        if statement.is_empty() {
+            let Some(rest) = t.strip_prefix("pub use ").or_else(|| t.strip_prefix("pub(crate) use ")) else {
+                continue;
+            };
+            statement.push_str(rest);
+        } else {
+            statement.push(' ');
+            statement.push_str(t);
+        }
+        if !statement.contains(';') {
+            continue;
+        }
+        let path = statement.split(';').next().unwrap_or("").replace(' ', "");
+        statement.clear();
+        let (head, items) = match path.split_once("::{") {
+            Some((head, tail)) => (
+                head.to_owned(),
+                tail.trim_end_matches('}').split(',').map(str::to_owned).collect(),
+            ),
+            None => match path.rsplit_once("::") {
+                Some((head, last)) => (head.to_owned(), vec![last.to_owned()]),
+                None => continue,
+            },
+        };
+        let mut segments = head.split("::");
+        let first = segments.next().unwrap_or("");
+        let mut base = match first {
+            "crate" => Vec::new(),
+            "super" => parent_of(module),
+            "self" => module.to_vec(),
+            _ => {
+                let mut local = module.to_vec();
+                local.push(first.to_owned());
+                if !modules.contains(&local) {
+                    continue; // another crate's item
+                }
+                local
+            }
+        };
+        base.extend(segments.map(str::to_owned));
+        for item in items.iter().filter(|i| !i.is_empty()) {
+            let (item_path, name) = match item.split_once("as") {
+                Some((p, alias))
+                    if item.contains("as")
+                        && !alias.is_empty()
+                        && p.ends_with(|c: char| c.is_alphanumeric() || c == '_') =>
+                {
+                    (p.to_owned(), alias.to_owned())
+                }
+                _ => (item.clone(), item.rsplit("::").next().unwrap_or("").to_owned()),
+            };
+            let mut target = base.clone();
+            target.extend(
+                item_path
+                    .split("::")
+                    .filter(|s| *s != "*" && *s != "self")
+                    .map(str::to_owned),
+            );
+            out.insert((module.to_vec(), name), target);
+        }
+    }
+}
+
+/// The module `path` names, through the re-exports it passes: `crate::Evidence`, re-exported by
+/// the crate's root from `run`, is `run`'s.
+fn resolve_through(path: &[String], modules: &BTreeSet<Vec<String>>, reexports: &Reexports) -> Option<Vec<String>> {
+    let mut path = path.to_vec();
+    for _ in 0..16 {
+        let target = resolve(&path, modules)?;
+        let Some(name) = path.get(target.len()) else {
+            return Some(target);
+        };
+        let key = (target.clone(), name.clone());
+        let glob = (target.clone(), "*".to_owned());
+        let Some(via) = reexports.get(&key).or_else(|| reexports.get(&glob)) else {
+            return Some(target);
+        };
+        let mut next = via.clone();
+        if reexports.contains_key(&key) {
+            next.extend(path[target.len() + 1..].iter().cloned());
+        } else {
+            next.extend(path[target.len()..].iter().cloned());
+        }
+        if next == path || resolve(&next, modules).as_ref() == Some(&target) {
+            return Some(target);
+        }
+        path = next;
+    }
+    resolve(&path, modules)
+}
+
 /// A crate's module graph: an edge from each module to every other module it refers to,
-/// ancestors excepted (a module may use what its parent declares for its children).
+/// ancestors excepted (a module may use what its parent declares for its children), a name a
+/// module re-exports counted as a reference to the module that defines it.
 fn module_graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let files = rust_files(src);
     let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(src, f)).collect();
+    let texts: Vec<(Vec<String>, String)> = files
+        .iter()
+        .map(|f| (module_of(src, f), std::fs::read_to_string(f).unwrap()))
+        .collect();
+    let mut reexports = Reexports::new();
+    for (m, text) in &texts {
+        reexports_of(m, text, &modules, &mut reexports);
+    }
+    graph_of(&texts, &modules, &reexports)
+}
+
+fn graph_of(
+    texts: &[(Vec<String>, String)],
+    modules: &BTreeSet<Vec<String>>,
+    reexports: &Reexports,
+) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let mut graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
-    for f in &files {
-        let m = module_of(src, f);
-        let text = std::fs::read_to_string(f).unwrap();
-        for r in references(&m, &text) {
-            if let Some(target) = resolve(&r, &modules)
-                && target != m
+    for (m, text) in texts {
+        for r in references(m, text) {
+            if let Some(target) = resolve_through(&r, modules, reexports)
+                && target != *m
                 && !m.starts_with(&target)
             {
                 graph.entry(m.clone()).or_default().insert(target);
@@ -243,4 +360,40 @@ fn tempfile_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("nppbench-tidy-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// `use crate::Evidence`, where the root re-exports `run::Evidence`, named the root, which every
+/// module may use: the cycles `run ↔ evidence` and `throughput ↔ compare::passes` went unseen.
+#[test]
+fn a_cycle_through_a_reexport_is_found() {
+    let texts: Vec<(Vec<String>, String)> = [
+        (
+            "",
+            "//! x\nmod a;\nmod b;\npub use a::A;\npub(crate) use b::{B, C as D};\n",
+        ),
+        ("a", "//! a\nuse crate::D;\npub struct A;\n"),
+        ("b", "//! b\nuse crate::A;\npub struct B;\npub struct C;\n"),
+    ]
+    .iter()
+    .map(|(m, t)| {
+        (
+            m.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect(),
+            t.to_string(),
+        )
+    })
+    .collect();
+    let modules: BTreeSet<Vec<String>> = texts.iter().map(|(m, _)| m.clone()).collect();
+    let mut reexports = Reexports::new();
+    for (m, text) in &texts {
+        reexports_of(m, text, &modules, &mut reexports);
+    }
+    assert_eq!(
+        reexports.get(&(vec![], "D".to_owned())),
+        Some(&vec!["b".to_owned(), "C".to_owned()])
+    );
+    let graph = graph_of(&texts, &modules, &reexports);
+    assert!(
+        cycle(&graph).is_some(),
+        "a ↔ b through the root's re-exports: {graph:?}"
+    );
 }

@@ -24,7 +24,9 @@ pub use nppbench_stats::tests_of_passes::{MIN_PASSES, PassTest};
 pub use self::coverage::{Coverage, MIN_COVERAGE, Mismatch};
 pub use self::gate::Gate;
 pub use self::older::{NotJudged, Older};
-pub use self::passes::{ByLayout, LayoutTest, ThroughputJudgement, ThroughputPasses, judge_throughput, tested_figures};
+pub use self::passes::{LayoutTest, ThroughputJudgement, judge_throughput, tested_figures};
+pub use crate::figure::ByLayout;
+pub use crate::throughput::ThroughputPasses;
 
 /// How a comparison judges throughput.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

@@ -10,6 +10,21 @@ use nppbench_stats::LeakClass;
 use crate::RunAnalysis;
 use crate::rules::{self, Case, Feature, Rule, RuleKind};
 
+/// A run's rules, from its scenarios alone. They live here, beside the pool they are drawn from,
+/// so that `run` need not know `evidence` (which reads runs).
+impl RunAnalysis<'_> {
+    /// Each primitive's rules from this run's scenarios alone (see [`pool`] for the rules of
+    /// several runs pooled).
+    pub fn function_rules(&self) -> Vec<FunctionRules> {
+        pool(&[self]).rules()
+    }
+
+    /// The leak rule of each primitive, from this run's scenarios alone.
+    pub fn rules(&self) -> Vec<Rule> {
+        self.function_rules().into_iter().map(|f| f.leak).collect()
+    }
+}
+
 /// A scenario measured in several processes that did not agree on its class.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flip {

@@ -142,6 +142,46 @@ pub fn gbps(bytes_per_call: f64, ns_per_call: f64) -> Option<f64> {
     (ns_per_call > 0.0 && bytes_per_call > 0.0).then(|| bytes_per_call / ns_per_call)
 }
 
+/// Each pass's kernel time per call over the calls of one layout, per layout: the passes that
+/// had enough such calls ([`crate::thresholds::IN_TURN_MIN_SHARE`],
+/// [`crate::thresholds::AT_ONCE_MIN_SHARE`]), in pass order.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ByLayout {
+    pub at_once_ns: Vec<f64>,
+    pub in_turn_ns: Vec<f64>,
+}
+
+impl ByLayout {
+    pub fn get(&self, kind: CallLayoutKind) -> &[f64] {
+        match kind {
+            CallLayoutKind::AtOnce => &self.at_once_ns,
+            CallLayoutKind::InTurn => &self.in_turn_ns,
+        }
+    }
+
+    /// Whether passes of both layouts are here: the scenario's calls ran at once in some passes
+    /// and in turn in some.
+    pub fn mixed_with(&self, other: &ByLayout) -> bool {
+        CallLayoutKind::ALL
+            .iter()
+            .all(|&k| !self.get(k).is_empty() || !other.get(k).is_empty())
+    }
+}
+
+/// Each pass's share of its recorded calls whose kernels ran at once, where the pass recorded
+/// the layout of calls of several kernels; in pass order.
+pub(crate) fn at_once_shares<'r>(results: impl IntoIterator<Item = &'r ThroughputResult>) -> Vec<f64> {
+    results
+        .into_iter()
+        .filter_map(|r| r.per_call.as_ref())
+        .filter(|c| c.kernels_per_call > 1)
+        .filter_map(|c| {
+            let l = c.layout.as_ref()?;
+            Some(f64::from(l.overlapped_calls) / f64::from(c.calls.max(1)))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,6 @@ use nppbench_model::{FailureKind, GpuProcess, Outcome, RunFile, ThroughputRecord
 use nppbench_stats::LeakClass;
 
 use crate::memory::{MemoryAnalysis, Probe, analyse_memory};
-use crate::rules;
 use crate::throughput::{ThroughputAnalysis, analyse_throughput};
 
 /// A whole run, judged.
@@ -159,17 +158,6 @@ impl<'a> RunAnalysis<'a> {
             .filter(same)
             .find(|t| gpu.is_none() || t.gpu == gpu)
             .or_else(|| self.throughput.iter().find(same))
-    }
-
-    /// Each primitive's rules from this run's scenarios alone (see [`crate::evidence`] for the
-    /// rules of several runs pooled).
-    pub fn function_rules(&self) -> Vec<crate::evidence::FunctionRules> {
-        crate::evidence::pool(&[self]).rules()
-    }
-
-    /// The leak rule of each primitive, from this run's scenarios alone.
-    pub fn rules(&self) -> Vec<rules::Rule> {
-        self.function_rules().into_iter().map(|f| f.leak).collect()
     }
 
     /// The median MiB per new thread over `primitive`'s scenarios (those `keep` accepts) that leak

@@ -13,8 +13,8 @@ use nppbench_stats::tests_of_passes::{MIN_PASSES, mean_half_width_pct};
 
 use nppbench_stats::median;
 
-use crate::compare::{ByLayout, Thresholds};
-use crate::figure::{CallLayoutKind, PassFigure};
+use crate::compare::Thresholds;
+use crate::figure::{ByLayout, CallLayoutKind, PassFigure};
 use crate::thresholds::KERNEL_TIME_RESOLUTION_NS;
 use crate::throughput::by_layout;
 

@@ -4,8 +4,7 @@
 use nppbench_model::{Outcome, ThroughputRecord, ThroughputResult};
 use nppbench_stats::{median, median_interval};
 
-use crate::compare::ByLayout;
-use crate::figure::{CallLayoutKind, PassFigure, gbps, over_passes};
+use crate::figure::{ByLayout, CallLayoutKind, PassFigure, at_once_shares, gbps, over_passes};
 
 /// One throughput scenario on one GPU, over its passes (each a fresh process).
 #[derive(Debug, Clone)]
@@ -248,5 +247,51 @@ pub(crate) fn analyse_throughput<'a>(
         pass_kernel_by_layout,
         pass_latency_us,
         pass_cold_ns,
+    }
+}
+
+/// A throughput scenario on one GPU as the comparison rule reads it: each measured pass's
+/// figures (as [`ThroughputAnalysis`] derives them) and the image's size.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ThroughputPasses {
+    /// Pixels of the image: under [`crate::thresholds::LAUNCH_BOUND_PIXELS`], host latency is judged too.
+    pub pixels: u64,
+    /// Each pass's median time per call from CUDA events, ns.
+    pub event_ns: Vec<f64>,
+    /// Each pass's kernel time per call (warm, the time the call's kernels kept the GPU busy), ns.
+    pub kernel_ns: Vec<f64>,
+    /// Each pass's kernel durations of a call summed, ns.
+    pub kernel_summed_ns: Vec<f64>,
+    /// Whether every pass knew its calls' busy time.
+    pub busy_time_known: bool,
+    /// Each pass's kernel time per call over the calls of each layout apart (at once, in turn),
+    /// where every pass knows its layouts apart; `None` where one does not (runs made before
+    /// 2026-11-27, or without CUPTI).
+    pub by_layout: Option<ByLayout>,
+    /// Each pass's share of its calls whose kernels ran at once, where the pass recorded the
+    /// layout of calls of several kernels (runs made from 2026-11-26); empty where none did.
+    #[serde(default)]
+    pub at_once_share: Vec<f64>,
+    /// Each pass's median host latency per call, µs.
+    pub latency_us: Vec<f64>,
+}
+
+impl ThroughputPasses {
+    pub fn of(t: &ThroughputAnalysis<'_>) -> ThroughputPasses {
+        ThroughputPasses {
+            pixels: t.record.scenario.geometry.pixels(),
+            event_ns: t.pass_event_ns.clone(),
+            kernel_ns: t.pass_kernel_ns.clone(),
+            kernel_summed_ns: t.pass_kernel_summed_ns.clone(),
+            busy_time_known: t.busy_time_known,
+            by_layout: t.pass_kernel_by_layout.clone(),
+            at_once_share: at_once_shares(t.passes.iter().filter_map(|p| p.result.as_ref())),
+            latency_us: t.pass_latency_us.clone(),
+        }
+    }
+
+    /// Passes with a result (every such pass has an event time).
+    pub fn passes(&self) -> usize {
+        self.event_ns.len()
     }
 }

@@ -3,12 +3,11 @@
 //! two runs that both time the layouts apart but share no layout. Such a scenario is not judged
 //! (unsettled, with the reason): never slower, faster, or a gate trip.
 
-use nppbench_model::ThroughputResult;
 use nppbench_stats::two_clusters;
 
-use super::ThroughputPasses;
-use crate::figure::CallLayoutKind;
+use crate::figure::{ByLayout, CallLayoutKind};
 use crate::thresholds::OLDER_SHARES_APART;
+use crate::throughput::ThroughputPasses;
 
 /// Why a scenario measured in both runs, with passes enough on each side, is not judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -56,20 +55,6 @@ impl Older {
     }
 }
 
-/// Each pass's share of its recorded calls whose kernels ran at once, where the pass recorded
-/// the layout of calls of several kernels; in pass order.
-pub(crate) fn at_once_shares<'r>(results: impl IntoIterator<Item = &'r ThroughputResult>) -> Vec<f64> {
-    results
-        .into_iter()
-        .filter_map(|r| r.per_call.as_ref())
-        .filter(|c| c.kernels_per_call > 1)
-        .filter_map(|c| {
-            let l = c.layout.as_ref()?;
-            Some(f64::from(l.overlapped_calls) / f64::from(c.calls.max(1)))
-        })
-        .collect()
-}
-
 /// Whether a scenario of the kernel time per call is not judged because a side lacks the
 /// per-layout figures (see [`NotJudged::Older`]): `tested` is each side's passes of the figure
 /// tested over all calls, `min_gap_pct` the gap two clusters of passes must have at least (the
@@ -114,7 +99,7 @@ fn clusters_drawn_apart(base: &[f64], cand: &[f64], min_gap_pct: f64) -> bool {
 
 /// Whether two sides that both time the layouts apart share none: each layout has passes on one
 /// side only.
-pub(crate) fn layouts_apart(base: &super::ByLayout, cand: &super::ByLayout) -> bool {
+pub(crate) fn layouts_apart(base: &ByLayout, cand: &ByLayout) -> bool {
     CallLayoutKind::ALL
         .iter()
         .all(|&k| base.get(k).is_empty() || cand.get(k).is_empty())

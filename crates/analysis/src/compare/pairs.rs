@@ -6,10 +6,11 @@ use std::collections::HashMap;
 
 use nppbench_stats::LeakClass;
 
-use super::passes::{ThroughputPasses, judge_throughput};
+use super::passes::judge_throughput;
 use super::{MemoryChange, Thresholds, ThroughputChange};
 use crate::memory::RaceClass;
 use crate::thresholds::{STREAMS_NEVER_DESTROYED_MARGIN, STREAMS_PER_THREAD};
+use crate::throughput::ThroughputPasses;
 use crate::{MemoryAnalysis, RunAnalysis};
 
 fn hidden(m: &MemoryAnalysis<'_>) -> Option<f64> {

@@ -5,83 +5,12 @@
 
 use nppbench_stats::tests_of_passes::{compare_passes, compare_passes_within};
 
-use super::older::{NotJudged, at_once_shares, layouts_apart, older_side};
+use super::older::{NotJudged, layouts_apart, older_side};
 use super::{Change, Metric, PassTest, Thresholds};
-use crate::ThroughputAnalysis;
+use crate::figure::ByLayout;
 use crate::figure::CallLayoutKind;
 use crate::thresholds::LAUNCH_BOUND_PIXELS;
-
-/// A throughput scenario on one GPU as the comparison rule reads it: each measured pass's
-/// figures (as [`ThroughputAnalysis`] derives them) and the image's size.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct ThroughputPasses {
-    /// Pixels of the image: under [`LAUNCH_BOUND_PIXELS`], host latency is judged too.
-    pub pixels: u64,
-    /// Each pass's median time per call from CUDA events, ns.
-    pub event_ns: Vec<f64>,
-    /// Each pass's kernel time per call (warm, the time the call's kernels kept the GPU busy), ns.
-    pub kernel_ns: Vec<f64>,
-    /// Each pass's kernel durations of a call summed, ns.
-    pub kernel_summed_ns: Vec<f64>,
-    /// Whether every pass knew its calls' busy time.
-    pub busy_time_known: bool,
-    /// Each pass's kernel time per call over the calls of each layout apart (at once, in turn),
-    /// where every pass knows its layouts apart; `None` where one does not (runs made before
-    /// 2026-11-27, or without CUPTI).
-    pub by_layout: Option<ByLayout>,
-    /// Each pass's share of its calls whose kernels ran at once, where the pass recorded the
-    /// layout of calls of several kernels (runs made from 2026-11-26); empty where none did.
-    #[serde(default)]
-    pub at_once_share: Vec<f64>,
-    /// Each pass's median host latency per call, µs.
-    pub latency_us: Vec<f64>,
-}
-
-/// Each pass's kernel time per call over the calls of one layout, per layout: the passes that
-/// had enough such calls ([`crate::thresholds::IN_TURN_MIN_SHARE`],
-/// [`crate::thresholds::AT_ONCE_MIN_SHARE`]), in pass order.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct ByLayout {
-    pub at_once_ns: Vec<f64>,
-    pub in_turn_ns: Vec<f64>,
-}
-
-impl ByLayout {
-    pub fn get(&self, kind: CallLayoutKind) -> &[f64] {
-        match kind {
-            CallLayoutKind::AtOnce => &self.at_once_ns,
-            CallLayoutKind::InTurn => &self.in_turn_ns,
-        }
-    }
-
-    /// Whether passes of both layouts are here: the scenario's calls ran at once in some passes
-    /// and in turn in some.
-    pub fn mixed_with(&self, other: &ByLayout) -> bool {
-        CallLayoutKind::ALL
-            .iter()
-            .all(|&k| !self.get(k).is_empty() || !other.get(k).is_empty())
-    }
-}
-
-impl ThroughputPasses {
-    pub fn of(t: &ThroughputAnalysis<'_>) -> ThroughputPasses {
-        ThroughputPasses {
-            pixels: t.record.scenario.geometry.pixels(),
-            event_ns: t.pass_event_ns.clone(),
-            kernel_ns: t.pass_kernel_ns.clone(),
-            kernel_summed_ns: t.pass_kernel_summed_ns.clone(),
-            busy_time_known: t.busy_time_known,
-            by_layout: t.pass_kernel_by_layout.clone(),
-            at_once_share: at_once_shares(t.passes.iter().filter_map(|p| p.result.as_ref())),
-            latency_us: t.pass_latency_us.clone(),
-        }
-    }
-
-    /// Passes with a result (every such pass has an event time).
-    pub fn passes(&self) -> usize {
-        self.event_ns.len()
-    }
-}
+use crate::throughput::ThroughputPasses;
 
 /// One scenario, base against candidate, judged.
 #[derive(Debug, Clone, PartialEq)]
