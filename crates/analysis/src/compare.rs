@@ -9,6 +9,7 @@
 mod coverage;
 mod gate;
 mod older;
+mod outcome;
 mod pairs;
 mod passes;
 
@@ -24,6 +25,7 @@ pub use nppbench_stats::tests_of_passes::{MIN_PASSES, PassTest};
 pub use self::coverage::{Coverage, MIN_COVERAGE, Mismatch};
 pub use self::gate::Gate;
 pub use self::older::{NotJudged, Older};
+pub use self::outcome::{Status, outcome};
 pub use self::passes::{LayoutTest, ThroughputJudgement, judge_throughput, tested_figures};
 pub use crate::figure::ByLayout;
 pub use crate::throughput::ThroughputPasses;

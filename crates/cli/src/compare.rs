@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use nppbench_analysis::compare::Thresholds;
+use nppbench_analysis::compare::{Status, Thresholds};
 use nppbench_model::RunFile;
-use nppbench_report::compare_view::{self, Status};
+use nppbench_report::compare_view;
 
 use crate::args::CompareArgs;
 use crate::exit::{DoesNotCompare, GateFailed, bad_input};

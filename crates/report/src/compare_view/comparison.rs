@@ -21,7 +21,7 @@ pub(super) fn comparison_view(
     allow_partial: bool,
 ) -> ComparisonView {
     let n = c.counts();
-    let judged = c.compares() || allow_partial;
+    let judged = c.judged(allow_partial);
     let tripped_gates = c.tripped_if_judged(gates, judged);
     let mut failing = Vec::new();
     let (mut changed, unchanged) = throughput_rows(c, &tripped_gates, &mut failing);

@@ -24,33 +24,8 @@ use crate::view::{counted, fmt, fmt_p, named_labels};
 /// lists every one).
 const MAX_LISTED: usize = 20;
 
-/// A comparison's outcome, as the page's badge and compare.json's `status` give it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// A candidate does not compare with the base, and judging what pairs was not asked for.
-    Partial,
-    /// A gate asked for trips.
-    Fail,
-    /// Gates were asked for and none trips.
-    Pass,
-    /// No gates asked for; something changed.
-    Changed,
-    /// No gates asked for; nothing changed.
-    NoChange,
-}
-
-impl Status {
-    pub fn words(self) -> &'static str {
-        match self {
-            Status::Partial => "PARTIAL",
-            Status::Fail => "FAIL",
-            Status::Pass => "PASS",
-            Status::Changed => "CHANGED",
-            Status::NoChange => "NO CHANGE",
-        }
-    }
-}
+/// The outcome, decided in `nppbench_analysis::compare::outcome`: shown here, never decided.
+pub use nppbench_analysis::compare::Status;
 
 #[derive(Debug, Serialize)]
 pub struct ComparePage {
@@ -290,16 +265,7 @@ fn page_with(
         .collect();
     let partial = views.iter().any(|v| !v.compares);
     let failed = views.iter().any(|v| v.failed);
-    let any_change = views
-        .iter()
-        .any(|v| v.throughput_changed.iter().any(|r| r.changed) || !v.memory_changed.is_empty());
-    let outcome = match (partial && !allow_partial, gates.is_empty(), failed, any_change) {
-        (true, ..) => Status::Partial,
-        (false, false, true, _) => Status::Fail,
-        (false, false, false, _) => Status::Pass,
-        (false, true, _, true) => Status::Changed,
-        (false, true, _, false) => Status::NoChange,
-    };
+    let outcome = nppbench_analysis::compare::outcome(comparisons, gates, allow_partial);
     let mut verdict: Vec<String> = comparisons
         .iter()
         .zip(&views)
