@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use nppbench_gpu::{Gpu, ProcessMemoryProbe, copy_throughput};
+use nppbench_gpu::{Gpu, GpuError, ProcessMemoryProbe, copy_throughput};
 use nppbench_model::{Environment, GpuEnvironment, GpuInfo, MissingLibrary, NppInfo};
-use nppbench_npp::{Npp, NppSearch};
+use nppbench_npp::{LoadError, Npp, NppSearch};
 
 use super::processes;
 use crate::protocol::{Devices, EnvironmentReply};
@@ -14,6 +14,18 @@ use crate::provenance::host_info;
 /// The copy-ceiling measurement: bytes per buffer (capped by free memory) and repetitions.
 const COPY_BYTES: u64 = 1 << 30;
 const COPY_REPETITIONS: u32 = 20;
+
+/// Why the environment probe could not describe this machine: NPP would not load, a GPU would not
+/// open or answer, or no GPU was asked for.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DescribeError {
+    #[error(transparent)]
+    Npp(#[from] LoadError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("no GPU asked for")]
+    NoGpu,
+}
 
 /// Opens NPP, then each GPU asked for (with NVML) in this (child) process, describes them and
 /// measures each GPU's copy ceiling, one GPU after the other.
@@ -37,12 +49,12 @@ pub(crate) fn capture(npp_dir: Option<&Path>, devices: &Devices) -> EnvironmentR
     }
     match describe(npp_dir, &ordinals) {
         Ok(env) => EnvironmentReply::Ok(Box::new(env)),
-        Err(e) => EnvironmentReply::Err(e),
+        Err(e) => EnvironmentReply::Err(e.to_string()),
     }
 }
 
-fn describe(npp_dir: Option<&Path>, ordinals: &[u32]) -> Result<Environment, String> {
-    let npp = Npp::load(&NppSearch::new(npp_dir)).map_err(|e| e.to_string())?;
+fn describe(npp_dir: Option<&Path>, ordinals: &[u32]) -> Result<Environment, DescribeError> {
+    let npp = Npp::load(&NppSearch::new(npp_dir))?;
     let missing = npp
         .load_all()
         .into_iter()
@@ -57,10 +69,10 @@ fn describe(npp_dir: Option<&Path>, ordinals: &[u32]) -> Result<Environment, Str
     let mut driver_version = None;
     let mut process_memory_probe = true;
     for &ordinal in ordinals {
-        let gpu = Gpu::open(ordinal as usize).map_err(|e| e.to_string())?;
+        let gpu = Gpu::open(ordinal as usize)?;
         let props = gpu.props().clone();
         let nvml = ProcessMemoryProbe::new(&props.uuid).ok();
-        let (free, total) = gpu.mem_info().map_err(|e| e.to_string())?;
+        let (free, total) = gpu.mem_info()?;
         let copy_bytes = COPY_BYTES.min(free / 4);
         let copy_ceiling_bytes_per_s = copy_throughput(&gpu, copy_bytes, COPY_REPETITIONS).ok();
         driver_version = driver_version.or_else(|| nvml.as_ref().and_then(|n| n.driver_version().ok()));
@@ -83,11 +95,11 @@ fn describe(npp_dir: Option<&Path>, ordinals: &[u32]) -> Result<Environment, Str
             copy_ceiling_bytes_per_s,
         });
     }
-    let first = gpus.first().cloned().ok_or("no GPU asked for")?;
+    let first = gpus.first().cloned().ok_or(DescribeError::NoGpu)?;
     Ok(Environment {
         gpu: first.gpu,
         driver_version,
-        cuda_driver_api_version: Gpu::driver_api_version().map_err(|e| e.to_string())?,
+        cuda_driver_api_version: Gpu::driver_api_version()?,
         npp: NppInfo {
             version: npp.version().to_string(),
             libraries: npp.library_paths().iter().map(|p| p.display().to_string()).collect(),
@@ -99,4 +111,15 @@ fn describe(npp_dir: Option<&Path>, ordinals: &[u32]) -> Result<Environment, Str
         gpus,
         other_processes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DescribeError;
+
+    /// The parent shows the reply's message, now the typed error's own words.
+    #[test]
+    fn no_gpu_asked_for_keeps_its_words() {
+        assert_eq!(DescribeError::NoGpu.to_string(), "no GPU asked for");
+    }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use nppbench_gpu::{Gpu, ProcessMemoryProbe, Stream, StreamTracker};
+use nppbench_gpu::{Gpu, GpuError, ProcessMemoryProbe, Stream, StreamTracker};
 use nppbench_model::{MemoryReading, MemoryResult, MemoryScenario, MemorySeries, StreamCounts, StreamKind};
 use nppbench_npp::StreamContext;
 use nppbench_stats::settle;
@@ -49,7 +49,7 @@ struct Recorder<'a> {
     series: MemorySeries,
     /// The process's CUPTI stream tracker and the count of its events when this scenario's
     /// calls began, or why there is none.
-    tracker: Result<(&'a StreamTracker, usize), String>,
+    tracker: Result<(&'a StreamTracker, usize), NoTracker<'a>>,
     streams: StreamCounts,
     /// Streams nppbench's own-stream threads have made so far.
     own_streams: &'a AtomicU32,
@@ -57,6 +57,16 @@ struct Recorder<'a> {
     first_mib: Option<f64>,
     /// The judged growth over the first call, MiB, one value per call: what the settle rule reads.
     growth_mib: Vec<f64>,
+}
+
+/// Why a scenario's recorder has no stream tracker: none started yet, or CUPTI's failed to start
+/// in this process.
+#[derive(Debug, thiserror::Error)]
+enum NoTracker<'a> {
+    #[error("not started")]
+    NotStarted,
+    #[error("{0}")]
+    Failed(&'a GpuError),
 }
 
 impl<'a> Recorder<'a> {
@@ -71,7 +81,7 @@ impl<'a> Recorder<'a> {
             budget_bytes: budget_mib.saturating_mul(1 << 20),
             started: Instant::now(),
             series: MemorySeries::default(),
-            tracker: Err("not started".to_owned()),
+            tracker: Err(NoTracker::NotStarted),
             streams: StreamCounts::default(),
             own_streams,
             first_mib: None,
@@ -129,7 +139,7 @@ impl<'a> Recorder<'a> {
     fn finish_streams(&mut self) -> (Option<StreamCounts>, Option<String>) {
         let (tracker, mark) = match &self.tracker {
             Ok(tracker) => *tracker,
-            Err(why) => return (None, Some(why.clone())),
+            Err(why) => return (None, Some(why.to_string())),
         };
         let events = tracker.events_since(mark);
         let mut alive = BTreeSet::new();
@@ -219,7 +229,7 @@ pub(crate) fn shared_stream_kind(s: &MemoryScenario) -> StreamKind {
 pub(crate) struct Process {
     gpu: Gpu,
     nvml: Option<ProcessMemoryProbe>,
-    tracker: Result<StreamTracker, String>,
+    tracker: Result<StreamTracker, GpuError>,
     cache: ScenarioCache,
     /// What finished scenarios made and this process keeps until it ends: their streams and
     /// the buffers the cache does not keep. Freed memory would be handed to the next
@@ -249,7 +259,7 @@ impl Process {
         let nvml = ProcessMemoryProbe::new(&gpu.props().uuid).ok();
         steps.done("nvml");
         // Streams are counted from each scenario's warm-up call on (see `Recorder::tracker`).
-        let tracker = StreamTracker::start().map_err(|e| e.to_string());
+        let tracker = StreamTracker::start();
         steps.done("cupti");
         Ok(Process {
             gpu,
@@ -352,7 +362,7 @@ impl Process {
         // Streams are counted from here: what NPP creates from the warm-up call on.
         rec.tracker = match &self.tracker {
             Ok(tracker) => Ok((tracker, tracker.count())),
-            Err(why) => Err(why.clone()),
+            Err(why) => Err(NoTracker::Failed(why)),
         };
         rec.baseline = rec.probes.read(false)?;
         steps.done("baseline");

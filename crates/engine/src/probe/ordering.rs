@@ -19,7 +19,7 @@
 //! its pixels are wrong: those are counted and located. The legacy default stream, and a
 //! context that declares a non-blocking stream, are where NPP does not split the call.
 
-use nppbench_gpu::{DelayKernel, DeviceBuffer, HostBuffer, Stream};
+use nppbench_gpu::{DelayKernel, DeviceBuffer, GpuError, HostBuffer, Stream};
 use nppbench_model::{FailureKind, OrderingRounds};
 
 use super::setup::Setup;
@@ -39,7 +39,7 @@ const STALE: u8 = 0x5a;
 /// The ordering rounds of `setup` on `stream`. A fault of NPP's ends the rounds with the reason
 /// recorded; a fault of the device (which may have poisoned the context) is the scenario's.
 pub(crate) fn rounds(
-    delay: Result<&DelayKernel, &str>,
+    delay: Result<&DelayKernel, &GpuError>,
     setup: &mut Setup,
     stream: &Stream,
     host: &mut HostBuffer,

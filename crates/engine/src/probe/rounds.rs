@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
-use nppbench_gpu::{DelayKernel, Gpu, HostBuffer, Stream};
+use nppbench_gpu::{DelayKernel, Gpu, GpuError, HostBuffer, Stream};
 use nppbench_model::{MemoryScenario, OrderingRounds};
 
 use super::Resources;
@@ -71,7 +71,7 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
         Ok(gpu) => gpu,
         Err(e) => return Ok(Ended::Fault(e.into(), Resources::new(Vec::new()))),
     };
-    let delay = DelayKernel::compile(&gpu).map_err(|e| e.to_string());
+    let delay = DelayKernel::compile(&gpu);
     let mut process = Rounds {
         gpu,
         delay,
@@ -96,7 +96,7 @@ struct Rounds {
     gpu: Gpu,
     /// The kernel that holds the caller's stream back (compiled with NVRTC once), or why there
     /// is none.
-    delay: Result<DelayKernel, String>,
+    delay: Result<DelayKernel, GpuError>,
     /// Page-locked memory the rounds read the destination into.
     host: HostBuffer,
     cache: ScenarioCache,
@@ -119,13 +119,8 @@ impl Rounds {
             &mut self.cache,
         );
         let measured = setup.and_then(|mut setup| {
-            let rounds = super::ordering::rounds(
-                self.delay.as_ref().map_err(String::as_str),
-                &mut setup,
-                &stream,
-                &mut self.host,
-                &mut self.kept,
-            );
+            let rounds =
+                super::ordering::rounds(self.delay.as_ref(), &mut setup, &stream, &mut self.host, &mut self.kept);
             // Freed: nothing here is judged on memory, and a process takes hundreds of scenarios.
             drop(self.cache.recycle(setup));
             rounds

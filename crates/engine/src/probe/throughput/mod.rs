@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use nppbench_gpu::{DelayKernel, DeviceBuffer, Gpu, HostBuffer, ProcessMemoryProbe, ReferenceConvert, Stream};
+use nppbench_gpu::{
+    DelayKernel, DeviceBuffer, Gpu, GpuError, HostBuffer, ProcessMemoryProbe, ReferenceConvert, Stream,
+};
 use nppbench_model::catalog::GpuReference;
 use nppbench_model::{
     CallTiming, FailureKind, Geometry, GpuProcess, HostLatency, KernelRecords, Outcome, ReferenceResult, Settings,
@@ -46,9 +48,18 @@ const WARM_UP_NEXT: Duration = Duration::from_millis(150);
 const WARM_UP_BATCH_FIRST: Duration = Duration::from_millis(5);
 const WARM_UP_BATCH_NEXT: Duration = Duration::from_millis(2);
 
-/// Why a later pass has no reference figure.
-const REFERENCE_IN_FIRST_PASS: &str =
-    "measured in the first pass only (a ceiling for the geometry, not compared between passes)";
+/// Why a pass has no reference kernel (`ReferenceConvert`) to time.
+#[derive(Debug, thiserror::Error)]
+enum NoReference {
+    /// A later pass: the reference is a ceiling for the geometry, never compared between passes.
+    #[error("measured in the first pass only (a ceiling for the geometry, not compared between passes)")]
+    LaterPass,
+    #[error("no scenario needs it")]
+    NotNeeded,
+    /// NVRTC would not compile it (or is absent).
+    #[error(transparent)]
+    Compile(GpuError),
+}
 
 /// The calibration hook: cycles of GPU work after every timed call, fixed
 /// (`NPPBENCH_DELAY_CYCLES`) and per million pixels of the call's ROI
@@ -90,7 +101,7 @@ pub(crate) struct Ask<'a> {
 struct Bench {
     gpu: Gpu,
     nvml: Option<Rc<ProcessMemoryProbe>>,
-    reference: Result<ReferenceConvert, String>,
+    reference: Result<ReferenceConvert, NoReference>,
     delay: Option<(DelayKernel, DelayHook)>,
     /// Pushes the L2 cache out between cold calls: twice its size.
     flush: Option<DeviceBuffer>,
@@ -112,11 +123,11 @@ impl Bench {
         // The reference is a ceiling for the geometry, read from the first pass and never
         // compared between passes: later passes neither compile nor time it.
         let reference = if ask.pass > 1 {
-            Err(REFERENCE_IN_FIRST_PASS.to_owned())
+            Err(NoReference::LaterPass)
         } else if needs_reference {
-            ReferenceConvert::compile(gpu).map_err(|e| e.to_string())
+            ReferenceConvert::compile(gpu).map_err(NoReference::Compile)
         } else {
-            Err("no scenario needs it".to_owned())
+            Err(NoReference::NotNeeded)
         };
         let delay = DelayHook::from_env().and_then(|h| DelayKernel::compile(gpu).ok().map(|k| (k, h)));
         let flush_bytes = (2 * gpu.props().l2_cache_bytes).max(64 << 20);
@@ -239,7 +250,7 @@ impl Calls<'_> {
             _ if s.primitive.row().gpu_reference != Some(GpuReference::ConvertU8ToF32) => {
                 (None, Some("no reference kernel for this primitive".to_owned()))
             }
-            Err(why) => (None, Some(why.clone())),
+            Err(why) => (None, Some(why.to_string())),
             // Measured earlier in this pass on the same geometry: `measured_in` names where.
             Ok(_) if bench.references.contains_key(&s.geometry) => (Some(bench.references[&s.geometry].clone()), None),
             Ok(kernel) => match reference::time_reference(
@@ -390,7 +401,17 @@ pub(crate) fn run(ask: &Ask<'_>, response: &Path) -> anyhow::Result<Resources> {
 
 #[cfg(test)]
 mod tests {
-    use super::DelayHook;
+    use super::{DelayHook, NoReference};
+
+    /// run.json's `reference_not_measured` keeps the words it had when the reasons were strings.
+    #[test]
+    fn a_later_pass_says_why_it_has_no_reference() {
+        assert_eq!(
+            NoReference::LaterPass.to_string(),
+            "measured in the first pass only (a ceiling for the geometry, not compared between passes)"
+        );
+        assert_eq!(NoReference::NotNeeded.to_string(), "no scenario needs it");
+    }
 
     #[test]
     fn the_scaled_delay_grows_with_the_image_and_adds_to_the_fixed_one() {
