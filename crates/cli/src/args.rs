@@ -272,9 +272,9 @@ fn parse_probe_connections(spec: &str) -> Result<Option<u32>, String> {
 #[cfg(test)]
 mod help_agrees;
 #[cfg(test)]
-mod shard_manifests;
-#[cfg(test)]
 mod readme_commands;
+#[cfg(test)]
+mod shard_manifests;
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
