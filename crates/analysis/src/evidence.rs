@@ -156,25 +156,15 @@ fn case_of(m: &crate::MemoryAnalysis<'_>, class: LeakClass) -> Case {
 /// The scenarios of `runs` pooled: a scenario measured in several runs (or twice in one) is one
 /// case where every measurement agreed, and a [`Flip`] where they did not.
 pub fn pool(runs: &[&RunAnalysis<'_>]) -> Evidence {
-    let mut by_id: BTreeMap<String, Vec<Case>> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
-    let mut measurements = 0;
-    let mut inconclusive = 0;
-    for a in runs {
-        inconclusive += a.memory.iter().filter(|m| m.class.is_some() && !conclusive(m)).count();
-        for c in cases_of(a) {
-            measurements += 1;
-            let seen = by_id.entry(c.id.clone()).or_default();
-            if seen.is_empty() {
-                order.push(c.id.clone());
-            }
-            seen.push(c);
-        }
-    }
+    let inconclusive = runs
+        .iter()
+        .map(|a| a.memory.iter().filter(|m| m.class.is_some() && !conclusive(m)).count())
+        .sum();
+    let measured: Vec<Case> = runs.iter().flat_map(|a| cases_of(a)).collect();
+    let measurements = measured.len();
     let mut cases = Vec::new();
     let mut flips = Vec::new();
-    for id in order {
-        let seen = by_id.remove(&id).expect("every id in order was seen");
+    for seen in by_id(measured) {
         let mut classes: Vec<LeakClass> = Vec::new();
         for c in &seen {
             if !classes.contains(&c.class) {
@@ -182,21 +172,27 @@ pub fn pool(runs: &[&RunAnalysis<'_>]) -> Evidence {
             }
         }
         if classes.len() == 1 {
-            // Held out only where every run that measured it held it out.
-            let held_out = seen.iter().all(|c| c.held_out);
-            let mut case = seen.into_iter().next().expect("a scenario seen once at least");
-            case.held_out = held_out;
-            cases.push(case);
+            cases.push(agreed(seen));
         } else {
             flips.push(Flip {
-                id,
+                id: seen[0].id.clone(),
                 primitive: seen[0].primitive,
                 classes,
                 measurements: seen.len(),
             });
         }
     }
-    let (outputs, output_flips) = pool_outputs(runs);
+    // The outputs likewise: one case where every measurement agreed on `wrong`, the id set
+    // apart where they did not.
+    let mut outputs = Vec::new();
+    let mut output_flips = Vec::new();
+    for seen in by_id(runs.iter().flat_map(|a| output_cases_of(a)).collect()) {
+        if seen.iter().all(|c| c.wrong == seen[0].wrong) {
+            outputs.push(agreed(seen));
+        } else {
+            output_flips.push(seen[0].id.clone());
+        }
+    }
     Evidence {
         cases,
         inconclusive,
@@ -208,32 +204,30 @@ pub fn pool(runs: &[&RunAnalysis<'_>]) -> Evidence {
     }
 }
 
-/// The output cases of `runs` pooled by id: one where every measurement agreed on `wrong`
-/// (held out only where every run held it out), the id set apart where they did not.
-fn pool_outputs(runs: &[&RunAnalysis<'_>]) -> (Vec<Case>, Vec<String>) {
-    let mut by_id: BTreeMap<String, Vec<Case>> = BTreeMap::new();
+/// `cases` grouped by scenario id, each group in the order its id was first seen.
+fn by_id(cases: Vec<Case>) -> Vec<Vec<Case>> {
+    let mut groups: BTreeMap<String, Vec<Case>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
-    for c in runs.iter().flat_map(|a| output_cases_of(a)) {
-        let seen = by_id.entry(c.id.clone()).or_default();
+    for c in cases {
+        let seen = groups.entry(c.id.clone()).or_default();
         if seen.is_empty() {
             order.push(c.id.clone());
         }
         seen.push(c);
     }
-    let mut cases = Vec::new();
-    let mut flips = Vec::new();
-    for id in order {
-        let seen = by_id.remove(&id).expect("every id in order was seen");
-        if seen.iter().all(|c| c.wrong == seen[0].wrong) {
-            let held_out = seen.iter().all(|c| c.held_out);
-            let mut case = seen.into_iter().next().expect("a scenario seen once at least");
-            case.held_out = held_out;
-            cases.push(case);
-        } else {
-            flips.push(id);
-        }
-    }
-    (cases, flips)
+    order
+        .into_iter()
+        .map(|id| groups.remove(&id).expect("every id in order was seen"))
+        .collect()
+}
+
+/// One case for measurements that agreed: held out only where every run that measured it held
+/// it out.
+fn agreed(seen: Vec<Case>) -> Case {
+    let held_out = seen.iter().all(|c| c.held_out);
+    let mut case = seen.into_iter().next().expect("a scenario seen once at least");
+    case.held_out = held_out;
+    case
 }
 
 impl Evidence {
