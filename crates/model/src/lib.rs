@@ -30,11 +30,11 @@ pub use run::{
     Environment, Estimate, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat,
     KernelTiming, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, OrderingRounds,
     PhaseTime, ProbeConnections, READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
-    ThroughputRecord, ThroughputResult, ToolInfo, TwinCheck, WrongOutput, WrongSample,
+    ThroughputRecord, ThroughputResult, ToolInfo, TwinCheck, WrongOutput, WrongSample, merge_shards,
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::{RepeatAuto, Settings};
-pub use shard::{Shard, merge_shards};
+pub use shard::Shard;
 pub use shield::{
     Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldAction, ShieldFunction, ShieldKnowledge, ShieldPlan,
     ShieldReport, ShieldSite, ShieldTest, ShieldTotals,

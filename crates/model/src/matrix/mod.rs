@@ -114,3 +114,20 @@ impl Matrix {
         out
     }
 }
+
+impl Matrix {
+    /// Keeps only the scenarios of `shard`, and records it; the primitives left are those that
+    /// still have a scenario.
+    pub fn keep_shard(&mut self, shard: crate::Shard) {
+        self.memory.retain(|s| shard.holds(&s.id));
+        self.throughput.retain(|s| shard.holds(&s.id));
+        let used: std::collections::BTreeSet<_> = self
+            .memory
+            .iter()
+            .map(|s| s.primitive)
+            .chain(self.throughput.iter().map(|s| s.primitive))
+            .collect();
+        self.primitives.retain(|p| used.contains(p));
+        self.shard = Some(shard);
+    }
+}

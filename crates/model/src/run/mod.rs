@@ -4,6 +4,7 @@
 mod environment;
 mod label;
 mod memory;
+mod merge;
 mod read;
 mod throughput;
 
@@ -13,6 +14,7 @@ pub use environment::{
     CpuInfo, Environment, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, MissingLibrary, NppInfo, ToolInfo,
 };
 pub use memory::{BatchPlace, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, OrderingRounds, StreamCounts};
+pub use merge::merge_shards;
 pub use throughput::{
     CallLayout, CallTiming, DeviceSample, DeviceState, Estimate, HostLatency, KernelRecords, KernelStat, KernelTiming,
     ReferenceResult, ThroughputRecord, ThroughputResult,
