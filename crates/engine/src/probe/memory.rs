@@ -379,6 +379,10 @@ impl Process {
                 .map_err(threads::spawn_error)?;
             threads::joined(calls.join())
         })?;
+        // The scenario's streams are counted before the oracles call NPP: the aligned twin's call,
+        // on this thread, creates NPP's streams for it (measured on an H200: 3 more streams
+        // never destroyed where the scenario alone had 3, in a batch).
+        let (streams, streams_not_measured) = rec.finish_streams();
         let mut correctness = setup.check()?;
         // The second oracle, after the memory readings: the same call at aligned strides.
         correctness.aligned_twin = setup.aligned_twin(shared)?;
@@ -388,7 +392,6 @@ impl Process {
         let after = processes::census_since_reading(self.nvml.as_ref(), uuid, ask.parent_pid);
         let mut other_processes = before.others;
         processes::merge(&mut other_processes, after.others.clone());
-        let (streams, streams_not_measured) = rec.finish_streams();
         let Recorder { baseline, series, .. } = rec;
         Ok((
             MemoryResult {
