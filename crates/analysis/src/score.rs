@@ -65,6 +65,12 @@ pub struct Score {
     pub leak_total: Tally,
     /// Races or not, where the race was measured (`Leak` standing for races).
     pub race_total: Tally,
+    /// Wrong pixels (or a fault) or not, with every call synchronised, where the output was judged
+    /// (`Leak` standing for wrong).
+    pub wrong_total: Tally,
+    /// As `wrong_total`, by the source stride's remainder modulo 4, in its order: the classes
+    /// the wrong-pixel rule must hold in each.
+    pub wrong_by_stride_mod4: Vec<(u32, Tally)>,
     /// (k, tally) for widths in [2^k, 2^(k+1)), in k's order.
     pub by_octave: Vec<(u32, Tally)>,
     /// As `by_octave`, of leaking or not.
@@ -128,6 +134,16 @@ impl Score {
         }
     }
 
+    /// Adds whether `c` computed wrong pixels, where its output was judged, against what
+    /// `predicted` says.
+    fn add_wrong(&mut self, c: &Case, predicted: impl FnOnce() -> Option<bool>) {
+        if let Some(measured) = c.wrong {
+            let predicted = predicted().map(as_class);
+            self.wrong_total.add(predicted, as_class(measured));
+            add_to(&mut self.wrong_by_stride_mod4, stride_mod4(c), predicted, as_class(measured));
+        }
+    }
+
     /// The score of one function, if any of its scenarios was scored.
     pub fn of(&self, p: Primitive) -> Option<Tally> {
         self.by_function.iter().find(|(q, _)| *q == p).map(|(_, t)| *t)
@@ -142,6 +158,10 @@ pub fn held_out(evidence: &Evidence, rules: &[FunctionRules]) -> Score {
         score.add(c, f.map(|f| f.predict(c)));
         score.add_race(c, || f.and_then(|f| f.predict_race(c)));
     }
+    for c in evidence.outputs.iter().filter(|c| c.held_out) {
+        let f = rules.iter().find(|f| f.primitive == c.primitive);
+        score.add_wrong(c, || f.and_then(|f| f.predict_wrong(c)));
+    }
     score
 }
 
@@ -152,8 +172,15 @@ pub fn against(evidence: &Evidence, rules: &[FunctionRules], truth: &[Case]) -> 
         let q = query(c.primitive, c.geometry, c.stream, c.context, c.threading);
         score.add(c, answer(evidence, rules, &q).class);
         score.add_race(c, || crate::predict::answer_race(evidence, rules, &q).races);
+        score.add_wrong(c, || crate::predict::answer_wrong(evidence, rules, &q).wrong);
     }
     score
+}
+
+/// The stride the wrong-pixel hazard follows, modulo 4: the source's (Set's one stride, which
+/// the geometry keeps there too).
+fn stride_mod4(c: &Case) -> u32 {
+    c.geometry.src_stride % 4
 }
 
 /// Races as the class a tally counts: `Leak` for races, `Flat` for ordered.

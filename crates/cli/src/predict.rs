@@ -117,11 +117,14 @@ struct Row {
     wrong_class: String,
     wrong_basis: String,
     wrong_rule: String,
-    /// With --against: the class the run measured, and its race.
+    /// With --against: the class the run measured, its race and its output (`wrong`, `right`
+    /// or `not measured`).
     #[serde(skip_serializing_if = "Option::is_none")]
     measured_class: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     measured_race: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    measured_wrong: Option<String>,
 }
 
 pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
@@ -171,6 +174,7 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     for (r, c) in rows.iter_mut().zip(&truth) {
         r.measured_class = Some(c.class.as_str().to_owned());
         r.measured_race = Some(race_word(c.race).to_owned());
+        r.measured_wrong = Some(wrong_word(c.wrong).to_owned());
     }
     let text = match args.format {
         Format::Csv => csv_text(&rows)?,
@@ -386,6 +390,7 @@ fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Ro
             .unwrap_or_default(),
         measured_class: None,
         measured_race: None,
+        measured_wrong: None,
     }
 }
 

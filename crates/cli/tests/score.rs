@@ -85,3 +85,41 @@ fn the_seed_reports_cases_on_every_stream_and_context_are_right() {
         }
     }
 }
+
+/// The wrong-pixel rule of each NPP version (issue #44), fitted on `docs/atlas/wrong.toml`'s
+/// run of that version, against a stranger's draw of the same version measured beside it
+/// (`docs/atlas/judge-wrong.toml`: log-uniform widths from 1 px, independent strides, every
+/// stream kind and context filling; `reports/wrong-pixels/`): `predict` says wrong or right
+/// correctly for at least 98% of the scenarios whose output was judged, and 95% in every class of
+/// the source stride modulo 4. The table's own score (`wrong pixels or not`) says the same counts.
+#[test]
+fn the_wrong_pixel_rule_is_right_on_a_strangers_draw_in_every_stride_class() {
+    let dir = reports().join("wrong-pixels/h200-GPU-fd1537c9");
+    let mut wrong_seen = 0;
+    for version in ["12.2.3", "13.0.1", "13.2.0"] {
+        let atlas = dir.join(format!("wrong-npp-{version}.json.gz")).display().to_string();
+        let run = dir.join(format!("judge-wrong-npp-{version}.json.gz")).display().to_string();
+        let rows = predict_csv(&["--atlas", &atlas, "--against", &run]);
+        let header: Vec<String> = rows[0].iter().map(str::to_owned).collect();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let (predicted, measured, stride) = (col("wrong_class"), col("measured_wrong"), col("src_stride"));
+        let mut classes = [(0usize, 0usize); 4];
+        for r in rows[1..].iter().filter(|r| &r[measured] != "not measured") {
+            let c = &mut classes[(r[stride].parse::<u32>().unwrap() % 4) as usize];
+            c.0 += usize::from(r[predicted] == r[measured]);
+            c.1 += 1;
+            wrong_seen += usize::from(&r[measured] == "wrong");
+        }
+        let (right, n) = classes.iter().fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
+        assert!(n > 600, "{version}: {n} judged");
+        assert!(right * 100 >= n * 98, "{version}: {right} of {n} right");
+        for (k, (r, t)) in classes.iter().enumerate() {
+            assert!(*t >= 30 && r * 100 >= t * 95, "{version}: stride mod 4 = {k}: {r} of {t} right");
+        }
+        let o = common::nppbench(&["predict", "--atlas", &atlas, "--against", &run]);
+        let table = String::from_utf8_lossy(&o.stdout);
+        let said = format!("wrong pixels or not, with every call synchronised: {right} of {n} right");
+        assert!(table.contains(&said), "{version}: {table}");
+    }
+    assert!(wrong_seen > 0, "the draws hold wrong scenarios of NPP 13");
+}

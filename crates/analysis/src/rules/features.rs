@@ -54,13 +54,19 @@ pub enum Feature {
 /// The alignment a source row's start is measured against, in bytes (NPP's 16-byte loads).
 pub const ROW_START_MODULUS: u32 = 16;
 
-/// Features of where the source rows start: every offset past [`ROW_START_MODULUS`], alone and
-/// with its next; the wrong-pixel rule tries them (a wrong output may follow where a row's first
-/// byte lands, not only the stride's alignment).
+/// The most offsets one row-start feature spans: NPP 13.0.1's and 13.2.0's wrong pixels follow
+/// a source row starting 9 to 11 bytes past a 16-byte boundary (measured on two H200s,
+/// `reports/wrong-pixels/`), three offsets.
+const ROW_START_SPAN: u32 = 4;
+
+/// Features of where the source rows start: every run of 1 to `ROW_START_SPAN` offsets past
+/// [`ROW_START_MODULUS`] (never offset 0, an aligned row); the wrong-pixel rule tries them (a
+/// wrong output may follow where a row's first byte lands, not only the stride's alignment).
 pub fn row_start_features() -> Vec<Feature> {
     (1..ROW_START_MODULUS)
-        .flat_map(|lo| [Feature::SrcRowStartsIn(lo, lo), Feature::SrcRowStartsIn(lo, lo + 1)])
-        .filter(|f| !matches!(f, Feature::SrcRowStartsIn(_, hi) if *hi >= ROW_START_MODULUS))
+        .flat_map(|lo| (0..ROW_START_SPAN).map(move |k| (lo, lo + k)))
+        .filter(|&(_, hi)| hi < ROW_START_MODULUS)
+        .map(|(lo, hi)| Feature::SrcRowStartsIn(lo, hi))
         .collect()
 }
 

@@ -9,6 +9,15 @@ pub(super) fn score_table(score: &nppbench_analysis::score::Score, version: &str
     if score.race_total.total() > 0 {
         out.push_str(&format!("races or not: {}\n", score.race_total.words()));
     }
+    if score.wrong_total.total() > 0 {
+        out.push_str(&format!(
+            "wrong pixels or not, with every call synchronised: {}\n",
+            score.wrong_total.words()
+        ));
+        for (r, t) in &score.wrong_by_stride_mod4 {
+            out.push_str(&format!("  source stride mod 4 = {r}: {}\n", t.words()));
+        }
+    }
     out.push_str("\nby width (px):\n");
     for (k, t) in &score.by_octave {
         out.push_str(&format!("  {:>11}  {}\n", octave_label(*k), t.words()));
