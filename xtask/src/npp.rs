@@ -81,16 +81,17 @@ pub(crate) fn fetch(version: &str) -> anyhow::Result<()> {
     let dest = root().join(".npp").join(version);
     let wheel = download_wheel(version, &root().join("target/npp-wheels").join(version))?;
     std::fs::create_dir_all(&dest).with_context(|| format!("creating {}", dest.display()))?;
-    // Only the two libraries nppbench loads (NPP links its CUDA runtime statically).
+    // Every NPP library of the wheel (each needs only libnppc and the driver: NPP links its CUDA
+    // runtime statically); nppbench opens a library when a function of it is first measured.
     let script = format!(
-        "import zipfile,sys,os\nz=zipfile.ZipFile(sys.argv[1])\nfound=0\nfor n in z.namelist():\n  b=os.path.basename(n)\n  if b in ('libnppc.so.{major}','libnppidei.so.{major}'):\n    open(os.path.join(sys.argv[2],b),'wb').write(z.read(n)); found+=1\nsys.exit(0 if found==2 else 3)\n"
+        "import zipfile,sys,os\nz=zipfile.ZipFile(sys.argv[1])\nfound=set()\nfor n in z.namelist():\n  b=os.path.basename(n)\n  if b.startswith('libnpp') and b.endswith('.so.{major}'):\n    open(os.path.join(sys.argv[2],b),'wb').write(z.read(n)); found.add(b)\nprint(len(found), 'libraries:', ' '.join(sorted(found)))\nsys.exit(0 if 'libnppc.so.{major}' in found else 3)\n"
     );
     let mut py = Command::new("python3");
     py.arg("-c").arg(script).arg(&wheel).arg(&dest);
     check(
         py,
         &format!(
-            "extracting libnppc.so.{major} and libnppidei.so.{major} from {}",
+            "extracting the NPP libraries (libnpp*.so.{major}) from {}",
             wheel.display()
         ),
     )?;

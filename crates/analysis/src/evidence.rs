@@ -264,17 +264,14 @@ impl Evidence {
                 })
             })
             .collect();
-        // Wrong pixels likewise. A function whose fitted scenarios were ever wrong is fitted
-        // with the other functions of its pixel-format family (the same source and destination
-        // formats and tolerance) that were ever wrong too: one function alone rarely has the
-        // wrong scenarios to fit a rule on. A function never wrong is fitted on its own: its
-        // family holds functions NPP computes right where others of it are wrong (Transpose and
-        // Mirror beside Copy). Where a row starts is tried too.
-        let ever_wrong = |q: Primitive| {
-            self.outputs
-                .iter()
-                .any(|c| c.primitive == q && !c.held_out && c.wrong == Some(true))
-        };
+        // Wrong pixels likewise. A function measured wrong (in any scenario, held out or not:
+        // which functions are affected is a measurement, the rule is fitted on fitted scenarios
+        // alone) is fitted with the other functions of its pixel-format family (the same source
+        // and destination formats and tolerance) measured wrong too: one function alone rarely
+        // has the wrong scenarios to fit a rule on. A function never wrong is fitted on its own:
+        // its family holds functions NPP computes right where others of it are wrong (Transpose
+        // and Mirror beside Copy). Where a row starts is tried too.
+        let ever_wrong = |q: Primitive| self.outputs.iter().any(|c| c.primitive == q && c.wrong == Some(true));
         let family = |q: Primitive| {
             let (a, b) = (q.row(), p.row());
             a.src == b.src && a.dst == b.dst && a.sources == b.sources && a.tolerance == b.tolerance

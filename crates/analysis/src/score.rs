@@ -140,7 +140,12 @@ impl Score {
         if let Some(measured) = c.wrong {
             let predicted = predicted().map(as_class);
             self.wrong_total.add(predicted, as_class(measured));
-            add_to(&mut self.wrong_by_stride_mod4, stride_mod4(c), predicted, as_class(measured));
+            add_to(
+                &mut self.wrong_by_stride_mod4,
+                stride_mod4(c),
+                predicted,
+                as_class(measured),
+            );
         }
     }
 

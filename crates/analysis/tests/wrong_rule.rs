@@ -9,8 +9,9 @@ use nppbench_analysis::rules::{Feature, RuleKind};
 use nppbench_model::{Primitive, RunFile};
 
 fn rules_of(version: &str) -> Vec<nppbench_analysis::evidence::FunctionRules> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../../reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-{version}.json.gz"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../../reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-{version}.json.gz"
+    ));
     let run = RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let analysis = RunAnalysis::new(&run);
     nppbench_analysis::evidence::pool(&[&analysis]).rules()
@@ -19,7 +20,10 @@ fn rules_of(version: &str) -> Vec<nppbench_analysis::evidence::FunctionRules> {
 fn wrong_kind<'a>(rules: &'a [nppbench_analysis::evidence::FunctionRules], name: &str) -> &'a RuleKind {
     let p = Primitive::from_name(name).unwrap();
     let f = rules.iter().find(|f| f.primitive == p).unwrap();
-    &f.wrong.as_ref().unwrap_or_else(|| panic!("{name}: no wrong-pixel rule")).kind
+    &f.wrong
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no wrong-pixel rule"))
+        .kind
 }
 
 /// Copy_8u_C1R's rule is exact: a destination stride that is a multiple of 128 bytes, a row of
@@ -38,7 +42,10 @@ fn a_function_never_wrong_is_not_given_its_familys_rule() {
         other => panic!("Copy_8u_C1R: {other:?}"),
     }
     for never in ["Transpose_8u_C1R", "Mirror_8u_C1R", "Set_8u_C1R", "Compare_8u_C1R"] {
-        if let Some(f) = rules.iter().find(|f| f.primitive == Primitive::from_name(never).unwrap()) {
+        if let Some(f) = rules
+            .iter()
+            .find(|f| f.primitive == Primitive::from_name(never).unwrap())
+        {
             assert!(
                 matches!(f.wrong.as_ref().map(|r| &r.kind), Some(RuleKind::Never) | None),
                 "{never}: {:?}",

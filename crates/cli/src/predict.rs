@@ -117,6 +117,9 @@ struct Row {
     wrong_class: String,
     wrong_basis: String,
     wrong_rule: String,
+    /// For wrong pixels: the stride changes the same evidence says compute them right, each with
+    /// its basis and what it costs.
+    wrong_fixes: String,
     /// With --against: the class the run measured, its race and its output (`wrong`, `right`
     /// or `not measured`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -326,6 +329,58 @@ fn fixes(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> 
     out.join("; ")
 }
 
+/// The changes of a source stride that end wrong pixels: padded to a multiple of 16 bytes (every
+/// row then starts on a 16-byte boundary), or the source copied to a buffer whose stride is a
+/// multiple of 512 bytes before the call (as the aligned twin computes it).
+const WRONG_FIXES: [(&str, u32); 2] = [
+    ("pad the source stride to a multiple of 16 bytes", 16),
+    (
+        "copy the source to a buffer of stride a multiple of 512 bytes before the call",
+        512,
+    ),
+];
+
+/// For wrong pixels: each change of [`WRONG_FIXES`] that the evidence says computes them right,
+/// with its basis and its cost (memory or a copy, by arithmetic: neither is timed).
+fn wrong_fixes(q: &Case, evidence: &Evidence, rules: &[FunctionRules]) -> String {
+    let g = q.geometry;
+    let row_bytes = u64::from(g.width) * q.primitive.src_bytes_per_pixel();
+    let mut out = Vec::new();
+    for (i, (what, multiple)) in WRONG_FIXES.iter().enumerate() {
+        let stride = g.src_stride.next_multiple_of(*multiple);
+        if stride == g.src_stride || q.primitive.row().sources == 0 {
+            continue;
+        }
+        let changed = nppbench_model::Geometry {
+            src_stride: stride,
+            ..g
+        };
+        let fixed = query(q.primitive, changed, q.stream, q.context, q.threading);
+        let w = answer_wrong(evidence, rules, &fixed);
+        if w.wrong != Some(false) {
+            continue;
+        }
+        let sources = u64::from(q.primitive.row().sources);
+        let cost = if i == 0 {
+            format!(
+                "{} more bytes of source memory, no extra work",
+                u64::from(stride - g.src_stride) * u64::from(g.height) * sources
+            )
+        } else {
+            format!(
+                "a device-to-device copy of {} bytes on the caller's stream a call",
+                row_bytes * u64::from(g.height) * sources
+            )
+        };
+        out.push(format!(
+            "{what} ({} → {stride}): right ({}); costs {cost}",
+            g.src_stride,
+            w.basis.as_str()
+        ));
+    }
+    out.join("; ")
+}
+
 fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Row {
     let g = &q.geometry;
     let assessment = assess(evidence, rules, q, a);
@@ -382,6 +437,11 @@ fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Ro
             .unwrap_or_default(),
         wrong_class: wrong_word(wrong.wrong).to_owned(),
         wrong_basis: wrong.basis.as_str().to_owned(),
+        wrong_fixes: if wrong.wrong == Some(true) {
+            wrong_fixes(q, evidence, rules)
+        } else {
+            String::new()
+        },
         wrong_rule: rules
             .iter()
             .find(|f| f.primitive == q.primitive)

@@ -49,7 +49,8 @@ fn the_csv_has_the_documented_columns() {
             "race_rule",
             "wrong_class",
             "wrong_basis",
-            "wrong_rule"
+            "wrong_rule",
+            "wrong_fixes"
         ]
     );
     // The race beside the leak: the seed's geometry races on a blocking stream (#29).
@@ -367,4 +368,45 @@ fn the_next_round_proposes_unmeasured_scenarios_where_rules_are_weak() {
     // gets none.
     assert!(per.contains_key("AddC_8u_C3RSfs"), "{per:?}");
     assert!(!per.contains_key("Convert_8u32f_C1R"), "{per:?}");
+}
+
+/// A wrong-pixel answer lists the stride changes the same evidence says compute right, with their
+/// cost (NPP 13.0.1's run of docs/atlas/wrong.toml on an H200): Copy_8u_C1R at a source stride 6
+/// bytes past a multiple of 16, whose rows then start 9 to 11 bytes past a boundary.
+#[test]
+fn a_wrong_answer_lists_the_stride_changes_that_compute_right() {
+    let run = reports().join("wrong-pixels/h200-GPU-fd1537c9/wrong-npp-13.0.1.json.gz");
+    let geometry = ["--width", "512", "--height", "256", "--dst-stride", "896"];
+    let answer = |primitive: &str, stride: &str| {
+        let mut args = vec![
+            "--atlas",
+            run.to_str().unwrap(),
+            "--primitive",
+            primitive,
+            "--src-stride",
+            stride,
+        ];
+        args.extend_from_slice(&geometry);
+        let rows = predict_csv(&args);
+        let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+        (
+            rows[1][col("wrong_class")].to_owned(),
+            rows[1][col("wrong_fixes")].to_owned(),
+        )
+    };
+    let (class, fixes) = answer("Copy_8u_C1R", "518");
+    assert_eq!(class, "wrong");
+    assert!(
+        fixes.contains(
+            "pad the source stride to a multiple of 16 bytes (518 → 528): right (rule); costs 2560 more bytes"
+        ),
+        "{fixes}"
+    );
+    assert!(
+        fixes.contains("(518 → 1024): right (rule); costs a device-to-device copy of 131072 bytes"),
+        "{fixes}"
+    );
+    // A right answer has none; a function never wrong is right at the same strides.
+    assert_eq!(answer("Copy_8u_C1R", "528"), ("right".to_owned(), String::new()));
+    assert_eq!(answer("Transpose_8u_C1R", "518").0, "right");
 }

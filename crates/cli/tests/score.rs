@@ -98,7 +98,10 @@ fn the_wrong_pixel_rule_is_right_on_a_strangers_draw_in_every_stride_class() {
     let mut wrong_seen = 0;
     for version in ["12.2.3", "13.0.1", "13.2.0"] {
         let atlas = dir.join(format!("wrong-npp-{version}.json.gz")).display().to_string();
-        let run = dir.join(format!("judge-wrong-npp-{version}.json.gz")).display().to_string();
+        let run = dir
+            .join(format!("judge-wrong-npp-{version}.json.gz"))
+            .display()
+            .to_string();
         let rows = predict_csv(&["--atlas", &atlas, "--against", &run]);
         let header: Vec<String> = rows[0].iter().map(str::to_owned).collect();
         let col = |name: &str| header.iter().position(|h| h == name).unwrap();
@@ -114,7 +117,10 @@ fn the_wrong_pixel_rule_is_right_on_a_strangers_draw_in_every_stride_class() {
         assert!(n > 600, "{version}: {n} judged");
         assert!(right * 100 >= n * 98, "{version}: {right} of {n} right");
         for (k, (r, t)) in classes.iter().enumerate() {
-            assert!(*t >= 30 && r * 100 >= t * 95, "{version}: stride mod 4 = {k}: {r} of {t} right");
+            assert!(
+                *t >= 30 && r * 100 >= t * 95,
+                "{version}: stride mod 4 = {k}: {r} of {t} right"
+            );
         }
         let o = common::nppbench(&["predict", "--atlas", &atlas, "--against", &run]);
         let table = String::from_utf8_lossy(&o.stdout);

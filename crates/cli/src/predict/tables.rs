@@ -60,7 +60,7 @@ pub(super) fn table(rows: &[Row], version: &str, runs: usize) -> String {
     let mut out = format!("NPP {version}, from {runs} run(s)\n");
     for r in rows {
         out.push_str(&format!(
-            "{} {}x{} src {} dst {} {} {} {}: pixels {} ({}); {} ({}, {}: {}); {} ({}){}{}{}{}{}\n",
+            "{} {}x{} src {} dst {} {} {} {}: pixels {} ({}); {} ({}, {}: {}); {} ({}){}{}{}{}{}{}\n",
             r.primitive,
             r.width,
             r.height,
@@ -101,6 +101,11 @@ pub(super) fn table(rows: &[Row], version: &str, runs: usize) -> String {
                 String::new()
             } else {
                 format!("\n  {}", r.wrong_rule)
+            },
+            if r.wrong_fixes.is_empty() {
+                String::new()
+            } else {
+                format!("\n  ends the wrong pixels: {}", r.wrong_fixes)
             }
         ));
     }
