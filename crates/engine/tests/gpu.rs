@@ -298,7 +298,16 @@ fn every_context_filling_converts_correctly_and_is_recorded() {
             match context {
                 ContextFill::DeclaredBlocking | ContextFill::Zeroed => assert_eq!(declared, 0),
                 ContextFill::DeclaredNonBlocking => assert_eq!(declared, 1),
-                ContextFill::FromStream | ContextFill::NppGetStreamContext => assert_eq!(declared, real, "{context}"),
+                ContextFill::FromStream => assert_eq!(declared, real, "{context}"),
+                // NPP keeps the flags of the stream last set by handle: a stream that reuses a
+                // destroyed stream's handle is declared with the old stream's flags (on an H200
+                // with NPP 13.0.1, a non-blocking stream declared blocking in 40 of 40 rounds:
+                // crates/trace/gpu-evidence/stale_stream_context.cu,
+                // reports/stale-stream-context/). The record keeps what NPP declared; it may lag
+                // a non-blocking stream, never invent one.
+                ContextFill::NppGetStreamContext => {
+                    assert!(declared == real || declared == 0, "{context}: declared {declared}, real {real}")
+                }
             }
             if context == ContextFill::Zeroed {
                 assert_eq!(record["declared_sm_count"], 0);
