@@ -306,7 +306,10 @@ fn every_context_filling_converts_correctly_and_is_recorded() {
                 // reports/stale-stream-context/). The record keeps what NPP declared; it may lag
                 // a non-blocking stream, never invent one.
                 ContextFill::NppGetStreamContext => {
-                    assert!(declared == real || declared == 0, "{context}: declared {declared}, real {real}")
+                    assert!(
+                        declared == real || declared == 0,
+                        "{context}: declared {declared}, real {real}"
+                    )
                 }
             }
             if context == ContextFill::Zeroed {
