@@ -2,11 +2,11 @@
 //! with `--from`); `install` puts nppbench and its interposer side by side; `npp fetch` gets
 //! other NPP versions; `compare` judges runs against each other
 //! and gates CI on the result; `rerender` renders every committed report again; `baseline`
-//! measures the CI baseline.
+//! measures the CI baseline; `knowledge` makes the knowledge files nppbench embeds.
 //!
 //! Kept light on purpose: it drives the `nppbench` binary through cargo and never compiles the
-//! GPU stack itself (of nppbench's crates it uses only `nppbench-model`, plain data, to find run
-//! files as nppbench does).
+//! GPU stack itself (of nppbench's crates it uses `nppbench-model`, plain data, to find run files
+//! as nppbench does, and `nppbench-analysis` to make the knowledge files from runs).
 
 #![forbid(unsafe_code)]
 
@@ -14,6 +14,7 @@ mod baseline;
 mod catalogue;
 mod history;
 mod install;
+mod knowledge;
 mod measure;
 mod npp;
 #[cfg(test)]
@@ -94,6 +95,13 @@ enum Cmd {
         versions: Vec<String>,
         #[arg(long)]
         regenerate: bool,
+    },
+    /// The knowledge files nppbench embeds (knowledge/*.json.gz), made from the committed atlas
+    /// runs of each NPP version; --check fails where a committed file differs from what its runs
+    /// make now.
+    Knowledge {
+        #[arg(long)]
+        check: bool,
     },
     /// Other NPP versions, from their wheels on the Python package index.
     Npp {
@@ -181,6 +189,7 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         }
         Cmd::History(args) => history::run(args),
         Cmd::Rerender => rerender::rerender(),
+        Cmd::Knowledge { check } => knowledge::knowledge(check),
         Cmd::Install { to } => install::install(to.as_deref()),
         Cmd::Baseline { npp, out } => baseline::baseline(&npp, &out),
         Cmd::Compare { args } => {

@@ -26,7 +26,7 @@ impl RunAnalysis<'_> {
 }
 
 /// A scenario measured in several processes that did not agree on its class.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Flip {
     pub id: String,
     pub primitive: Primitive,
@@ -37,7 +37,7 @@ pub struct Flip {
 }
 
 /// A function's rules from the pooled evidence.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FunctionRules {
     pub primitive: Primitive,
     /// Leaks, or not.
@@ -84,7 +84,7 @@ impl FunctionRules {
 }
 
 /// The pooled scenarios of some runs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Evidence {
     /// One case per scenario id whose class every measurement agreed on.
     pub cases: Vec<Case>,

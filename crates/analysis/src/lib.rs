@@ -17,6 +17,7 @@ pub mod design;
 pub mod evidence;
 pub mod figure;
 pub mod functions;
+pub mod knowledge;
 pub mod memory;
 pub mod output;
 pub mod predict;

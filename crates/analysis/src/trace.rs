@@ -189,9 +189,10 @@ pub struct CallbackFigures {
     pub total_ms: f64,
 }
 
-/// The findings of `trace`, with the rules, fixes and predictions of `atlas` (runs of any NPP
-/// versions: the group of the trace's version is used, see [`AtlasBasis`]).
-pub fn findings(trace: &TraceFile, atlas: &[nppbench_model::RunFile]) -> TraceFindings {
+/// The findings of `trace`, with the rules, fixes and predictions of `atlas` (the knowledge of
+/// any NPP versions: that of the trace's version is used, see [`AtlasBasis`]; runs become
+/// knowledge with [`crate::knowledge::Knowledge::of_runs`]).
+pub fn findings(trace: &TraceFile, atlas: &[crate::knowledge::Knowledge]) -> TraceFindings {
     let first_call_s = trace
         .call_sites
         .iter()

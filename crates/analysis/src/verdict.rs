@@ -75,9 +75,10 @@ pub struct RaceExample {
 }
 
 /// A fix, measured against the leaking configurations it applies to.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Fix {
-    pub title: &'static str,
+    /// One of nppbench's fix titles (a knowledge file keeps it as text).
+    pub title: std::borrow::Cow<'static, str>,
     /// How many leaking configurations had this fix measured beside them.
     pub compared: usize,
     /// How many of those the fix made flat or bounded.
@@ -376,7 +377,7 @@ fn declares_non_blocking(s: &nppbench_model::MemoryScenario) -> bool {
 /// One fix against every leaking scenario it was measured beside.
 fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
     let mut fix = Fix {
-        title,
+        title: title.into(),
         compared: 0,
         fixed: 0,
         worst_growth_mib: 0.0,

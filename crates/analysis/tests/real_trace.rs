@@ -17,12 +17,13 @@ fn trace(name: &str) -> TraceFile {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
-fn atlas() -> Vec<RunFile> {
-    nppbench_model::find_run_files(&reports().join("h100-atlas-npp-13.0.1"))
+fn atlas() -> Vec<nppbench_analysis::knowledge::Knowledge> {
+    let runs: Vec<RunFile> = nppbench_model::find_run_files(&reports().join("h100-atlas-npp-13.0.1"))
         .unwrap()
         .iter()
         .map(|p| RunFile::read(p).unwrap())
-        .collect()
+        .collect();
+    nppbench_analysis::knowledge::Knowledge::of_runs(&runs).unwrap()
 }
 
 /// The seed report's case: the 31x31 convert (strides 32 and 128) grows, 3 streams and about

@@ -10,6 +10,7 @@ mod design;
 mod exit;
 mod history;
 mod info;
+mod knowledge;
 mod predict;
 mod progress;
 mod report;

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use nppbench_analysis::LeakClass;
 use nppbench_analysis::RunAnalysis;
 use nppbench_analysis::evidence::Evidence;
-use nppbench_analysis::evidence::{FunctionRules, pool};
+use nppbench_analysis::evidence::FunctionRules;
 use nppbench_analysis::predict::{
     Answer, Basis, answer, answer_race, answer_wrong, assess, query, race_word, wrong_word,
 };
@@ -19,20 +19,29 @@ use serde::Serialize;
 
 use crate::exit::bad_input;
 
+mod fixes;
 mod tables;
+use fixes::{fixes, wrong_fixes};
 use crate::runs::{one_npp_version, read_runs};
 use tables::{score_table, table};
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("question").required(true).args(["primitive", "matrix", "against"])))]
 pub(crate) struct PredictArgs {
-    /// A run (run.json, or a folder holding runs) whose scenarios are the evidence; repeat it to
-    /// pool several runs of one NPP version.
-    #[arg(long, value_name = "RUN", required = true)]
+    /// A run (run.json, or a folder holding runs) whose scenarios are the evidence, or a knowledge
+    /// file (`cargo xtask knowledge`); repeat it to pool several runs of one NPP version. Without
+    /// it, the knowledge built into nppbench answers, of the NPP version asked or found.
+    #[arg(long, value_name = "RUN")]
     atlas: Vec<PathBuf>,
-    /// Refuse runs of any other NPP version than this (`13.0.1.2`, or its first parts: `13.0`).
+    /// The NPP version to answer for (`13.0.1.2`, or its first parts: `13.0`): the built-in
+    /// knowledge of it, or, with --atlas, refuse runs of any other.
     #[arg(long, value_name = "VERSION", value_parser = npp_version)]
     npp_version: Option<String>,
+    /// Answer for the NPP in this folder (its version, read from libnppc: no GPU needed), from the
+    /// built-in knowledge; default: the NPP nppbench finds (NPPBENCH_NPP_DIR, the toolkit, the
+    /// loader), where neither --npp-version nor --atlas is given.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["atlas", "npp_version"])]
+    npp: Option<PathBuf>,
     /// Every memory scenario of a matrix file (`nppbench preset NAME` prints one).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["primitive", "width", "height", "src_stride"])]
     matrix: Option<PathBuf>,
@@ -157,22 +166,24 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
             .map(|c| query(c.primitive, c.geometry, c.stream, c.context, c.threading))
             .collect();
     }
-    let loaded = read_runs(&args.atlas)?;
-    let version = one_npp_version(&loaded, args.npp_version.as_deref())?;
+    let known = crate::knowledge::resolve(&args.atlas, args.npp_version.as_deref(), args.npp.as_deref())?;
+    let version = known.version.clone();
     if let Some(judged) = &judged {
-        one_npp_version(judged, Some(&version)).map_err(|e| bad_input(format!("--against: {e}")))?;
+        one_npp_version(judged, Some(&crate::knowledge::short(&version)))
+            .map_err(|e| bad_input(format!("--against: {e}")))?;
     }
-    let analyses: Vec<RunAnalysis<'_>> = loaded.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
-    let evidence = pool(&analyses.iter().collect::<Vec<_>>());
-    let rules = evidence.rules();
+    let (evidence, rules) = (&known.evidence, &known.rules);
+    if !matches!(args.format, Format::Table) {
+        eprintln!("answered from {}", known.from);
+    }
     // A score needs the answers' classes alone, not every row's words (its fixes ask again).
     if matches!(args.format, Format::Table) && judged.is_some() {
-        let score = nppbench_analysis::score::against(&evidence, &rules, &truth);
-        return write(&args, score_table(&score, &version, loaded.len()));
+        let score = nppbench_analysis::score::against(evidence, rules, &truth);
+        return write(&args, score_table(&score, &version, &known.from));
     }
     let mut rows: Vec<Row> = queries
         .iter()
-        .map(|q| row(q, &answer(&evidence, &rules, q), &evidence, &rules))
+        .map(|q| row(q, &answer(evidence, rules, q), evidence, rules))
         .collect();
     for (r, c) in rows.iter_mut().zip(&truth) {
         r.measured_class = Some(c.class.as_str().to_owned());
@@ -182,7 +193,7 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     let text = match args.format {
         Format::Csv => csv_text(&rows)?,
         Format::Json => serde_json::to_string_pretty(&rows)? + "\n",
-        Format::Table => table(&rows, &version, loaded.len()),
+        Format::Table => table(&rows, &version, &known.from),
     };
     write(&args, text)
 }
@@ -278,107 +289,6 @@ fn queries(args: &PredictArgs) -> anyhow::Result<Vec<Case>> {
     g.validate(primitive)
         .map_err(|e| bad_input(format!("{primitive} cannot take this geometry: {e}")))?;
     Ok(vec![query(primitive, g, args.stream, args.context, args.threading)])
-}
-
-/// A change of configuration: its words, and the scenario changed.
-type Change = (&'static str, fn(&Case) -> Case);
-
-/// The changes of configuration that end a leak, each answered from the same evidence.
-const FIXES: [Change; 3] = [
-    (
-        "declare cudaStreamNonBlocking in nStreamFlags (context declared_non_blocking)",
-        |q| Case {
-            context: ContextFill::DeclaredNonBlocking,
-            ..q.clone()
-        },
-    ),
-    ("call from a fixed pool of 4 threads (pool:4)", |q| Case {
-        threading: Threading::Pool(4),
-        ..q.clone()
-    }),
-    ("call from one thread (single)", |q| Case {
-        threading: Threading::Single,
-        ..q.clone()
-    }),
-];
-
-/// For a leak: each change of [`FIXES`] that the evidence says ends it, with its class and how
-/// that is known.
-fn fixes(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> String {
-    if a.class != Some(LeakClass::Leak) {
-        return String::new();
-    }
-    let mut out = Vec::new();
-    for (what, change) in FIXES {
-        let c = change(q);
-        // Asked as a query of its own: its id is the changed scenario's.
-        let fixed = query(c.primitive, c.geometry, c.stream, c.context, c.threading);
-        let answer = answer(evidence, rules, &fixed);
-        let Some(class) = answer.class.filter(|c| *c != LeakClass::Leak) else {
-            continue;
-        };
-        let how = assess(evidence, rules, &fixed, &answer).confidence;
-        // Judged on both hazards: a change that ends the leak may leave the race.
-        let race = match answer_race(evidence, rules, &fixed).races {
-            Some(true) => ", still races",
-            Some(false) => ", ordered",
-            None => ", race not measured",
-        };
-        out.push(format!("{what}: {}{race} ({})", class.as_str(), how.as_str()));
-    }
-    out.join("; ")
-}
-
-/// The changes of a source stride that end wrong pixels: padded to a multiple of 16 bytes (every
-/// row then starts on a 16-byte boundary), or the source copied to a buffer whose stride is a
-/// multiple of 512 bytes before the call (as the aligned twin computes it).
-const WRONG_FIXES: [(&str, u32); 2] = [
-    ("pad the source stride to a multiple of 16 bytes", 16),
-    (
-        "copy the source to a buffer of stride a multiple of 512 bytes before the call",
-        512,
-    ),
-];
-
-/// For wrong pixels: each change of [`WRONG_FIXES`] that the evidence says computes them right,
-/// with its basis and its cost (memory or a copy, by arithmetic: neither is timed).
-fn wrong_fixes(q: &Case, evidence: &Evidence, rules: &[FunctionRules]) -> String {
-    let g = q.geometry;
-    let row_bytes = u64::from(g.width) * q.primitive.src_bytes_per_pixel();
-    let mut out = Vec::new();
-    for (i, (what, multiple)) in WRONG_FIXES.iter().enumerate() {
-        let stride = g.src_stride.next_multiple_of(*multiple);
-        if stride == g.src_stride || q.primitive.row().sources == 0 {
-            continue;
-        }
-        let changed = nppbench_model::Geometry {
-            src_stride: stride,
-            ..g
-        };
-        let fixed = query(q.primitive, changed, q.stream, q.context, q.threading);
-        let w = answer_wrong(evidence, rules, &fixed);
-        if w.wrong != Some(false) {
-            continue;
-        }
-        let sources = u64::from(q.primitive.row().sources);
-        let cost = if i == 0 {
-            format!(
-                "{} more bytes of source memory, no extra work",
-                u64::from(stride - g.src_stride) * u64::from(g.height) * sources
-            )
-        } else {
-            format!(
-                "a device-to-device copy of {} bytes on the caller's stream a call",
-                row_bytes * u64::from(g.height) * sources
-            )
-        };
-        out.push(format!(
-            "{what} ({} → {stride}): right ({}); costs {cost}",
-            g.src_stride,
-            w.basis.as_str()
-        ));
-    }
-    out.join("; ")
 }
 
 fn row(q: &Case, a: &Answer, evidence: &Evidence, rules: &[FunctionRules]) -> Row {

@@ -5,6 +5,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use nppbench_analysis::knowledge::Knowledge;
 use nppbench_model::{RunFile, TRACE_SCHEMA_VERSION, TraceFile, merge_shards};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -67,17 +68,17 @@ pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf
 /// predictions of the `atlas` runs; returns the page's path.
 /// Renders the trace page of `trace_path` with the atlas runs `atlas` into `out`; returns the
 /// page's path and the atlas runs read.
-pub(crate) fn trace_page(trace_path: &Path, atlas: &[PathBuf], out: &Path) -> anyhow::Result<(PathBuf, Vec<RunFile>)> {
+pub(crate) fn trace_page(trace_path: &Path, atlas: &[PathBuf], out: &Path) -> anyhow::Result<(PathBuf, Vec<Knowledge>)> {
     let trace = read_trace(trace_path)?;
-    let runs: Vec<RunFile> = read_runs(atlas)?.into_iter().map(|(_, r)| r).collect();
-    let written = nppbench_report::render_trace_to_dir(&trace, &runs, out)
+    let known = crate::knowledge::for_trace(atlas, trace.npp_version.as_deref())?;
+    let written = nppbench_report::render_trace_to_dir(&trace, &known, out)
         .with_context(|| format!("rendering the trace page into {}", out.display()))?;
     let dest = out.join("trace.json");
     if trace_path.canonicalize().ok() != dest.canonicalize().ok() {
         std::fs::copy(trace_path, &dest)
             .with_context(|| format!("copying {} to {}", trace_path.display(), dest.display()))?;
     }
-    Ok((written, runs))
+    Ok((written, known))
 }
 
 /// The keys that tell a trace.json from a run.json.

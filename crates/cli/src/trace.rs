@@ -39,15 +39,18 @@ pub(crate) struct TraceArgs {
     /// LD_LIBRARY_PATH); by default the program's own.
     #[arg(long, value_name = "DIR")]
     pub(crate) npp: Option<PathBuf>,
-    /// Atlas runs whose rules and fixes the page shows beside each call site.
+    /// Atlas runs (or a knowledge file) whose rules and fixes the page shows beside each call
+    /// site, and the gates use; default: the knowledge built into nppbench of the NPP version the
+    /// program loaded (none where nppbench has none of that version).
     #[arg(long, value_name = "RUN")]
     pub(crate) atlas: Vec<PathBuf>,
     /// Gates, comma-separated: `leak` trips where new threads keep NPP's streams (memory grows
     /// for as long as the program makes new threads); `race` trips where a call site was called
-    /// while its stream still had work queued, in a configuration the atlas (--atlas) does not
-    /// call ordered (without --atlas, any such site: its calls could race); `wrong` trips where a
-    /// call site's configuration computes wrong pixels with every call synchronised, as the atlas
-    /// says (measured, or by its function's rule; without --atlas it cannot trip). Calls are asked
+    /// while its stream still had work queued, in a configuration the atlas does not call ordered
+    /// (with no knowledge of the program's NPP, any such site: its calls could race); `wrong`
+    /// trips where a call site's configuration computes wrong pixels with every call
+    /// synchronised, as the atlas says (measured, or by its function's rule; with no knowledge of
+    /// the program's NPP it cannot trip). Calls are asked
     /// within a budget, the first always, then while the recording of the calls that can race,
     /// question included, averages under 0.6 µs a call (`NPPBENCH_TRACE_ASK_PENDING=all` asks
     /// every call, `0` none). A tripped gate exits with status 3, after the trace and its
@@ -64,7 +67,8 @@ pub(crate) struct TraceArgs {
 pub(crate) enum TraceGateArg {
     Leak,
     Race,
-    /// A call site in a configuration the atlas says computes wrong pixels (needs --atlas).
+    /// A call site in a configuration the atlas says computes wrong pixels (needs knowledge of the
+    /// program's NPP: built in, or --atlas).
     Wrong,
 }
 

@@ -410,3 +410,33 @@ fn a_wrong_answer_lists_the_stride_changes_that_compute_right() {
     assert_eq!(answer("Copy_8u_C1R", "528"), ("right".to_owned(), String::new()));
     assert_eq!(answer("Transpose_8u_C1R", "518").0, "right");
 }
+
+/// Issue #46: a copy of the binary alone in an empty folder, with no repository and no atlas,
+/// answers the seed report's case from the knowledge built into it (leak, and races), naming the
+/// knowledge it used; a version it has no knowledge of is refused with the versions it knows.
+#[test]
+fn a_copied_binary_answers_from_its_built_in_knowledge() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("nppbench");
+    let built = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
+    std::fs::copy(built, &bin).unwrap();
+    let ask = |version: &str| {
+        std::process::Command::new(&bin)
+            .args(["predict", "--primitive", "Convert_8u32f_C1R", "--width", "31", "--height", "31"])
+            .args(["--src-stride", "32", "--dst-stride", "128", "--npp-version", version])
+            .current_dir(dir.path())
+            .env_remove("NPPBENCH_NPP_DIR")
+            .output()
+            .unwrap()
+    };
+    let o = ask("13.0");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.starts_with("NPP 13.0.1.2, from the built-in knowledge npp-13.0.1-sm90"), "{text}");
+    assert!(text.contains(": pixels right (rule); leak (rule"), "{text}");
+    assert!(text.contains("races (rule)"), "{text}");
+    let o = ask("11.8");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no knowledge of NPP 11.8") && err.contains("it knows 12.2.3, 13.0.1, 13.2.0"), "{err}");
+}

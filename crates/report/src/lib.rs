@@ -23,6 +23,7 @@ pub use nppbench_analysis::{self as analysis, compare};
 use std::path::{Path, PathBuf};
 
 use nppbench_analysis::RunAnalysis;
+use nppbench_analysis::knowledge::Knowledge;
 use nppbench_model::{RunFile, ShieldReport, TraceFile};
 
 pub use crate::error::ReportError;
@@ -252,15 +253,15 @@ pub struct RenderedTrace {
     pub call_sites_csv: String,
 }
 
-/// The view model of a trace's page, with the rules, fixes and predictions of `atlas` (runs of
-/// the traced program's NPP version; none: the page says how to get them).
-pub fn trace_page(trace: &TraceFile, atlas: &[RunFile]) -> Result<view::trace::TracePage, ReportError> {
+/// The view model of a trace's page, with the rules, fixes and predictions of `atlas` (knowledge
+/// of the traced program's NPP version; none: the page says how to get them).
+pub fn trace_page(trace: &TraceFile, atlas: &[Knowledge]) -> Result<view::trace::TracePage, ReportError> {
     let findings = nppbench_analysis::trace::findings(trace, atlas);
     view::trace::trace_page(trace, &findings).map_err(ReportError::Chart)
 }
 
 /// Renders a trace's page, summary.md and call_sites.csv.
-pub fn render_trace(trace: &TraceFile, atlas: &[RunFile]) -> Result<RenderedTrace, ReportError> {
+pub fn render_trace(trace: &TraceFile, atlas: &[Knowledge]) -> Result<RenderedTrace, ReportError> {
     let findings = nppbench_analysis::trace::findings(trace, atlas);
     let page = view::trace::trace_page(trace, &findings).map_err(ReportError::Chart)?;
     let [index_html, summary_md, _] = render_templates(
@@ -284,7 +285,7 @@ pub fn render_trace(trace: &TraceFile, atlas: &[RunFile]) -> Result<RenderedTrac
 
 /// Renders a trace into `out` (`index.html`, `summary.md`, `call_sites.csv`) and returns the
 /// page's path. The caller places the trace.json beside it, which the page links to.
-pub fn render_trace_to_dir(trace: &TraceFile, atlas: &[RunFile], out: &Path) -> Result<PathBuf, ReportError> {
+pub fn render_trace_to_dir(trace: &TraceFile, atlas: &[Knowledge], out: &Path) -> Result<PathBuf, ReportError> {
     let r = render_trace(trace, atlas)?;
     write_files(
         out,

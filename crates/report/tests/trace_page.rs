@@ -131,7 +131,8 @@ fn atlas() -> RunFile {
 
 /// The page as a reader sees its text: tera escapes `/` and `'` in what it interpolates.
 fn render(trace: &TraceFile, atlas: &[RunFile]) -> nppbench_report::RenderedTrace {
-    let mut r = nppbench_report::render_trace(trace, atlas).unwrap();
+    let known = nppbench_analysis::knowledge::Knowledge::of_runs(atlas).unwrap();
+    let mut r = nppbench_report::render_trace(trace, &known).unwrap();
     r.index_html = r.index_html.replace("&#x2F;", "/").replace("&#x27;", "'");
     r
 }

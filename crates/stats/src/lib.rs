@@ -62,7 +62,7 @@ pub fn least_squares(x: &[f64], y: &[f64]) -> Option<Fit> {
 }
 
 /// How a memory series behaves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeakClass {
     /// Still growing at the end: grows without bound while new threads call.

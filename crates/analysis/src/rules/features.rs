@@ -12,7 +12,7 @@ pub const MODULI: [u32; 9] = [2, 4, 8, 16, 32, 64, 128, 256, 512];
 pub const LARGE_PIXELS: u64 = 1_000_000;
 
 /// A property of a scenario.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Feature {
     /// A source row's bytes (width × the source's bytes per pixel) are a multiple of N.
     SrcRowBytesMultiple(u32),
@@ -157,7 +157,7 @@ pub fn declares_non_blocking(stream: StreamKind, context: ContextFill) -> bool {
 }
 
 /// A feature, or its negation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Literal {
     pub feature: Feature,
     /// `false` for the negation ("the width is not a multiple of 16 bytes").

@@ -32,7 +32,7 @@ pub use self::search::MAX_LITERALS;
 use self::search::{Found, search};
 
 /// A scenario as the rule discovery sees it: its axes, and the class it was measured in.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Case {
     pub id: String,
     pub primitive: Primitive,
@@ -59,7 +59,7 @@ impl Case {
 }
 
 /// The rule found for one primitive and one class.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Rule {
     pub primitive: Primitive,
     /// The class the rule separates: `leak`, or, among the scenarios that do not leak, `bounded`.
@@ -73,7 +73,7 @@ pub struct Rule {
 }
 
 /// How a rule did on the scenarios held out of its fit.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeldOut {
     pub total: usize,
     /// The held-out scenarios it got wrong: id, and whether that scenario was of the class.
@@ -86,7 +86,7 @@ impl HeldOut {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum RuleKind {
     /// No fitted scenario is of the class.
     Never,

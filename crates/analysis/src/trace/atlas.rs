@@ -15,16 +15,15 @@
 //!   not record, so the trace cannot tell it apart and asks for the nearer one.
 //! - **Threading**: a thread per call, a pool of the group's threads, or a single thread.
 
-use nppbench_model::{ContextFill, Geometry, Primitive, RunFile, StreamKind, Threading, TraceFile};
+use nppbench_model::{ContextFill, Geometry, Primitive, StreamKind, Threading, TraceFile};
 use nppbench_stats::LeakClass;
 
 use super::groups::{Advice, Prediction, SiteGroup, SiteStream, ThreadingPattern, Unpredicted};
-use crate::RunAnalysis;
-use crate::evidence::{Evidence, FunctionRules, groups, pool};
+use crate::evidence::{Evidence, FunctionRules};
+use crate::knowledge::Knowledge;
 use crate::predict::{answer, answer_race, answer_wrong, query};
-use crate::verdict::{Fix, fixes};
 
-/// The atlas runs the predictions come from: one NPP version and GPU model, pooled.
+/// The knowledge the predictions come from: one NPP version and GPU architecture, its runs pooled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AtlasBasis {
     pub npp_version: String,
@@ -45,8 +44,10 @@ fn same_version(a: &str, b: &str) -> bool {
     a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
 }
 
-/// Fills each group's prediction and advice from `atlas`; the basis, or `None` without atlas.
-pub(super) fn predict_groups(trace: &TraceFile, atlas: &[RunFile], groups_: &mut [SiteGroup]) -> Option<AtlasBasis> {
+/// Fills each group's prediction and advice from `atlas` (the knowledge of each NPP version and
+/// GPU given: that of the trace's NPP version is used where there, else the first); the basis, or
+/// `None` without atlas.
+pub(super) fn predict_groups(trace: &TraceFile, atlas: &[Knowledge], groups_: &mut [SiteGroup]) -> Option<AtlasBasis> {
     for g in groups_.iter_mut() {
         g.prediction = Err(Unpredicted::NoAtlas);
         if g.geometry.is_none() {
@@ -56,17 +57,13 @@ pub(super) fn predict_groups(trace: &TraceFile, atlas: &[RunFile], groups_: &mut
     if atlas.is_empty() {
         return None;
     }
-    let analyses: Vec<RunAnalysis<'_>> = atlas.iter().map(RunAnalysis::new).collect();
-    let all = groups(&analyses);
     let chosen = trace
         .npp_version
         .as_deref()
-        .and_then(|v| all.iter().position(|(av, _, _)| same_version(av, v)))
+        .and_then(|v| atlas.iter().position(|k| same_version(&k.npp_version, v)))
         .unwrap_or(0);
-    let (version, gpu, members) = &all[chosen];
-    let runs: Vec<&RunAnalysis<'_>> = members.iter().map(|&i| &analyses[i]).collect();
-    let evidence = pool(&runs);
-    let rules = evidence.rules();
+    let k = &atlas[chosen];
+    let (evidence, rules) = (&k.evidence, &k.rules);
     for g in groups_.iter_mut() {
         let Some(p) = g.primitive else {
             if g.geometry.is_some() {
@@ -76,25 +73,26 @@ pub(super) fn predict_groups(trace: &TraceFile, atlas: &[RunFile], groups_: &mut
         };
         let advice = Advice {
             rules: rules.iter().find(|f| f.primitive == p).cloned(),
-            fixes: merged_fixes(&runs, p),
+            fixes: k.fixes_of(p).to_vec(),
         };
         g.advice = (advice.rules.is_some() || !advice.fixes.is_empty()).then_some(advice);
         if g.geometry.is_some() {
-            g.prediction = predict(g, p, &evidence, &rules);
+            g.prediction = predict(g, p, evidence, rules);
         }
     }
+    let gpus = |k: &Knowledge| k.gpu_models.join(" and ");
     Some(AtlasBasis {
-        npp_version: version.clone(),
-        gpu: gpu.clone(),
-        runs: runs.len(),
+        npp_version: k.npp_version.clone(),
+        gpu: gpus(k),
+        runs: k.sources.len(),
         scenarios: evidence.cases.len(),
         held_out: evidence.cases.iter().filter(|c| c.held_out).count(),
-        version_matches: trace.npp_version.as_deref().map(|v| same_version(version, v)),
-        not_used: all
+        version_matches: trace.npp_version.as_deref().map(|v| same_version(&k.npp_version, v)),
+        not_used: atlas
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != chosen)
-            .map(|(_, (v, g, _))| format!("{v} on {g}"))
+            .map(|(_, o)| format!("{} on {}", o.npp_version, gpus(o)))
             .collect(),
     })
 }
@@ -176,32 +174,3 @@ fn predict(
     })
 }
 
-/// The fixes each run measured beside `p`'s leaking scenarios, merged by title.
-fn merged_fixes(runs: &[&RunAnalysis<'_>], p: Primitive) -> Vec<Fix> {
-    let mut out: Vec<Fix> = Vec::new();
-    for a in runs {
-        let mut only = (*a).clone();
-        only.memory.retain(|m| m.record.scenario.primitive == p);
-        only.throughput.retain(|t| t.record.scenario.primitive == p);
-        for f in fixes(&only) {
-            match out.iter_mut().find(|o| o.title == f.title) {
-                Some(o) => {
-                    o.compared += f.compared;
-                    o.fixed += f.fixed;
-                    o.worst_growth_mib = o.worst_growth_mib.max(f.worst_growth_mib);
-                    o.time_change_pct = widen(o.time_change_pct, f.time_change_pct);
-                    o.latency_change_pct = widen(o.latency_change_pct, f.latency_change_pct);
-                }
-                None => out.push(f),
-            }
-        }
-    }
-    out
-}
-
-fn widen(a: Option<(f64, f64)>, b: Option<(f64, f64)>) -> Option<(f64, f64)> {
-    match (a, b) {
-        (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
-        (x, None) | (None, x) => x,
-    }
-}

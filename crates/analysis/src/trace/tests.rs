@@ -357,7 +357,7 @@ fn predictions_from_a_real_atlas_agree_or_show_the_disagreement() {
         30,
         0,
     ));
-    let atlas = [atlas_run()];
+    let atlas = crate::knowledge::Knowledge::of_runs(&[atlas_run()]).unwrap();
     let f = findings(&t, &atlas);
     let basis = f.atlas.as_ref().unwrap();
     assert_eq!(basis.version_matches, Some(true));

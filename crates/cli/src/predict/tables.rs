@@ -3,9 +3,9 @@
 use super::Row;
 
 /// A score: in all, by width octave, by function (worst first), and the first misses.
-pub(super) fn score_table(score: &nppbench_analysis::score::Score, version: &str, runs: usize) -> String {
+pub(super) fn score_table(score: &nppbench_analysis::score::Score, version: &str, from: &str) -> String {
     use nppbench_analysis::score::octave_label;
-    let mut out = format!("NPP {version}, from {runs} run(s): {}\n", score.total.words());
+    let mut out = format!("NPP {version}, from {from}: {}\n", score.total.words());
     if score.race_total.total() > 0 {
         out.push_str(&format!("races or not: {}\n", score.race_total.words()));
     }
@@ -56,8 +56,8 @@ pub(super) fn score_table(score: &nppbench_analysis::score::Score, version: &str
     out
 }
 
-pub(super) fn table(rows: &[Row], version: &str, runs: usize) -> String {
-    let mut out = format!("NPP {version}, from {runs} run(s)\n");
+pub(super) fn table(rows: &[Row], version: &str, from: &str) -> String {
+    let mut out = format!("NPP {version}, from {from}\n");
     for r in rows {
         out.push_str(&format!(
             "{} {}x{} src {} dst {} {} {} {}: pixels {} ({}); {} ({}, {}: {}); {} ({}){}{}{}{}{}{}\n",

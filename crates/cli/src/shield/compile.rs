@@ -8,11 +8,11 @@
 //! and a literal the interposer cannot evaluate make the hazard unknown: such calls are left
 //! alone and counted.
 
-use nppbench_analysis::RunAnalysis;
-use nppbench_analysis::evidence::{FunctionRules, groups, pool};
+use nppbench_analysis::evidence::FunctionRules;
+use nppbench_analysis::knowledge::Knowledge;
 use nppbench_analysis::rules::{Feature, LARGE_PIXELS, Literal, Rule, RuleKind};
 use nppbench_model::{
-    Condition, Hazard, HazardRule, RunFile, SHIELD_SCHEMA_VERSION, ShieldFunction, ShieldKnowledge, ShieldPlan,
+    Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldFunction, ShieldKnowledge, ShieldPlan,
     ShieldTest,
 };
 
@@ -75,24 +75,23 @@ fn function(f: &FunctionRules) -> ShieldFunction {
     }
 }
 
-/// The plan for `hazards` from the atlas runs `atlas`: one knowledge per NPP version and GPU
-/// model, in the order the runs were given; a version with no function ruled on is left out.
-pub(crate) fn plan(atlas: &[RunFile], hazards: &[Hazard]) -> ShieldPlan {
-    let analyses: Vec<RunAnalysis<'_>> = atlas.iter().map(RunAnalysis::new).collect();
-    let knowledge = groups(&analyses)
-        .into_iter()
-        .filter_map(|(version, gpu, members)| {
-            let runs: Vec<&RunAnalysis<'_>> = members.iter().map(|&i| &analyses[i]).collect();
-            let functions: Vec<ShieldFunction> = pool(&runs)
-                .rules()
+/// The plan for `hazards` from `knowledge` (the built-in knowledge, or that of the atlas runs
+/// given: one per NPP version and GPU), in its order; a version with no function ruled on is left
+/// out.
+pub(crate) fn plan(knowledge: &[Knowledge], hazards: &[Hazard]) -> ShieldPlan {
+    let knowledge = knowledge
+        .iter()
+        .filter_map(|k| {
+            let functions: Vec<ShieldFunction> = k
+                .rules
                 .iter()
                 .filter(|f| f.leak.measured + f.leak.held_out.total > 0)
                 .map(function)
                 .collect();
-            (!functions.is_empty()).then_some(ShieldKnowledge {
-                npp_version: version,
-                gpu,
-                runs: members.len(),
+            (!functions.is_empty()).then(|| ShieldKnowledge {
+                npp_version: k.npp_version.clone(),
+                gpu: k.gpu_models.join(" and "),
+                runs: k.sources.len(),
                 functions,
             })
         })

@@ -18,7 +18,6 @@ use clap::Args;
 use nppbench_model::{Hazard, ShieldAction, ShieldPlan, ShieldReport, TraceEnd, TraceFile};
 
 use crate::exit::bad_input;
-use crate::runs::read_runs;
 use crate::trace::{end_of, exit_code, forward_signals, held_signals, interposer, prepend};
 
 #[derive(Debug, Args)]
@@ -28,8 +27,9 @@ pub(crate) struct ShieldArgs {
     /// pixels at unaligned strides) is not built yet.
     #[arg(long, value_name = "HAZARDS", value_delimiter = ',', default_value = "leak,race")]
     pub(crate) hazards: Vec<HazardArg>,
-    /// Atlas runs (run.json, or folders of them) whose rules decide which calls leak or race;
-    /// runs of the NPP version the program loads.
+    /// Atlas runs (run.json, or folders of them) or knowledge files whose rules decide which
+    /// calls leak or race, of the NPP version the program loads; default: the knowledge built
+    /// into nppbench (`nppbench predict --help` says which versions).
     #[arg(long, value_name = "RUN")]
     pub(crate) atlas: Vec<PathBuf>,
     /// A folder for shield.json, its page (index.html) and the plan applied (plan.json).
@@ -73,16 +73,12 @@ fn hazards(args: &[HazardArg]) -> anyhow::Result<Vec<Hazard>> {
     Ok(out)
 }
 
-/// The plan from `--atlas`, refused where there is no atlas or it rules on no function.
+/// The plan from `--atlas` (runs, or knowledge files), else from the knowledge built into
+/// nppbench (every version: the interposer uses the one the program loads); refused where it
+/// rules on no function.
 fn plan(args: &ShieldArgs, hazards: &[Hazard]) -> anyhow::Result<ShieldPlan> {
-    if args.atlas.is_empty() {
-        return Err(bad_input(
-            "no atlas: the shield applies the leak and race rules of atlas runs of the NPP version the program \
-             loads; name them with --atlas (e.g. --atlas reports/h100-atlas-npp-13.0.1)",
-        ));
-    }
-    let runs: Vec<_> = read_runs(&args.atlas)?.into_iter().map(|(_, r)| r).collect();
-    let plan = compile::plan(&runs, hazards);
+    let knowledge = crate::knowledge::for_shield(&args.atlas)?;
+    let plan = compile::plan(&knowledge, hazards);
     if plan.knowledge.is_empty() {
         return Err(bad_input(format!(
             "the atlas runs given ({}) measured no memory scenario to rule on: name atlas runs (`nppbench run --preset atlas`)",

@@ -292,7 +292,7 @@ pub(super) fn fix_view(f: &Fix) -> FixView {
     }
     effect.push('.');
     FixView {
-        title: f.title.to_owned(),
+        title: f.title.to_string(),
         effect,
         works: if f.race_compared > 0 {
             f.ends_both()

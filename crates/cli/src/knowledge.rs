@@ -1,0 +1,207 @@
+//! Where `predict` and `trace` get their knowledge: the atlas runs or knowledge files given with
+//! `--atlas`, or else the knowledge built into the binary (`build.rs`: `knowledge/*.json.gz`) of
+//! the NPP version asked for (`--npp-version`) or found (`--npp DIR`, else the default search).
+//! Either way the same evidence and rules, and words saying which were used.
+
+use std::path::{Path, PathBuf};
+
+use nppbench_analysis::RunAnalysis;
+use nppbench_analysis::evidence::{Evidence, FunctionRules, pool};
+use nppbench_analysis::knowledge::Knowledge;
+
+use crate::exit::bad_input;
+use crate::runs::{one_npp_version, read_runs};
+
+include!(concat!(env!("OUT_DIR"), "/knowledge.rs"));
+
+/// The evidence and rules an answer rests on, and where they came from.
+pub(crate) struct Known {
+    /// NPP's version (`13.0.1.2`).
+    pub(crate) version: String,
+    pub(crate) evidence: Evidence,
+    pub(crate) rules: Vec<FunctionRules>,
+    /// "8 run(s)", or "the built-in knowledge npp-13.0.1-sm90 (8 runs on NVIDIA H100 …)".
+    pub(crate) from: String,
+}
+
+/// Three parts of a version (`13.0.1` of `13.0.1.2`).
+pub(crate) fn short(version: &str) -> String {
+    version.split('.').take(3).collect::<Vec<_>>().join(".")
+}
+
+/// Whether `version` is `asked`, or begins with its parts (`13.0` asks for `13.0.1.2`).
+fn matches(version: &str, asked: &str) -> bool {
+    version == asked || version.starts_with(&format!("{asked}."))
+}
+
+/// The built-in knowledge files whose names (`npp-13.0.1-sm90`) pass `keep` (given the version
+/// in the name, `13.0.1`), each read: only those, since reading one takes tens of milliseconds.
+/// They are the binary's own files: one that does not load is nppbench's fault.
+fn built_in_where(keep: impl Fn(&str) -> bool) -> Vec<Knowledge> {
+    BUILT_IN
+        .iter()
+        .filter(|(name, _)| keep(name_version(name)))
+        .map(|(name, bytes)| {
+            Knowledge::from_bytes(bytes, &format!("built-in knowledge {name}"))
+                .unwrap_or_else(|e| panic!("the built-in knowledge does not load: {e}"))
+        })
+        .collect()
+}
+
+/// The version a knowledge file's name carries: `13.0.1` of `npp-13.0.1-sm90`.
+fn name_version(name: &str) -> &str {
+    name.trim_start_matches("npp-").split('-').next().unwrap_or_default()
+}
+
+/// The versions built in, for messages: "12.2.3, 13.0.1, 13.2.0".
+pub(crate) fn built_in_versions() -> String {
+    let mut v: Vec<&str> = BUILT_IN.iter().map(|(name, _)| name_version(name)).collect();
+    v.dedup();
+    v.join(", ")
+}
+
+/// The built-in knowledge of NPP `version` (`13.0`, `13.0.1.2`).
+pub(crate) fn of_version(version: &str) -> anyhow::Result<Known> {
+    let found = built_in_where(|v| matches(v, version) || matches(version, v));
+    let Some(k) = found.into_iter().next() else {
+        return Err(bad_input(format!(
+            "no knowledge of NPP {version} is built into nppbench (it knows {}): measure an atlas with `nppbench run --preset atlas` on that version and give it with --atlas",
+            built_in_versions()
+        )));
+    };
+    Ok(known(k, "built-in knowledge"))
+}
+
+fn known(k: Knowledge, what: &str) -> Known {
+    let from = format!(
+        "the {what} {} ({} run(s) on {}, made by {})",
+        k.name(),
+        k.sources.len(),
+        k.gpu_models.join(" and "),
+        k.made_by
+    );
+    Known {
+        version: k.npp_version,
+        evidence: k.evidence,
+        rules: k.rules,
+        from,
+    }
+}
+
+/// The knowledge for an answer: `atlas` (runs, folders of runs, or one knowledge file) where
+/// given, refused if not of `version`; else the built-in knowledge of `version`, or of the NPP in
+/// `npp` (a folder), or of the NPP the default search finds.
+pub(crate) fn resolve(atlas: &[PathBuf], version: Option<&str>, npp: Option<&Path>) -> anyhow::Result<Known> {
+    if !atlas.is_empty() {
+        return from_atlas(atlas, version);
+    }
+    if let Some(v) = version {
+        return of_version(v);
+    }
+    match nppbench_engine::load_npp(npp) {
+        Ok(lib) => {
+            let v = lib.version().to_string();
+            of_version(&v)
+        }
+        Err(e) if npp.is_some() => Err(bad_input(format!("--npp: {e}"))),
+        Err(_) => Err(bad_input(format!(
+            "say which NPP to answer for: --npp-version VERSION (nppbench knows {}), --npp DIR (a folder of NPP's libraries), or --atlas RUN (runs of your own); no NPP was found where nppbench looks",
+            built_in_versions()
+        ))),
+    }
+}
+
+/// The knowledge a trace's page and gates use: `atlas` (runs of any NPP versions, or knowledge
+/// files) where given, else the built-in knowledge of the NPP version the traced program loaded
+/// (`npp_version`), none where there is none of it.
+pub(crate) fn for_trace(atlas: &[PathBuf], npp_version: Option<&str>) -> anyhow::Result<Vec<Knowledge>> {
+    if atlas.is_empty() {
+        let Some(v) = npp_version else {
+            return Ok(Vec::new());
+        };
+        return Ok(built_in_where(|name| name == short(v)).into_iter().take(1).collect());
+    }
+    given(atlas)
+}
+
+/// The knowledge `shield` compiles its plan from: `atlas` (runs of any NPP versions, or knowledge
+/// files) where given, else every built-in knowledge (the interposer picks the NPP loaded).
+pub(crate) fn for_shield(atlas: &[PathBuf]) -> anyhow::Result<Vec<Knowledge>> {
+    if atlas.is_empty() {
+        return Ok(built_in_where(|_| true));
+    }
+    given(atlas)
+}
+
+/// Runs of any NPP versions and knowledge files, as knowledge (one per version and GPU model).
+fn given(atlas: &[PathBuf]) -> anyhow::Result<Vec<Knowledge>> {
+    let mut out = Vec::new();
+    let mut runs = Vec::new();
+    for p in atlas {
+        match std::fs::read(p) {
+            Ok(bytes) if p.is_file() && Knowledge::is_knowledge(&bytes) => {
+                out.push(Knowledge::from_bytes(&bytes, &p.display().to_string()).map_err(bad_input)?);
+            }
+            _ => runs.extend(read_runs(std::slice::from_ref(p))?.into_iter().map(|(_, r)| r)),
+        }
+    }
+    out.extend(Knowledge::of_runs(&runs).map_err(bad_input)?);
+    Ok(out)
+}
+
+/// `--atlas`: one knowledge file, or runs of one NPP version.
+fn from_atlas(atlas: &[PathBuf], version: Option<&str>) -> anyhow::Result<Known> {
+    let is_knowledge = |p: &PathBuf| p.is_file() && std::fs::read(p).is_ok_and(|b| Knowledge::is_knowledge(&b));
+    if let Some(path) = atlas.iter().find(|p| is_knowledge(p)) {
+        if atlas.len() > 1 {
+            return Err(bad_input(format!(
+                "--atlas {}: a knowledge file is answered from alone; give it without runs, or give runs alone",
+                path.display()
+            )));
+        }
+        let bytes = std::fs::read(path)?;
+        let k = Knowledge::from_bytes(&bytes, &path.display().to_string()).map_err(bad_input)?;
+        if let Some(asked) = version
+            && !matches(&k.npp_version, asked)
+        {
+            return Err(bad_input(format!(
+                "--npp-version {asked}: {} is knowledge of NPP {}",
+                path.display(),
+                k.npp_version
+            )));
+        }
+        return Ok(known(k, "knowledge file"));
+    }
+    let loaded = read_runs(atlas)?;
+    let version = one_npp_version(&loaded, version)?;
+    let analyses: Vec<RunAnalysis<'_>> = loaded.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
+    let evidence = pool(&analyses.iter().collect::<Vec<_>>());
+    let rules = evidence.rules();
+    Ok(Known {
+        version,
+        evidence,
+        rules,
+        from: format!("{} run(s)", loaded.len()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every built-in file loads with this nppbench's schema, one per version, and `13.0` finds
+    /// 13.0.1.
+    #[test]
+    fn the_built_in_knowledge_loads_and_is_found_by_version() {
+        let all = built_in_where(|_| true);
+        assert!(all.len() >= 3, "{}", built_in_versions());
+        for (k, (name, _)) in all.iter().zip(BUILT_IN) {
+            assert_eq!(&k.name(), name, "a file's name says its version and architecture");
+        }
+        let k = of_version("13.0").unwrap();
+        assert!(k.version.starts_with("13.0.1"), "{}", k.version);
+        assert!(k.from.contains("built-in knowledge npp-13.0.1-sm90"), "{}", k.from);
+        let err = of_version("11.8").err().unwrap().to_string();
+        assert!(err.contains("no knowledge of NPP 11.8") && err.contains("12.2.3, 13.0.1, 13.2.0"), "{err}");
+    }
+}
