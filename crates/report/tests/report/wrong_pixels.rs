@@ -40,6 +40,31 @@ fn the_versions_page_opens_with_the_wrong_pixel_regression() {
 
 /// A run's verdict counts a wrong output as a class, never as a failed scenario, and its page
 /// leads with it; a miss of nppbench's own reference is never called NPP's wrong pixels.
+/// Issue #44's three versions: the wrong-pixel study of NPP 12.2.3.2, 13.0.1.2 and 13.2.0.58
+/// measured side by side on an H200 (`reports/wrong-pixels/`). The first five lines say each newer
+/// version's regression against 12.2.3, with the exact rule the search found (a source row
+/// starting 9 to 11 bytes past a 16-byte boundary) and a measured first wrong pixel.
+#[test]
+fn the_three_versions_page_says_each_regression_with_its_rule_first() {
+    let run = |v: &str| {
+        load(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../../reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-{v}.json.gz")),
+        )
+    };
+    let r = nppbench_report::render(&[run("12.2.3"), run("13.0.1"), run("13.2.0")]).unwrap();
+    let head: Vec<&str> = r.summary_md.lines().take(5).collect();
+    for newer in ["13.0.1.2", "13.2.0.58"] {
+        let said = format!("NPP {newer} computes wrong pixels where NPP 12.2.3.2 computed them right");
+        let lead = head
+            .iter()
+            .find(|l| l.contains(&said))
+            .unwrap_or_else(|| panic!("{newer}: {head:#?}"));
+        assert!(lead.contains("some source row starts 9 to 11 bytes past a 16-byte boundary"), "{lead}");
+        assert!(lead.contains("For example") && lead.contains("where") && lead.contains("is expected"), "{lead}");
+    }
+}
+
 #[test]
 fn a_wrong_output_is_a_class_of_the_verdict_not_a_failure() {
     let run = bisected("13.0.1");
