@@ -23,7 +23,13 @@ fn seed_case() -> nppbench_analysis::rules::Case {
         dst_stride: 128,
         ..Geometry::new(p, 31, 31, 32)
     };
-    query(p, g, StreamKind::Blocking, ContextFill::FromStream, Threading::ThreadPerCall)
+    query(
+        p,
+        g,
+        StreamKind::Blocking,
+        ContextFill::FromStream,
+        Threading::ThreadPerCall,
+    )
 }
 
 fn bench(c: &mut Criterion) {
@@ -35,10 +41,16 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let k = Knowledge::from_bytes(&bytes, "bench").unwrap();
             let a = answer(&k.evidence, &k.rules, &q);
-            (a.class, answer_race(&k.evidence, &k.rules, &q).races, answer_wrong(&k.evidence, &k.rules, &q).wrong)
+            (
+                a.class,
+                answer_race(&k.evidence, &k.rules, &q).races,
+                answer_wrong(&k.evidence, &k.rules, &q).wrong,
+            )
         })
     });
-    g.bench_function("read the knowledge", |b| b.iter(|| Knowledge::from_bytes(&bytes, "bench").unwrap()));
+    g.bench_function("read the knowledge", |b| {
+        b.iter(|| Knowledge::from_bytes(&bytes, "bench").unwrap())
+    });
     let k = Knowledge::from_bytes(&bytes, "bench").unwrap();
     g.bench_function("answer", |b| b.iter(|| answer(&k.evidence, &k.rules, &q).class));
     g.finish();

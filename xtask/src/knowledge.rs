@@ -30,7 +30,10 @@ pub(crate) const SOURCES: [(&str, &[&str]); 3] = [
             "reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-13.0.1.json.gz",
         ],
     ),
-    ("npp-13.2.0-sm90", &["reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-13.2.0.json.gz"]),
+    (
+        "npp-13.2.0-sm90",
+        &["reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-13.2.0.json.gz"],
+    ),
 ];
 
 /// Who made a file: the crate's version alone, so that the same runs make the same file.

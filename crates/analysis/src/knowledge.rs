@@ -124,7 +124,10 @@ impl Knowledge {
         let arch = arch_of(&first.environment.gpu.compute_capability);
         let mut gpu_models: Vec<String> = Vec::new();
         for (name, r) in runs {
-            let (v, a) = (r.environment.npp.full_version(), arch_of(&r.environment.gpu.compute_capability));
+            let (v, a) = (
+                r.environment.npp.full_version(),
+                arch_of(&r.environment.gpu.compute_capability),
+            );
             let mixed = |what, first: &str, other: String| KnowledgeError::Mixed {
                 what,
                 first: first.to_owned(),
@@ -187,7 +190,8 @@ impl Knowledge {
         groups(&analyses)
             .into_iter()
             .map(|(_, _, members)| {
-                let named: Vec<(String, &RunFile)> = members.iter().map(|&i| (format!("run {}", i + 1), &runs[i])).collect();
+                let named: Vec<(String, &RunFile)> =
+                    members.iter().map(|&i| (format!("run {}", i + 1), &runs[i])).collect();
                 Knowledge::from_runs(&named, "this nppbench")
             })
             .collect()
@@ -195,7 +199,10 @@ impl Knowledge {
 
     /// The fixes measured beside `p`'s leaking scenarios.
     pub fn fixes_of(&self, p: Primitive) -> &[Fix] {
-        self.fixes.iter().find(|(q, _)| *q == p).map_or(&[], |(_, f)| f.as_slice())
+        self.fixes
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map_or(&[], |(_, f)| f.as_slice())
     }
 
     /// Its file name's stem: `npp-13.0.1-sm90`.

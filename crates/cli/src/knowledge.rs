@@ -202,6 +202,9 @@ mod tests {
         assert!(k.version.starts_with("13.0.1"), "{}", k.version);
         assert!(k.from.contains("built-in knowledge npp-13.0.1-sm90"), "{}", k.from);
         let err = of_version("11.8").err().unwrap().to_string();
-        assert!(err.contains("no knowledge of NPP 11.8") && err.contains("12.2.3, 13.0.1, 13.2.0"), "{err}");
+        assert!(
+            err.contains("no knowledge of NPP 11.8") && err.contains("12.2.3, 13.0.1, 13.2.0"),
+            "{err}"
+        );
     }
 }

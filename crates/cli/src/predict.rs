@@ -21,8 +21,8 @@ use crate::exit::bad_input;
 
 mod fixes;
 mod tables;
-use fixes::{fixes, wrong_fixes};
 use crate::runs::{one_npp_version, read_runs};
+use fixes::{fixes, wrong_fixes};
 use tables::{score_table, table};
 
 #[derive(Args)]

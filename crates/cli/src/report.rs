@@ -68,7 +68,11 @@ pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf
 /// predictions of the `atlas` runs; returns the page's path.
 /// Renders the trace page of `trace_path` with the atlas runs `atlas` into `out`; returns the
 /// page's path and the atlas runs read.
-pub(crate) fn trace_page(trace_path: &Path, atlas: &[PathBuf], out: &Path) -> anyhow::Result<(PathBuf, Vec<Knowledge>)> {
+pub(crate) fn trace_page(
+    trace_path: &Path,
+    atlas: &[PathBuf],
+    out: &Path,
+) -> anyhow::Result<(PathBuf, Vec<Knowledge>)> {
     let trace = read_trace(trace_path)?;
     let known = crate::knowledge::for_trace(atlas, trace.npp_version.as_deref())?;
     let written = nppbench_report::render_trace_to_dir(&trace, &known, out)

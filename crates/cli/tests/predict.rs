@@ -422,7 +422,15 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
     std::fs::copy(built, &bin).unwrap();
     let ask = |version: &str| {
         std::process::Command::new(&bin)
-            .args(["predict", "--primitive", "Convert_8u32f_C1R", "--width", "31", "--height", "31"])
+            .args([
+                "predict",
+                "--primitive",
+                "Convert_8u32f_C1R",
+                "--width",
+                "31",
+                "--height",
+                "31",
+            ])
             .args(["--src-stride", "32", "--dst-stride", "128", "--npp-version", version])
             .current_dir(dir.path())
             .env_remove("NPPBENCH_NPP_DIR")
@@ -432,11 +440,17 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
     let o = ask("13.0");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(text.starts_with("NPP 13.0.1.2, from the built-in knowledge npp-13.0.1-sm90"), "{text}");
+    assert!(
+        text.starts_with("NPP 13.0.1.2, from the built-in knowledge npp-13.0.1-sm90"),
+        "{text}"
+    );
     assert!(text.contains(": pixels right (rule); leak (rule"), "{text}");
     assert!(text.contains("races (rule)"), "{text}");
     let o = ask("11.8");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no knowledge of NPP 11.8") && err.contains("it knows 12.2.3, 13.0.1, 13.2.0"), "{err}");
+    assert!(
+        err.contains("no knowledge of NPP 11.8") && err.contains("it knows 12.2.3, 13.0.1, 13.2.0"),
+        "{err}"
+    );
 }

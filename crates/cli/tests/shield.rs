@@ -164,5 +164,9 @@ fn bad_input_is_refused_with_what_to_do() {
     // Without --atlas, the knowledge built into nppbench decides (the NPP loaded picks its own).
     let o = shield(&[], "13.0.1", Some(0));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("with the atlas of NPP 13.0.1.2"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("with the atlas of NPP 13.0.1.2"),
+        "{}",
+        text(&o.stdout)
+    );
 }

@@ -64,9 +64,17 @@ fn committed_runs_make_one_history_with_copies_counted_once() {
     let (_dir, mut db, added) = history();
     // Counted from what the folder search finds, never written here: a new committed run must
     // not break this test (issue #46).
-    assert_eq!(added.len(), committed_runs().len(), "every run file under reports/ is added");
+    assert_eq!(
+        added.len(),
+        committed_runs().len(),
+        "every run file under reports/ is added"
+    );
     let new = added.iter().filter(|a| matches!(a.added, Added::New { .. })).count();
-    assert!(new > 30 && new < added.len(), "{new} new of {}: copies are counted once", added.len());
+    assert!(
+        new > 30 && new < added.len(),
+        "{new} new of {}: copies are counted once",
+        added.len()
+    );
     // reports/h100-versions/ holds copies of the three full H100 runs, reports/h200-atlas-versions/
     // of the two H200 atlases, reports/h100-atlas-versions/ of the six H100 atlas runs: each is
     // already present when it is added.

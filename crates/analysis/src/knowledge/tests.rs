@@ -9,7 +9,9 @@ use super::*;
 use crate::predict::{answer, answer_race, answer_wrong, query};
 
 fn run(name: &str) -> RunFile {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/wrong-pixels/h200-GPU-fd1537c9").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/wrong-pixels/h200-GPU-fd1537c9")
+        .join(name);
     RunFile::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -29,7 +31,11 @@ fn knowledge_read_back_answers_as_the_runs_do() {
     assert_eq!(back.rules, k.rules);
     assert_eq!(back.evidence.cases.len(), k.evidence.cases.len());
     assert_eq!(back.scores, k.scores);
-    assert!(back.scores.wrong.1 > 0, "the held-out outputs are scored: {:?}", back.scores);
+    assert!(
+        back.scores.wrong.1 > 0,
+        "the held-out outputs are scored: {:?}",
+        back.scores
+    );
     // Every case answered alike from the knowledge read back and from the runs' own evidence.
     for c in k.evidence.cases.iter().chain(&k.evidence.outputs).take(300) {
         let q = query(c.primitive, c.geometry, c.stream, c.context, c.threading);
@@ -45,24 +51,37 @@ fn another_schema_a_run_and_a_truncated_file_are_refused_with_what_to_do() {
     let k = made();
     let mut json: serde_json::Value = serde_json::to_value(&k).unwrap();
     json["schema_version"] = 99.into();
-    let err = Knowledge::from_bytes(json.to_string().as_bytes(), "old.json").unwrap_err().to_string();
+    let err = Knowledge::from_bytes(json.to_string().as_bytes(), "old.json")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("knowledge schema 99 (made by nppbench test)"), "{err}");
-    assert!(err.contains("reads schema 1") && err.contains("cargo xtask knowledge"), "{err}");
+    assert!(
+        err.contains("reads schema 1") && err.contains("cargo xtask knowledge"),
+        "{err}"
+    );
     let run_bytes = serde_json::to_vec(&run("judge-wrong-npp-13.0.1.json.gz")).unwrap();
     assert!(!Knowledge::is_knowledge(&run_bytes));
     let err = Knowledge::from_bytes(&run_bytes, "run.json").unwrap_err().to_string();
     assert!(err.starts_with("run.json: not nppbench knowledge"), "{err}");
     let gz = k.to_gz();
-    let err = Knowledge::from_bytes(&gz[..gz.len() / 2], "cut.json.gz").unwrap_err().to_string();
+    let err = Knowledge::from_bytes(&gz[..gz.len() / 2], "cut.json.gz")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("may be truncated"), "{err}");
 }
 
 #[test]
 fn runs_of_two_versions_make_no_knowledge() {
-    let (a, b) = (run("judge-wrong-npp-13.0.1.json.gz"), run("judge-wrong-npp-12.2.3.json.gz"));
+    let (a, b) = (
+        run("judge-wrong-npp-13.0.1.json.gz"),
+        run("judge-wrong-npp-12.2.3.json.gz"),
+    );
     let err = Knowledge::from_runs(&[("a".to_owned(), &a), ("b".to_owned(), &b)], "test")
         .unwrap_err()
         .to_string();
-    assert!(err.contains("several NPP versions (13.0.1.2, and 12.2.3") && err.contains(" in b)"), "{err}");
+    assert!(
+        err.contains("several NPP versions (13.0.1.2, and 12.2.3") && err.contains(" in b)"),
+        "{err}"
+    );
     assert!(matches!(Knowledge::from_runs(&[], "test"), Err(KnowledgeError::NoRuns)));
 }

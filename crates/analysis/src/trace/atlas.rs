@@ -173,4 +173,3 @@ fn predict(
         agrees,
     })
 }
-

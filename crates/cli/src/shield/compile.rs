@@ -12,8 +12,7 @@ use nppbench_analysis::evidence::FunctionRules;
 use nppbench_analysis::knowledge::Knowledge;
 use nppbench_analysis::rules::{Feature, LARGE_PIXELS, Literal, Rule, RuleKind};
 use nppbench_model::{
-    Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldFunction, ShieldKnowledge, ShieldPlan,
-    ShieldTest,
+    Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldFunction, ShieldKnowledge, ShieldPlan, ShieldTest,
 };
 
 /// A literal as a test; `Ok(None)` for a literal on the threading model (dropped), `Err` for one

@@ -47,10 +47,9 @@ fn the_versions_page_opens_with_the_wrong_pixel_regression() {
 #[test]
 fn the_three_versions_page_says_each_regression_with_its_rule_first() {
     let run = |v: &str| {
-        load(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("../../reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-{v}.json.gz")),
-        )
+        load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+            "../../reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-{v}.json.gz"
+        )))
     };
     let r = nppbench_report::render(&[run("12.2.3"), run("13.0.1"), run("13.2.0")]).unwrap();
     let head: Vec<&str> = r.summary_md.lines().take(5).collect();
@@ -60,8 +59,14 @@ fn the_three_versions_page_says_each_regression_with_its_rule_first() {
             .iter()
             .find(|l| l.contains(&said))
             .unwrap_or_else(|| panic!("{newer}: {head:#?}"));
-        assert!(lead.contains("some source row starts 9 to 11 bytes past a 16-byte boundary"), "{lead}");
-        assert!(lead.contains("For example") && lead.contains("where") && lead.contains("is expected"), "{lead}");
+        assert!(
+            lead.contains("some source row starts 9 to 11 bytes past a 16-byte boundary"),
+            "{lead}"
+        );
+        assert!(
+            lead.contains("For example") && lead.contains("where") && lead.contains("is expected"),
+            "{lead}"
+        );
     }
 }
 
