@@ -1,0 +1,91 @@
+//! `nppbench predict` on what is new in it: the stride changes that end wrong pixels (issue #44),
+//! and answers from the knowledge built into the binary, with no atlas (issue #46). No GPU needed.
+
+mod common;
+
+use common::{predict_csv, reports};
+
+/// A wrong-pixel answer lists the stride changes the same evidence says compute right, with their
+/// cost (NPP 13.0.1's run of docs/atlas/wrong.toml on an H200): Copy_8u_C1R at a source stride 6
+/// bytes past a multiple of 16, whose rows then start 9 to 11 bytes past a boundary.
+#[test]
+fn a_wrong_answer_lists_the_stride_changes_that_compute_right() {
+    let run = reports().join("wrong-pixels/h200-GPU-fd1537c9/wrong-npp-13.0.1.json.gz");
+    let geometry = ["--width", "512", "--height", "256", "--dst-stride", "896"];
+    let answer = |primitive: &str, stride: &str| {
+        let mut args = vec![
+            "--atlas",
+            run.to_str().unwrap(),
+            "--primitive",
+            primitive,
+            "--src-stride",
+            stride,
+        ];
+        args.extend_from_slice(&geometry);
+        let rows = predict_csv(&args);
+        let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+        (
+            rows[1][col("wrong_class")].to_owned(),
+            rows[1][col("wrong_fixes")].to_owned(),
+        )
+    };
+    let (class, fixes) = answer("Copy_8u_C1R", "518");
+    assert_eq!(class, "wrong");
+    assert!(
+        fixes.contains(
+            "pad the source stride to a multiple of 16 bytes (518 → 528): right (rule); costs 2560 more bytes"
+        ),
+        "{fixes}"
+    );
+    assert!(
+        fixes.contains("(518 → 1024): right (rule); costs a device-to-device copy of 131072 bytes"),
+        "{fixes}"
+    );
+    // A right answer has none; a function never wrong is right at the same strides.
+    assert_eq!(answer("Copy_8u_C1R", "528"), ("right".to_owned(), String::new()));
+    assert_eq!(answer("Transpose_8u_C1R", "518").0, "right");
+}
+
+/// Issue #46: a copy of the binary alone in an empty folder, with no repository and no atlas,
+/// answers the seed report's case from the knowledge built into it (leak, and races), naming the
+/// knowledge it used; a version it has no knowledge of is refused with the versions it knows.
+#[test]
+fn a_copied_binary_answers_from_its_built_in_knowledge() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("nppbench");
+    let built = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
+    std::fs::copy(built, &bin).unwrap();
+    let ask = |version: &str| {
+        std::process::Command::new(&bin)
+            .args([
+                "predict",
+                "--primitive",
+                "Convert_8u32f_C1R",
+                "--width",
+                "31",
+                "--height",
+                "31",
+            ])
+            .args(["--src-stride", "32", "--dst-stride", "128", "--npp-version", version])
+            .current_dir(dir.path())
+            .env_remove("NPPBENCH_NPP_DIR")
+            .output()
+            .unwrap()
+    };
+    let o = ask("13.0");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text.starts_with("NPP 13.0.1.2, from the built-in knowledge npp-13.0.1-sm90"),
+        "{text}"
+    );
+    assert!(text.contains(": pixels right (rule); leak (rule"), "{text}");
+    assert!(text.contains("races (rule)"), "{text}");
+    let o = ask("11.8");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no knowledge of NPP 11.8") && err.contains("it knows 12.2.3, 13.0.1, 13.2.0"),
+        "{err}"
+    );
+}
