@@ -95,26 +95,6 @@ fn assert_every_page_ids_unique(r: &nppbench_report::Rendered, what: &str) {
     }
 }
 
-/// The pages committed under reports/ too: they are the tool's output, rendered again with
-/// `cargo xtask rerender` after a change to the pages.
-#[test]
-fn every_committed_page_file_uses_each_id_once() {
-    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")];
-    let mut pages = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "html") {
-                assert_ids_unique(&std::fs::read_to_string(&path).unwrap(), &path.display().to_string());
-                pages += 1;
-            }
-        }
-    }
-    assert!(pages > 0, "no committed page under reports/");
-}
-
 #[test]
 fn every_committed_run_page_uses_each_id_once() {
     for path in committed_runs() {
