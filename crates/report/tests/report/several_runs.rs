@@ -8,17 +8,17 @@ use nppbench_model::RunFile;
 
 use super::{assert_every_page_ids_unique, committed_runs, load};
 
-/// The H100 versions page (reports/h100-atlas-versions: three runs of NPP 12.2.3, the third a
-/// further round, then three of 13.0.1) said "atlas · run 4" in its table and "run 3" in its
-/// headings for the same run, and led with 12.2.3 run 2 against 12.2.3 run 1. A run keeps one
-/// number everywhere, and the comparisons between versions come first.
+/// The H100 versions page (the three runs of reports/h100-atlas-npp-12.2.3, the third a further
+/// round, then the three of 13.0.1) said "atlas · run 4" in its table and "run 3" in its headings
+/// for the same run, and led with 12.2.3 run 2 against 12.2.3 run 1. A run keeps one number
+/// everywhere, and the comparisons between versions come first.
 #[test]
 fn the_versions_page_numbers_each_run_once_and_leads_with_another_version() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-versions");
-    let runs: Vec<RunFile> = nppbench_model::find_run_files(&dir)
-        .unwrap()
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    let runs: Vec<RunFile> = ["h100-atlas-npp-12.2.3", "h100-atlas-npp-13.0.1"]
         .iter()
-        .map(|p| load(p))
+        .flat_map(|d| nppbench_model::find_run_files(&reports.join(d)).unwrap())
+        .map(|p| load(&p))
         .collect();
     assert_eq!(runs.len(), 6);
     let page = nppbench_report::page(&runs).unwrap();
@@ -47,7 +47,7 @@ fn the_versions_page_numbers_each_run_once_and_leads_with_another_version() {
     // Each version once in the title (it listed every run's).
     assert_eq!(page.title, "nppbench: NPP 12.2.3 vs 13.0.1.2 on NVIDIA H100 80GB HBM3");
     let r = nppbench_report::render(&runs).unwrap();
-    assert_every_page_ids_unique(&r, "reports/h100-atlas-versions");
+    assert_every_page_ids_unique(&r, "the H100 atlases of two versions");
     for (i, label) in labels.iter().enumerate() {
         if let Some(n) = label.split(" · run ").nth(1) {
             assert_eq!(n, (i + 1).to_string(), "{label} is on run-{}.html", i + 1);
