@@ -107,7 +107,7 @@ pub fn arch_of(compute_capability: &str) -> String {
 }
 
 /// Three parts of an NPP version (`13.0.1` of `13.0.1.2`).
-fn short_version(v: &str) -> String {
+pub fn short_version(v: &str) -> String {
     v.split('.').take(3).collect::<Vec<_>>().join(".")
 }
 

@@ -24,10 +24,7 @@ pub(crate) struct Known {
     pub(crate) from: String,
 }
 
-/// Three parts of a version (`13.0.1` of `13.0.1.2`).
-pub(crate) fn short(version: &str) -> String {
-    version.split('.').take(3).collect::<Vec<_>>().join(".")
-}
+pub(crate) use nppbench_analysis::knowledge::short_version as short;
 
 /// Whether `version` is `asked`, or begins with its parts (`13.0` asks for `13.0.1.2`).
 fn matches(version: &str, asked: &str) -> bool {
