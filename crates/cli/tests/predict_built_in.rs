@@ -89,3 +89,24 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
         "{err}"
     );
 }
+
+/// The knowledge built into the binary answers a stranger's draw (`reports/judge/`, which no
+/// knowledge was made from) as well as the atlas runs do: at least 98% of the classes and of the
+/// races right, for each version it has of the draws.
+#[test]
+fn the_built_in_knowledge_is_right_on_a_strangers_draw() {
+    for version in ["13.0.1", "12.2.3"] {
+        let judge = reports().join(format!("judge/npp-{version}/run.json"));
+        let rows = predict_csv(&["--npp-version", version, "--against", judge.to_str().unwrap()]);
+        let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+        let n = rows.len() - 1;
+        let right = |a: &str, b: &str| rows[1..].iter().filter(|r| r[col(a)] == r[col(b)]).count();
+        let (class, race) = (
+            right("predicted_class", "measured_class"),
+            right("race_class", "measured_race"),
+        );
+        assert!(n > 600, "{version}: {n}");
+        assert!(class * 100 >= n * 98, "{version}: {class} of {n} classes right");
+        assert!(race * 100 >= n * 98, "{version}: {race} of {n} races right");
+    }
+}
