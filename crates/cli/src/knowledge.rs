@@ -130,16 +130,31 @@ pub(crate) fn for_shield(atlas: &[PathBuf]) -> anyhow::Result<Vec<Knowledge>> {
     given(atlas)
 }
 
+/// Whether `path` is a knowledge file, from its first bytes (a run of tens of megabytes is not
+/// read whole to tell).
+fn is_knowledge_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    path.is_file()
+        && std::fs::File::open(path).is_ok_and(|f| f.take(4096).read_to_end(&mut head).is_ok())
+        && Knowledge::is_knowledge(&head)
+}
+
+/// A knowledge file, read; a bad one is bad input.
+fn read_knowledge(path: &Path) -> anyhow::Result<Knowledge> {
+    let bytes = std::fs::read(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    Knowledge::from_bytes(&bytes, &path.display().to_string()).map_err(bad_input)
+}
+
 /// Runs of any NPP versions and knowledge files, as knowledge (one per version and GPU model).
 fn given(atlas: &[PathBuf]) -> anyhow::Result<Vec<Knowledge>> {
     let mut out = Vec::new();
     let mut runs = Vec::new();
     for p in atlas {
-        match std::fs::read(p) {
-            Ok(bytes) if p.is_file() && Knowledge::is_knowledge(&bytes) => {
-                out.push(Knowledge::from_bytes(&bytes, &p.display().to_string()).map_err(bad_input)?);
-            }
-            _ => runs.extend(read_runs(std::slice::from_ref(p))?.into_iter().map(|(_, r)| r)),
+        if is_knowledge_file(p) {
+            out.push(read_knowledge(p)?);
+        } else {
+            runs.extend(read_runs(std::slice::from_ref(p))?.into_iter().map(|(_, r)| r));
         }
     }
     out.extend(Knowledge::of_runs(&runs).map_err(bad_input)?);
@@ -148,16 +163,14 @@ fn given(atlas: &[PathBuf]) -> anyhow::Result<Vec<Knowledge>> {
 
 /// `--atlas`: one knowledge file, or runs of one NPP version.
 fn from_atlas(atlas: &[PathBuf], version: Option<&str>) -> anyhow::Result<Known> {
-    let is_knowledge = |p: &PathBuf| p.is_file() && std::fs::read(p).is_ok_and(|b| Knowledge::is_knowledge(&b));
-    if let Some(path) = atlas.iter().find(|p| is_knowledge(p)) {
+    if let Some(path) = atlas.iter().find(|p| is_knowledge_file(p)) {
         if atlas.len() > 1 {
             return Err(bad_input(format!(
                 "--atlas {}: a knowledge file is answered from alone; give it without runs, or give runs alone",
                 path.display()
             )));
         }
-        let bytes = std::fs::read(path)?;
-        let k = Knowledge::from_bytes(&bytes, &path.display().to_string()).map_err(bad_input)?;
+        let k = read_knowledge(path)?;
         if let Some(asked) = version
             && !matches(&k.npp_version, asked)
         {

@@ -110,3 +110,47 @@ fn the_built_in_knowledge_is_right_on_a_strangers_draw() {
         assert!(race * 100 >= n * 98, "{version}: {race} of {n} races right");
     }
 }
+
+/// `--atlas` takes a knowledge file (a committed one here) and says it answered from it; a file
+/// of another knowledge schema is refused (exit 2) with what to do.
+#[test]
+fn a_knowledge_file_answers_through_atlas_and_another_schema_is_refused() {
+    let file = reports().join("../knowledge/npp-13.2.0-sm90.json.gz");
+    let args = [
+        "--primitive",
+        "Copy_8u_C1R",
+        "--width",
+        "512",
+        "--height",
+        "256",
+        "--src-stride",
+        "518",
+    ];
+    let mut ask = vec!["predict", "--atlas", file.to_str().unwrap()];
+    ask.extend_from_slice(&args);
+    ask.extend_from_slice(&["--dst-stride", "896"]);
+    let o = common::nppbench(&ask);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text.starts_with("NPP 13.2.0.58, from the knowledge file npp-13.2.0-sm90"),
+        "{text}"
+    );
+    assert!(text.contains("pixels wrong (rule)"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.json");
+    std::fs::write(
+        &old,
+        r#"{"format":"nppbench-knowledge","schema_version":7,"made_by":"nppbench 0.0.9"}"#,
+    )
+    .unwrap();
+    let mut ask = vec!["predict", "--atlas", old.to_str().unwrap()];
+    ask.extend_from_slice(&args);
+    let o = common::nppbench(&ask);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("knowledge schema 7 (made by nppbench 0.0.9)") && err.contains("cargo xtask knowledge"),
+        "{err}"
+    );
+}
