@@ -82,7 +82,7 @@ pub enum KnowledgeError {
     #[error("{origin}: not nppbench knowledge ({why})")]
     Foreign { origin: String, why: String },
     #[error(
-        "{origin}: knowledge schema {found} (made by nppbench {made_by}); this nppbench reads schema {SCHEMA_VERSION}: remake it from its runs with `cargo xtask knowledge`, or use the nppbench that made it"
+        "{origin}: knowledge schema {found} (made by {made_by}); this nppbench reads schema {SCHEMA_VERSION}: remake it from its runs with `cargo xtask knowledge`, or use the nppbench that made it"
     )]
     Schema {
         origin: String,

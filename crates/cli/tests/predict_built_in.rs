@@ -55,22 +55,34 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
     let bin = dir.path().join("nppbench");
     let built = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
     std::fs::copy(built, &bin).unwrap();
+    let command = |version: &str| {
+        let mut c = std::process::Command::new(&bin);
+        c.args([
+            "predict",
+            "--primitive",
+            "Convert_8u32f_C1R",
+            "--width",
+            "31",
+            "--height",
+            "31",
+        ])
+        .args(["--src-stride", "32", "--dst-stride", "128", "--npp-version", version])
+        .current_dir(dir.path())
+        .env_remove("NPPBENCH_NPP_DIR");
+        c
+    };
+    // The copy was open for writing a moment ago: a process another test thread forks in that
+    // moment keeps it open until it execs, and executing the copy then fails with ETXTBSY.
     let ask = |version: &str| {
-        std::process::Command::new(&bin)
-            .args([
-                "predict",
-                "--primitive",
-                "Convert_8u32f_C1R",
-                "--width",
-                "31",
-                "--height",
-                "31",
-            ])
-            .args(["--src-stride", "32", "--dst-stride", "128", "--npp-version", version])
-            .current_dir(dir.path())
-            .env_remove("NPPBENCH_NPP_DIR")
-            .output()
-            .unwrap()
+        for _ in 0..100 {
+            match command(version).output() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other.unwrap(),
+            }
+        }
+        panic!("{}: still busy", bin.display())
     };
     let o = ask("13.0");
     let text = String::from_utf8_lossy(&o.stdout);

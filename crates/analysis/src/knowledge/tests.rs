@@ -54,7 +54,7 @@ fn another_schema_a_run_and_a_truncated_file_are_refused_with_what_to_do() {
     let err = Knowledge::from_bytes(json.to_string().as_bytes(), "old.json")
         .unwrap_err()
         .to_string();
-    assert!(err.contains("knowledge schema 99 (made by nppbench test)"), "{err}");
+    assert!(err.contains("knowledge schema 99 (made by test)"), "{err}");
     assert!(
         err.contains("reads schema 1") && err.contains("cargo xtask knowledge"),
         "{err}"
