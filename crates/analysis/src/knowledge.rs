@@ -114,7 +114,7 @@ pub fn short_version(v: &str) -> String {
 impl Knowledge {
     /// The knowledge of `runs` (each with the name it is recorded under): their scenarios pooled
     /// and each function's rules fitted, as `predict --atlas` does with the same runs.
-    pub fn from_runs(runs: &[(String, &nppbench_model::RunFile)], made_by: &str) -> Result<Knowledge, KnowledgeError> {
+    pub fn from_runs(runs: &[(String, &RunFile)], made_by: &str) -> Result<Knowledge, KnowledgeError> {
         let Some((_, first)) = runs.first() else {
             return Err(KnowledgeError::NoRuns);
         };
@@ -148,11 +148,11 @@ impl Knowledge {
             }
         }
         let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(|(_, r)| RunAnalysis::new(r)).collect();
-        let evidence = pool(&analyses.iter().collect::<Vec<_>>());
+        let members: Vec<&RunAnalysis<'_>> = analyses.iter().collect();
+        let evidence = pool(&members);
         let rules = evidence.rules();
         let score = held_out(&evidence, &rules);
         let pair = |t: Tally| (t.right, t.total());
-        let members: Vec<&RunAnalysis<'_>> = analyses.iter().collect();
         let fixes = rules
             .iter()
             .map(|f| (f.primitive, merged_fixes(&members, f.primitive)))
