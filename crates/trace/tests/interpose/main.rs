@@ -202,11 +202,8 @@ fn run_child_with(spec: &str, env: &[(&str, &str)]) -> Run {
         _ => spec.to_owned(),
     };
     let mut child = Command::new(std::env::current_exe().unwrap());
-    // The child as a program meets its signals: at their default dispositions. A test harness
-    // started in the background by a shell without job control inherits SIGINT ignored, and a
-    // program that ignores SIGINT is, rightly, not ended by it.
-    // SAFETY: `signal` is async-signal-safe, and the closure touches nothing else between fork
-    // and exec.
+    // Signals at their defaults: a harness started in the background inherits SIGINT ignored.
+    // SAFETY: `signal` is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut child, || {
             for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
