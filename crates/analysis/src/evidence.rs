@@ -238,10 +238,21 @@ impl Evidence {
         primitives.extend(self.flips.iter().map(|f| f.primitive));
         primitives.sort();
         primitives.dedup();
-        primitives.into_iter().map(|p| self.rules_of(p)).collect()
+        // The functions measured wrong (in any scenario, held out or not: which functions are
+        // affected is a measurement; each rule is fitted on fitted scenarios alone).
+        let mut wrong: Vec<Primitive> = self
+            .outputs
+            .iter()
+            .filter(|c| c.wrong == Some(true))
+            .map(|c| c.primitive)
+            .collect();
+        wrong.sort();
+        wrong.dedup();
+        primitives.into_iter().map(|p| self.rules_of(p, &wrong)).collect()
     }
 
-    fn rules_of(&self, p: Primitive) -> FunctionRules {
+    /// `p`'s rules; `measured_wrong` the functions measured computing wrong pixels, sorted.
+    fn rules_of(&self, p: Primitive, measured_wrong: &[Primitive]) -> FunctionRules {
         let cases: Vec<Case> = self.cases.iter().filter(|c| c.primitive == p).cloned().collect();
         let not_leaking: Vec<Case> = cases.iter().filter(|c| !c.leaks()).cloned().collect();
         let leak = rules::discover(p, &cases, LeakClass::Leak);
@@ -264,14 +275,13 @@ impl Evidence {
                 })
             })
             .collect();
-        // Wrong pixels likewise. A function measured wrong (in any scenario, held out or not:
-        // which functions are affected is a measurement, the rule is fitted on fitted scenarios
-        // alone) is fitted with the other functions of its pixel-format family (the same source
-        // and destination formats and tolerance) measured wrong too: one function alone rarely
-        // has the wrong scenarios to fit a rule on. A function never wrong is fitted on its own:
-        // its family holds functions NPP computes right where others of it are wrong (Transpose
-        // and Mirror beside Copy). Where a row starts is tried too.
-        let ever_wrong = |q: Primitive| self.outputs.iter().any(|c| c.primitive == q && c.wrong == Some(true));
+        // Wrong pixels likewise. A function measured wrong is fitted with the other functions of
+        // its pixel-format family (the same source and destination formats and tolerance)
+        // measured wrong too: one function alone rarely has the wrong scenarios to fit a rule
+        // on. A function never wrong is fitted on its own: its family holds functions NPP
+        // computes right where others of it are wrong (Transpose and Mirror beside Copy). Where
+        // a row starts is tried too.
+        let ever_wrong = |q: Primitive| measured_wrong.binary_search(&q).is_ok();
         let family = |q: Primitive| {
             let (a, b) = (q.row(), p.row());
             a.src == b.src && a.dst == b.dst && a.sources == b.sources && a.tolerance == b.tolerance
