@@ -116,7 +116,7 @@ fn the_calls_the_report_says_were_rewritten_are_the_ones_npp_saw_declare_non_blo
         assert_eq!(calls, s.calls, "{s:?}");
     }
     assert!(
-        text(&o.stdout).contains("rewritten to declare a non-blocking stream"),
+        text(&o.stdout).contains("rewritten (") && text(&o.stdout).contains("declared non-blocking"),
         "{}",
         text(&o.stdout)
     );
@@ -147,13 +147,6 @@ fn a_program_that_loads_no_npp_is_said_and_its_own_failure_wins() {
 
 #[test]
 fn bad_input_is_refused_with_what_to_do() {
-    let o = shield(
-        &["--hazards", "leak,wrong", "--atlas", &atlas(), "--", "true"],
-        "12.2.3",
-        None,
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("not built yet"), "{}", text(&o.stderr));
     let o = shield(
         &["--hazards", "leak,bogus", "--atlas", &atlas(), "--", "true"],
         "12.2.3",

@@ -36,7 +36,7 @@ pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Thre
 pub use settings::{RepeatAuto, Settings};
 pub use shard::Shard;
 pub use shield::{
-    Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldAction, ShieldFunction, ShieldKnowledge, ShieldPlan,
+    Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldAction, ShieldCost, ShieldFunction, ShieldKnowledge, ShieldPlan,
     ShieldReport, ShieldSite, ShieldTest, ShieldTotals,
 };
 pub use skip::say_skipped;

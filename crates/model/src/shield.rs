@@ -1,7 +1,8 @@
 //! What `nppbench shield` and the interposer it preloads exchange: the plan (each catalogued
-//! function's leak and race rules, compiled from an atlas into integer tests the interposer
-//! evaluates per call: [`ShieldPlan`]) and the report the interposer writes at exit
-//! ([`ShieldReport`]: calls seen, rewritten per hazard and per call site, left alone and why).
+//! function's leak, race and wrong-pixel rules, compiled from an atlas into integer tests the
+//! interposer evaluates per call: [`ShieldPlan`]) and the report the interposer writes at exit
+//! ([`ShieldReport`]: calls seen, rewritten per hazard and per call site, left alone and why,
+//! what the shield cost).
 //!
 //! The rules are the ones `trace` and `predict` use (`nppbench-analysis`'s `FunctionRules`); the
 //! CLI compiles them, so that the interposer never links the analysis. A rule's conditions on the
@@ -13,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ContextFill, StreamKind, TraceEnd, TraceStreamKind};
 
-/// The schema of both files this build writes.
-pub const SHIELD_SCHEMA_VERSION: u32 = 1;
+/// The schema of both files this build writes. 2 added the wrong pixels (the plan's `wrong`
+/// rules, the report's staged calls and cost); a report of schema 1 reads with those empty.
+pub const SHIELD_SCHEMA_VERSION: u32 = 2;
 
 /// A hazard the shield can end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -24,6 +26,8 @@ pub enum Hazard {
     Leak,
     /// NPP's work on its own stream does not wait for the caller's (wrong pixels).
     Race,
+    /// NPP computes wrong pixels at some unaligned source strides, every call synchronised.
+    Wrong,
 }
 
 impl Hazard {
@@ -31,6 +35,7 @@ impl Hazard {
         match self {
             Hazard::Leak => "leak",
             Hazard::Race => "race",
+            Hazard::Wrong => "wrong",
         }
     }
 }
@@ -65,6 +70,9 @@ pub struct ShieldFunction {
     pub dst_bytes_per_pixel: u32,
     pub leak: HazardRule,
     pub race: HazardRule,
+    /// Where the call computes wrong pixels (or faults) with every call synchronised: the shield
+    /// runs it on staging copies at aligned strides.
+    pub wrong: HazardRule,
 }
 
 /// When a call of a function has a hazard.
@@ -106,6 +114,9 @@ pub enum Condition {
     DeclaresNonBlocking,
     StreamIn(Vec<StreamKind>),
     ContextIn(Vec<ContextFill>),
+    /// Some source row starts this many bytes (inclusive bounds) past a multiple of 16: the
+    /// source pointer plus each row's step, for the first 16 rows (the offsets repeat after).
+    SrcRowStartsIn(u32, u32),
 }
 
 impl ShieldPlan {
@@ -141,6 +152,39 @@ pub struct ShieldReport {
     pub sites: Vec<ShieldSite>,
     /// Calls at sites past the table's room, counted in `totals` only.
     pub calls_at_sites_not_listed: u64,
+    /// What the shield cost (schema 2; zero in a report of schema 1).
+    #[serde(default)]
+    pub cost: ShieldCost,
+}
+
+/// What the shield cost the program: the host time spent deciding, staging and queueing the
+/// copies back (NPP's own time excluded: the copies run on the GPU, in the stream's order), and
+/// the staging pool.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ShieldCost {
+    /// Nanoseconds on the program's threads in the shield, every call together.
+    pub shield_ns: u64,
+    /// Of those, in calls left alone (the decision only).
+    pub left_alone_ns: u64,
+    /// Bytes the staged calls copied (into the staging buffers and back).
+    pub staged_bytes: u64,
+    /// The most device memory the staging buffers held at once, allocated and not yet freed:
+    /// what the shield's pools keep reserved (they keep what they reserved); `None` where no call
+    /// was staged.
+    pub staging_peak_bytes: Option<u64>,
+}
+
+impl ShieldCost {
+    /// Nanoseconds per call in the shield, where there were calls.
+    pub fn per_call_ns(&self, calls: u64) -> Option<f64> {
+        (calls > 0).then(|| self.shield_ns as f64 / calls as f64)
+    }
+
+    /// Nanoseconds per call left alone.
+    pub fn per_call_left_alone_ns(&self, totals: &ShieldTotals) -> Option<f64> {
+        let n = totals.left_alone();
+        (n > 0).then(|| self.left_alone_ns as f64 / n as f64)
+    }
 }
 
 /// Calls by what the shield did.
@@ -153,6 +197,15 @@ pub struct ShieldTotals {
     /// call can count in both).
     pub rewritten_leak: u64,
     pub rewritten_race: u64,
+    /// Calls run on staging copies at aligned strides, their configuration computing wrong
+    /// pixels (counted in `rewritten`).
+    #[serde(default)]
+    pub rewritten_wrong: u64,
+    /// Calls whose configuration computes wrong pixels that could not be staged (the function's
+    /// images cannot be, or the driver refused a buffer); left alone unless declared non-blocking
+    /// for another hazard.
+    #[serde(default)]
+    pub wrong_not_staged: u64,
     /// Left alone: no rule says the configuration leaks or races.
     pub not_hazardous: u64,
     /// Left alone: the atlas does not know the function.
@@ -168,8 +221,17 @@ pub struct ShieldTotals {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ShieldAction {
-    /// Declared non-blocking: for the hazards that are true.
+    /// Declared non-blocking for the leak or the race, staged for the wrong pixels: for the
+    /// hazards that are true.
     Rewritten {
+        leak: bool,
+        race: bool,
+        #[serde(default)]
+        wrong: bool,
+    },
+    /// The configuration computes wrong pixels but the call could not be staged; declared
+    /// non-blocking where it also leaks or races.
+    NotStaged {
         leak: bool,
         race: bool,
     },
@@ -184,10 +246,19 @@ impl ShieldTotals {
     pub fn add(&mut self, action: ShieldAction, calls: u64) {
         self.calls += calls;
         match action {
-            ShieldAction::Rewritten { leak, race } => {
+            ShieldAction::Rewritten { leak, race, wrong } => {
                 self.rewritten += calls;
                 self.rewritten_leak += if leak { calls } else { 0 };
                 self.rewritten_race += if race { calls } else { 0 };
+                self.rewritten_wrong += if wrong { calls } else { 0 };
+            }
+            ShieldAction::NotStaged { leak, race } => {
+                self.wrong_not_staged += calls;
+                if leak || race {
+                    self.rewritten += calls;
+                    self.rewritten_leak += if leak { calls } else { 0 };
+                    self.rewritten_race += if race { calls } else { 0 };
+                }
             }
             ShieldAction::NotHazardous => self.not_hazardous += calls,
             ShieldAction::UnknownFunction => self.unknown_function += calls,
@@ -217,6 +288,9 @@ pub struct ShieldSite {
     pub declared_flags: u32,
     pub action: ShieldAction,
     pub calls: u64,
+    /// Nanoseconds the shield spent on these calls (schema 2).
+    #[serde(default)]
+    pub shield_ns: u64,
 }
 
 impl ShieldReport {
@@ -236,17 +310,52 @@ mod tests {
     #[test]
     fn a_call_rewritten_for_both_hazards_counts_once_in_all_and_in_each_hazard() {
         let mut t = ShieldTotals::default();
-        t.add(ShieldAction::Rewritten { leak: true, race: true }, 3);
+        t.add(
+            ShieldAction::Rewritten {
+                leak: true,
+                race: true,
+                wrong: true,
+            },
+            3,
+        );
         t.add(
             ShieldAction::Rewritten {
                 leak: false,
                 race: true,
+                wrong: false,
             },
             1,
         );
         t.add(ShieldAction::UnknownFunction, 2);
         assert_eq!((t.calls, t.rewritten, t.rewritten_leak, t.rewritten_race), (6, 4, 3, 4));
+        assert_eq!(t.rewritten_wrong, 3);
         assert_eq!(t.left_alone(), 2);
+    }
+
+    #[test]
+    fn a_wrong_call_not_staged_is_left_alone_unless_declared_non_blocking_for_another_hazard() {
+        let mut t = ShieldTotals::default();
+        t.add(ShieldAction::NotStaged { leak: false, race: false }, 2);
+        t.add(ShieldAction::NotStaged { leak: true, race: false }, 5);
+        assert_eq!((t.calls, t.wrong_not_staged, t.rewritten, t.rewritten_leak), (7, 7, 5, 5));
+        assert_eq!(t.left_alone(), 2);
+    }
+
+    /// A report written by the shield before the wrong pixels (schema 1) reads, with no staged
+    /// call and no cost.
+    #[test]
+    fn a_report_of_schema_1_reads_with_nothing_staged() {
+        let site = r#"{"function":"f","width":1,"height":1,"src_step":null,"dst_step":null,"stream":"legacy_default","stream_non_blocking":null,"declared_flags":0,"action":{"rewritten":{"leak":true,"race":false}},"calls":3}"#;
+        let s: ShieldSite = serde_json::from_str(site).unwrap();
+        assert_eq!(
+            s.action,
+            ShieldAction::Rewritten {
+                leak: true,
+                race: false,
+                wrong: false
+            }
+        );
+        assert_eq!(s.shield_ns, 0);
     }
 
     #[test]
@@ -267,6 +376,10 @@ mod tests {
                         holds: true,
                     }]),
                     race: HazardRule::Unknown("not measured".into()),
+                    wrong: HazardRule::When(vec![ShieldTest {
+                        condition: Condition::SrcRowStartsIn(9, 11),
+                        holds: true,
+                    }]),
                 }],
             }],
         };

@@ -87,16 +87,19 @@ static LOG_FILE: OnceLock<Option<File>> = OnceLock::new();
 /// Appends `line` to the log (one `write` per line, in append mode, so threads never interleave)
 /// and answers the call.
 fn log(line: Line, roi: NppiSize) -> NppStatus {
+    append(&line.text());
+    status_for(roi)
+}
+
+/// Appends a line of text to the log.
+fn append(text: &str) {
     let file = LOG_FILE.get_or_init(|| {
         let path = std::env::var_os(LOG)?;
         File::options().create(true).append(true).open(path).ok()
     });
     if let Some(mut f) = file.as_ref() {
-        let mut text = line.text();
-        text.push('\n');
-        let _ = f.write_all(text.as_bytes());
+        let _ = f.write_all(format!("{text}\n").as_bytes());
     }
-    status_for(roi)
 }
 
 /// The stand-in beside the running executable (`target/debug`, or its `deps`, where cargo puts

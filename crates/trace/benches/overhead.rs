@@ -48,6 +48,7 @@ fn site(ctx: &NppStreamContext) -> Site<'_> {
         src_step: Some(2048),
         dst_step: Some(8192),
         ctx,
+        images: None,
     }
 }
 

@@ -80,6 +80,7 @@ fn site(symbol: u16, width: i32, ctx: &NppStreamContext) -> Site<'_> {
         src_step: Some(2048),
         dst_step: Some(8192),
         ctx,
+        images: None,
     }
 }
 
@@ -89,7 +90,7 @@ fn decide(site: &Site<'_>) -> NppStreamContext {
     match shield::enter(site) {
         Some(s) => {
             let ctx = s.context;
-            s.leave();
+            s.leave(0);
             ctx
         }
         None => *site.ctx,

@@ -1,5 +1,5 @@
 //! The atlas's rules compiled into the shield's plan: per NPP version and GPU model (the runs
-//! pooled as `trace` and `predict` pool them), each function's leak rule and race rule
+//! pooled as `trace` and `predict` pool them), each function's leak, race and wrong-pixel rules
 //! (`nppbench_analysis::evidence::FunctionRules`) as tests the interposer evaluates per call.
 //!
 //! A rule's literals on the threading model are dropped: a call cannot tell whether the program
@@ -34,8 +34,7 @@ fn test(l: &Literal) -> Result<Option<ShieldTest>, String> {
         Feature::ContextIn(set) => Condition::ContextIn(set.clone()),
         Feature::NewThreadPerCall | Feature::ThreadsAtLeast(_) => return Ok(None),
         Feature::LeaksWithNewThreads(_) => return Err("a condition derived from another rule".into()),
-        // Only the wrong-pixel rule names it, which the shield does not apply yet.
-        Feature::SrcRowStartsIn(..) => return Err("where a source row starts, which the shield does not test".into()),
+        Feature::SrcRowStartsIn(lo, hi) => Condition::SrcRowStartsIn(*lo, *hi),
     };
     Ok(Some(ShieldTest {
         condition,
@@ -71,6 +70,10 @@ fn function(f: &FunctionRules) -> ShieldFunction {
             .race
             .as_ref()
             .map_or_else(|| HazardRule::Unknown("no race was measured".into()), hazard_rule),
+        wrong: f.wrong.as_ref().map_or_else(
+            || HazardRule::Unknown("no output of the function was judged".into()),
+            hazard_rule,
+        ),
     }
 }
 

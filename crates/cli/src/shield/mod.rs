@@ -1,6 +1,8 @@
 //! `nppbench shield -- PROGRAM`: runs a program with the interposer preloaded in shield mode, so
 //! that each NPP call whose configuration the atlas's rules say leaks or races is passed a context
-//! declaring `cudaStreamNonBlocking` (the fix measured to end both), every other call untouched.
+//! declaring `cudaStreamNonBlocking` (the fix measured to end both), each call whose configuration
+//! computes wrong pixels runs on staging copies at aligned pitches (the strides measured right),
+//! every other call untouched.
 //! The plan (the rules compiled, `compile.rs`) goes to the interposer in a file; it writes
 //! shield.json at exit (and on SIGTERM), which this command reads, words and renders. The program
 //! is started, its signals passed on and its status returned as `trace` does (`trace.rs`).
@@ -23,9 +25,9 @@ use crate::trace::{end_of, exit_code, forward_signals, held_signals, interposer,
 #[derive(Debug, Args)]
 pub(crate) struct ShieldArgs {
     /// The hazards to end, comma-separated: `leak` (NPP's streams kept for every new thread),
-    /// `race` (NPP's work on its own stream not waiting for the caller's). `wrong` (the wrong
-    /// pixels at unaligned strides) is not built yet.
-    #[arg(long, value_name = "HAZARDS", value_delimiter = ',', default_value = "leak,race")]
+    /// `race` (NPP's work on its own stream not waiting for the caller's), `wrong` (wrong pixels
+    /// at unaligned source strides: the call runs on staging copies at aligned pitches).
+    #[arg(long, value_name = "HAZARDS", value_delimiter = ',', default_value = "leak,race,wrong")]
     pub(crate) hazards: Vec<HazardArg>,
     /// Atlas runs (run.json, or folders of them) or knowledge files whose rules decide which
     /// calls leak or race, of the NPP version the program loads; default: the knowledge built
@@ -52,25 +54,19 @@ pub(crate) enum HazardArg {
     Wrong,
 }
 
-/// The hazards asked for; `wrong` refused (not built yet).
-fn hazards(args: &[HazardArg]) -> anyhow::Result<Vec<Hazard>> {
-    let mut out = Vec::new();
-    for h in args {
-        match h {
-            HazardArg::Leak => out.push(Hazard::Leak),
-            HazardArg::Race => out.push(Hazard::Race),
-            HazardArg::Wrong => {
-                return Err(bad_input(
-                    "--hazards wrong: the wrong-pixel shield (staging copies at aligned strides) is not built yet; \
-                     shield the leak and the race with --hazards leak,race, and call the functions `predict` \
-                     says compute wrong pixels at aligned strides",
-                ));
-            }
-        }
-    }
+/// The hazards asked for, each once.
+fn hazards(args: &[HazardArg]) -> Vec<Hazard> {
+    let mut out: Vec<Hazard> = args
+        .iter()
+        .map(|h| match h {
+            HazardArg::Leak => Hazard::Leak,
+            HazardArg::Race => Hazard::Race,
+            HazardArg::Wrong => Hazard::Wrong,
+        })
+        .collect();
     out.sort();
     out.dedup();
-    Ok(out)
+    out
 }
 
 /// The plan from `--atlas` (runs, or knowledge files), else from the knowledge built into
@@ -175,7 +171,7 @@ fn refusal(r: &ShieldReport) -> Option<String> {
 }
 
 pub(crate) fn shield(args: ShieldArgs) -> anyhow::Result<()> {
-    let hazards = hazards(&args.hazards)?;
+    let hazards = hazards(&args.hazards);
     let plan = plan(&args, &hazards)?;
     let lib = interposer()?;
     let (dir, _tmp) = folder(args.report.as_deref())?;
@@ -224,13 +220,36 @@ pub(crate) fn shield(args: ShieldArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The shield's cost in words: its time per call and in all, what it staged.
+fn cost(r: &ShieldReport) -> String {
+    let c = &r.cost;
+    let Some(per_call) = c.per_call_ns(r.totals.calls) else {
+        return String::new();
+    };
+    let mut s = format!(
+        ". The shield took {:.2} ms of the program's threads in all, {per_call:.0} ns a call",
+        c.shield_ns as f64 / 1e6
+    );
+    if let Some(alone) = c.per_call_left_alone_ns(&r.totals) {
+        s += &format!(" ({alone:.0} ns a call left alone)");
+    }
+    if let Some(peak) = c.staging_peak_bytes {
+        s += &format!(
+            "; staging copied {:.1} MiB and held at most {:.1} MiB of device memory",
+            c.staged_bytes as f64 / 1048576.0,
+            peak as f64 / 1048576.0
+        );
+    }
+    s
+}
+
 /// One paragraph: calls seen, rewritten per hazard, left alone and why, the busiest rewritten
 /// sites, how the program ended.
 pub(crate) fn summary(r: &ShieldReport, status: ExitStatus) -> String {
     let t = &r.totals;
     let hazards: Vec<&str> = r.hazards.iter().map(|h| h.as_str()).collect();
     let mut s = format!(
-        "shielded {} ({}) with {}: {} NPP calls, {} rewritten to declare a non-blocking stream ({} leaking, {} racing)",
+        "shielded {} ({}) with {}: {} NPP calls, {} rewritten ({} leaking, {} racing, declared non-blocking; {} computing wrong pixels, staged at aligned pitches)",
         r.program.join(" "),
         hazards.join(", "),
         r.knowledge_version
@@ -239,8 +258,15 @@ pub(crate) fn summary(r: &ShieldReport, status: ExitStatus) -> String {
         t.calls,
         t.rewritten,
         t.rewritten_leak,
-        t.rewritten_race
+        t.rewritten_race,
+        t.rewritten_wrong,
     );
+    if t.wrong_not_staged > 0 {
+        s += &format!(
+            "; {} computing wrong pixels could not be staged (their images, or the driver refused)",
+            t.wrong_not_staged
+        );
+    }
     s += &format!(
         "; {} left alone ({} not hazardous, {} of functions the atlas does not know, {} of configurations it cannot judge, {} without knowledge of the NPP loaded)",
         t.left_alone(),
@@ -249,12 +275,24 @@ pub(crate) fn summary(r: &ShieldReport, status: ExitStatus) -> String {
         t.unknown_configuration,
         t.no_knowledge
     );
+    s += &cost(r);
     let rewritten: Vec<String> = r
         .sites
         .iter()
         .filter(|x| matches!(x.action, ShieldAction::Rewritten { .. }))
         .take(3)
-        .map(|x| format!("{} {}x{} ({} calls)", x.function, x.width, x.height, x.calls))
+        .map(|x| {
+            let step = |s: Option<i32>| s.map_or_else(|| "-".to_owned(), |s| s.to_string());
+            format!(
+                "{} {}x{} steps {}/{} ({} calls)",
+                x.function,
+                x.width,
+                x.height,
+                step(x.src_step),
+                step(x.dst_step),
+                x.calls
+            )
+        })
         .collect();
     if !rewritten.is_empty() {
         s += &format!(". Rewritten most at {}", rewritten.join(", "));

@@ -1,5 +1,6 @@
 //! The view of a shield.json (`nppbench shield --report`): the verdict in words first (what was
-//! rewritten, for which hazard), what was left alone and why, then every call site.
+//! rewritten, for which hazard), what was left alone and why, what the shield cost, then every
+//! call site.
 
 use nppbench_model::{ShieldAction, ShieldReport, TraceEnd, TraceStreamKind};
 use serde::Serialize;
@@ -15,6 +16,8 @@ pub struct ShieldPage {
     pub verdict: String,
     pub notices: Vec<String>,
     pub totals: Vec<TotalRow>,
+    /// The shield's time and staging memory, figures in words.
+    pub cost: Vec<TotalRow>,
     pub sites: Vec<SiteRow>,
     pub shield_json: &'static str,
 }
@@ -31,21 +34,57 @@ pub struct SiteRow {
     pub geometry: String,
     pub stream: String,
     pub declared_flags: u32,
-    pub action: &'static str,
+    pub action: String,
     pub rewritten: bool,
     pub calls: String,
+    /// The shield's time per call at the site.
+    pub per_call: String,
 }
 
-fn action_words(a: ShieldAction) -> &'static str {
-    match a {
-        ShieldAction::Rewritten { leak: true, race: true } => "rewritten: leaks and races",
-        ShieldAction::Rewritten { leak: true, .. } => "rewritten: leaks",
-        ShieldAction::Rewritten { .. } => "rewritten: races",
-        ShieldAction::NotHazardous => "left alone: not hazardous",
-        ShieldAction::UnknownFunction => "left alone: function not in the atlas",
-        ShieldAction::UnknownConfiguration => "left alone: configuration the atlas cannot judge",
-        ShieldAction::NoKnowledge => "left alone: no knowledge of this NPP",
+/// "leaks, races and computes wrong pixels", of the hazards set.
+fn hazard_words(leak: bool, race: bool, wrong: bool) -> String {
+    let words: Vec<&str> = [(leak, "leaks"), (race, "races"), (wrong, "computes wrong pixels")]
+        .into_iter()
+        .filter_map(|(on, w)| on.then_some(w))
+        .collect();
+    match words.as_slice() {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
+}
+
+fn action_words(a: ShieldAction) -> String {
+    match a {
+        ShieldAction::Rewritten { leak, race, wrong } => {
+            let fix = if wrong { "staged" } else { "rewritten" };
+            format!("{fix}: {}", hazard_words(leak, race, wrong))
+        }
+        ShieldAction::NotStaged { leak, race } if leak || race => {
+            format!("rewritten: {}; not staged: computes wrong pixels", hazard_words(leak, race, false))
+        }
+        ShieldAction::NotStaged { .. } => "left alone: computes wrong pixels, could not be staged".into(),
+        ShieldAction::NotHazardous => "left alone: not hazardous".into(),
+        ShieldAction::UnknownFunction => "left alone: function not in the atlas".into(),
+        ShieldAction::UnknownConfiguration => "left alone: configuration the atlas cannot judge".into(),
+        ShieldAction::NoKnowledge => "left alone: no knowledge of this NPP".into(),
+    }
+}
+
+fn ns_per_call(ns: u64, calls: u64) -> String {
+    if calls == 0 {
+        return "—".into();
+    }
+    let per = ns as f64 / calls as f64;
+    if per >= 10_000.0 {
+        format!("{:.1} µs", per / 1000.0)
+    } else {
+        format!("{per:.0} ns")
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / 1048576.0)
 }
 
 fn stream_words(kind: TraceStreamKind, non_blocking: Option<bool>) -> String {
@@ -73,16 +112,24 @@ pub fn shield_page(r: &ShieldReport) -> ShieldPage {
     } else {
         ("NOTHING TO SHIELD", "pass")
     };
-    let verdict = format!(
-        "{} of {} NPP calls were passed a context declaring a non-blocking stream ({} whose configuration leaks, {} whose configuration races); {} were left alone.",
+    let mut verdict = format!(
+        "{} of {} NPP calls were passed a context declaring a non-blocking stream ({} whose configuration leaks, {} whose configuration races, {} whose configuration computes wrong pixels, run on staging copies at aligned pitches); {} were left alone.",
         t.rewritten,
         t.calls,
         t.rewritten_leak,
         t.rewritten_race,
+        t.rewritten_wrong,
         t.left_alone()
     );
+    if t.wrong_not_staged > 0 {
+        verdict += &format!(
+            " {} calls whose configuration computes wrong pixels could not be staged.",
+            t.wrong_not_staged
+        );
+    }
     let notices = notices(r);
     let totals = totals(&r.totals);
+    let cost = cost(r);
     let mut sites: Vec<&nppbench_model::ShieldSite> = r.sites.iter().collect();
     // Rewritten sites first, then the busiest.
     sites.sort_by_key(|s| {
@@ -99,6 +146,7 @@ pub fn shield_page(r: &ShieldReport) -> ShieldPage {
         verdict,
         notices,
         totals,
+        cost,
         sites: sites
             .into_iter()
             .map(|s| SiteRow {
@@ -115,6 +163,7 @@ pub fn shield_page(r: &ShieldReport) -> ShieldPage {
                 action: action_words(s.action),
                 rewritten: matches!(s.action, ShieldAction::Rewritten { .. }),
                 calls: s.calls.to_string(),
+                per_call: ns_per_call(s.shield_ns, s.calls),
             })
             .collect(),
         shield_json: "shield.json",
@@ -144,6 +193,38 @@ fn notices(r: &ShieldReport) -> Vec<String> {
     notices
 }
 
+/// What the shield cost: its time on the program's threads, and the staging's copies and
+/// memory.
+fn cost(r: &ShieldReport) -> Vec<TotalRow> {
+    let c = &r.cost;
+    let t = &r.totals;
+    let mut rows = vec![
+        TotalRow {
+            what: "time in the shield, every call",
+            calls: format!("{:.3} ms", c.shield_ns as f64 / 1e6),
+        },
+        TotalRow {
+            what: "time in the shield a call",
+            calls: ns_per_call(c.shield_ns, t.calls),
+        },
+        TotalRow {
+            what: "time in the shield a call left alone",
+            calls: ns_per_call(c.left_alone_ns, t.left_alone()),
+        },
+    ];
+    if let Some(peak) = c.staging_peak_bytes {
+        rows.push(TotalRow {
+            what: "bytes the staged calls copied",
+            calls: mib(c.staged_bytes),
+        });
+        rows.push(TotalRow {
+            what: "staging memory held at most (kept by the pool)",
+            calls: mib(peak),
+        });
+    }
+    rows
+}
+
 /// The calls by what the shield did.
 fn totals(t: &nppbench_model::ShieldTotals) -> Vec<TotalRow> {
     vec![
@@ -162,6 +243,14 @@ fn totals(t: &nppbench_model::ShieldTotals) -> Vec<TotalRow> {
         TotalRow {
             what: "rewritten: the configuration races",
             calls: t.rewritten_race.to_string(),
+        },
+        TotalRow {
+            what: "rewritten: the configuration computes wrong pixels (staged)",
+            calls: t.rewritten_wrong.to_string(),
+        },
+        TotalRow {
+            what: "computes wrong pixels, could not be staged",
+            calls: t.wrong_not_staged.to_string(),
         },
         TotalRow {
             what: "left alone: not hazardous",
@@ -205,6 +294,7 @@ mod tests {
                     declared_flags: 0,
                     action,
                     calls,
+                    shield_ns: 300 * calls,
                 }
             })
             .collect();
@@ -222,6 +312,7 @@ mod tests {
             totals,
             sites,
             calls_at_sites_not_listed: 0,
+            cost: nppbench_model::ShieldCost::default(),
         }
     }
 
@@ -229,13 +320,58 @@ mod tests {
     fn the_page_leads_with_what_was_rewritten_and_lists_rewritten_sites_first() {
         let p = shield_page(&report(&[
             (ShieldAction::UnknownFunction, 9),
-            (ShieldAction::Rewritten { leak: true, race: true }, 2),
+            (
+                ShieldAction::Rewritten {
+                    leak: true,
+                    race: true,
+                    wrong: false,
+                },
+                2,
+            ),
         ]));
         assert_eq!(p.status, "SHIELDED");
-        assert!(p.verdict.starts_with("2 of 11 NPP calls were passed a context declaring a non-blocking stream (2 whose configuration leaks, 2 whose configuration races); 9 were left alone"), "{}", p.verdict);
+        assert!(p.verdict.starts_with("2 of 11 NPP calls were passed a context declaring a non-blocking stream (2 whose configuration leaks, 2 whose configuration races, 0 whose configuration computes wrong pixels"), "{}", p.verdict);
         assert_eq!(p.sites[0].action, "rewritten: leaks and races");
+        assert_eq!(p.sites[0].per_call, "300 ns");
         assert_eq!(p.sites[0].stream, "created, blocking");
         assert_eq!(p.sites[1].action, "left alone: function not in the atlas");
+    }
+
+    #[test]
+    fn staged_calls_and_calls_not_staged_are_said_and_the_staging_costed() {
+        let mut r = report(&[
+            (
+                ShieldAction::Rewritten {
+                    leak: false,
+                    race: true,
+                    wrong: true,
+                },
+                3,
+            ),
+            (ShieldAction::NotStaged { leak: true, race: false }, 1),
+            (ShieldAction::NotStaged { leak: false, race: false }, 1),
+        ]);
+        r.cost = nppbench_model::ShieldCost {
+            shield_ns: 5 * 30_000,
+            left_alone_ns: 0,
+            staged_bytes: 6 << 20,
+            staging_peak_bytes: Some(2 << 20),
+        };
+        let p = shield_page(&r);
+        assert!(p.verdict.contains("3 whose configuration computes wrong pixels"), "{}", p.verdict);
+        assert!(p.verdict.ends_with(" 2 calls whose configuration computes wrong pixels could not be staged."));
+        let actions: Vec<&str> = p.sites.iter().map(|s| s.action.as_str()).collect();
+        assert_eq!(
+            actions,
+            [
+                "staged: races and computes wrong pixels",
+                "rewritten: leaks; not staged: computes wrong pixels",
+                "left alone: computes wrong pixels, could not be staged"
+            ]
+        );
+        let cost: Vec<(&str, &str)> = p.cost.iter().map(|c| (c.what, c.calls.as_str())).collect();
+        assert!(cost.contains(&("time in the shield a call", "30.0 µs")), "{cost:?}");
+        assert!(cost.contains(&("staging memory held at most (kept by the pool)", "2.0 MiB")), "{cost:?}");
     }
 
     #[test]

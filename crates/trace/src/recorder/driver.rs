@@ -3,7 +3,8 @@
 //! the loader's list of objects (`dl_iterate_phdr`: no file is opened, and where the loader added
 //! nothing since the last look, one entry is read). The three functions asked (a stream's flags
 //! for `flags.rs`, a device and its PCI bus id for NVML) are looked up once per process in that
-//! very object (`dlopen` with `RTLD_NOLOAD` of its path, then `dlsym`).
+//! very object (`dlopen` with `RTLD_NOLOAD` of its path, then `dlsym`), and so are those the
+//! shield stages a call with ([`Staging`], `shield/stage.rs`).
 //!
 //! Not through cudarc's loader, by design: it opens the driver by its candidate names, which
 //! finds another libcuda than the program's where the program loaded one from elsewhere (CUDA's
@@ -32,6 +33,46 @@ struct Functions {
     stream_query: Option<unsafe extern "C" fn(sys::CUstream) -> sys::CUresult>,
     /// The two NVML needs to name a device; `None` in a driver without them.
     device: Option<(DeviceGet, DeviceGetPciBusId)>,
+    /// The shield's staging; `None` in a driver without stream-ordered pools.
+    staging: Option<Staging>,
+}
+
+/// The driver functions the shield stages a call with (`shield/stage.rs`): the current context,
+/// a stream-ordered pool per device, its buffers, and copies between pitches.
+pub(crate) struct Staging {
+    pub(crate) ctx_get_current: unsafe extern "C" fn(*mut sys::CUcontext) -> sys::CUresult,
+    pub(crate) ctx_set_current: unsafe extern "C" fn(sys::CUcontext) -> sys::CUresult,
+    pub(crate) ctx_get_device: unsafe extern "C" fn(*mut sys::CUdevice) -> sys::CUresult,
+    pub(crate) pointer_get_attribute:
+        unsafe extern "C" fn(*mut c_void, sys::CUpointer_attribute, sys::CUdeviceptr) -> sys::CUresult,
+    pub(crate) pool_create: unsafe extern "C" fn(*mut sys::CUmemoryPool, *const sys::CUmemPoolProps) -> sys::CUresult,
+    pub(crate) pool_destroy: unsafe extern "C" fn(sys::CUmemoryPool) -> sys::CUresult,
+    pub(crate) pool_set_attribute:
+        unsafe extern "C" fn(sys::CUmemoryPool, sys::CUmemPool_attribute, *mut c_void) -> sys::CUresult,
+    pub(crate) alloc_from_pool_async:
+        unsafe extern "C" fn(*mut sys::CUdeviceptr, usize, sys::CUmemoryPool, sys::CUstream) -> sys::CUresult,
+    pub(crate) free_async: unsafe extern "C" fn(sys::CUdeviceptr, sys::CUstream) -> sys::CUresult,
+    pub(crate) memcpy_2d_async: unsafe extern "C" fn(*const sys::CUDA_MEMCPY2D, sys::CUstream) -> sys::CUresult,
+}
+
+/// The staging functions in the driver at `handle`, where it has them all.
+fn staging(symbol: &dyn Fn(&CStr) -> Option<*mut c_void>) -> Option<Staging> {
+    // SAFETY: each name is the driver API's exported function of that documented signature
+    // (cuda.h; `_v2` where the header maps the name to it), with cudarc's types.
+    unsafe {
+        Some(Staging {
+            ctx_get_current: std::mem::transmute::<*mut c_void, _>(symbol(c"cuCtxGetCurrent")?),
+            ctx_set_current: std::mem::transmute::<*mut c_void, _>(symbol(c"cuCtxSetCurrent")?),
+            ctx_get_device: std::mem::transmute::<*mut c_void, _>(symbol(c"cuCtxGetDevice")?),
+            pointer_get_attribute: std::mem::transmute::<*mut c_void, _>(symbol(c"cuPointerGetAttribute")?),
+            pool_create: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemPoolCreate")?),
+            pool_destroy: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemPoolDestroy")?),
+            pool_set_attribute: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemPoolSetAttribute")?),
+            alloc_from_pool_async: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemAllocFromPoolAsync")?),
+            free_async: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemFreeAsync")?),
+            memcpy_2d_async: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemcpy2DAsync_v2")?),
+        })
+    }
 }
 
 type DeviceGet = unsafe extern "C" fn(*mut sys::CUdevice, c_int) -> sys::CUresult;
@@ -55,6 +96,7 @@ fn look_up(path: &CStr) -> Option<Functions> {
     let flags = symbol(c"cuStreamGetFlags")?;
     let device = symbol(c"cuDeviceGet").zip(symbol(c"cuDeviceGetPCIBusId"));
     let query = symbol(c"cuStreamQuery");
+    let staging = staging(&symbol);
     // SAFETY: the driver API's documented signatures for these exported names (cuda.h), with
     // cudarc's types; the object stays mapped (the handle above is never closed).
     unsafe {
@@ -71,6 +113,7 @@ fn look_up(path: &CStr) -> Option<Functions> {
                     std::mem::transmute::<*mut c_void, DeviceGetPciBusId>(bus_id),
                 )
             }),
+            staging,
         })
     }
 }
@@ -144,6 +187,12 @@ pub(crate) fn stream_pending(handle: u64) -> Option<bool> {
         sys::CUresult::CUDA_ERROR_NOT_READY => Some(true),
         _ => None,
     }
+}
+
+/// The shield's staging functions, where the program's driver is mapped and has them (looked
+/// up on the first staged call where the writer has not yet).
+pub(crate) fn staging_functions() -> Option<&'static Staging> {
+    functions()?.staging.as_ref()
 }
 
 /// `dlpi_adds` (the loader's count of objects added) when the driver was last looked for and

@@ -10,7 +10,7 @@ use std::ffi::c_int;
 use nppbench_npp_sys::{NppStatus, NppStreamContext, NppiPoint, NppiRect, NppiSize, Ptr, RawFn};
 
 use super::real::RealFn;
-use super::site::Site;
+use super::site::{Images, Site};
 use crate::seam;
 
 include!(concat!(env!("OUT_DIR"), "/interposed.rs"));

@@ -19,6 +19,27 @@ pub struct Site<'a> {
     pub src_step: Option<c_int>,
     pub dst_step: Option<c_int>,
     pub ctx: &'a NppStreamContext,
+    /// The images' pointers and steps, where the function has a source and a destination image
+    /// (`None` for reductions and Set).
+    pub images: Option<Images>,
+}
+
+/// The images a call reads and writes, as NPP is passed them: device addresses and row steps in
+/// bytes. The shield may pass NPP staging copies instead ([`crate::shield`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Images {
+    pub src: u64,
+    pub src_step: c_int,
+    /// The second source of a binary function.
+    pub src2: Option<(u64, c_int)>,
+    pub dst: u64,
+    pub dst_step: c_int,
+    /// The destination is the ROI transposed (Transpose).
+    pub transposed: bool,
+    /// Whether the shield can stage them: sources and destination of the ROI's size (or the
+    /// destination transposed), read and written nowhere else (not filters, which read around
+    /// the ROI, nor resizes).
+    pub stageable: bool,
 }
 
 /// The record of a call at `site` whose stream's real flags are `real_flags` (`asked`: of the

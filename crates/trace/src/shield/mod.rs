@@ -1,28 +1,33 @@
-//! The shield (`nppbench shield`): what runs on the program's threads to end the leak and the
-//! race. Per catalogued call, where the atlas's rules (compiled by the CLI into a
+//! The shield (`nppbench shield`): what runs on the program's threads to end the leak, the race
+//! and the wrong pixels. Per catalogued call, where the atlas's rules (compiled by the CLI into a
 //! [`nppbench_model::ShieldPlan`], read once at start: `table.rs`) say the call's configuration
 //! leaks or races, NPP is passed a copy of the caller's `NppStreamContext` whose `nStreamFlags`
-//! declares `cudaStreamNonBlocking`; every other call gets the caller's context, byte for byte
-//! (`decide.rs`). Each call is counted at its call site (`sites.rs`); the writer side
-//! (`writer/shield.rs`) turns the counts into the report.
+//! declares `cudaStreamNonBlocking`; where they say it computes wrong pixels, NPP is also passed
+//! staging copies of the images at aligned pitches (`stage.rs`); every other call gets the
+//! caller's arguments, byte for byte (`decide.rs`). Each call is counted at its call site, with
+//! the time the shield spent on it (`sites.rs`); the writer side (`writer/shield.rs`) turns the
+//! counts into the report.
 //!
 //! Like `recorder/`, nothing here takes a lock or names the writer (`xtask/tests/tidy.rs`), and
-//! nothing on a call allocates: the table is built before `main`, a call reads it, evaluates a
-//! few integer tests and adds one to an atomic count. Calls NPP makes of its own exported
+//! nothing on a call allocates host memory: the table is built before `main`, a call reads it,
+//! evaluates a few integer tests, adds one to an atomic count and reads the clock twice; a staged
+//! call also asks the driver for device buffers and copies. Calls NPP makes of its own exported
 //! functions inside a shielded call are forwarded untouched and not counted.
 
 use std::cell::Cell;
 use std::sync::OnceLock;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use nppbench_model::ShieldPlan;
 use nppbench_npp_sys::NppStreamContext;
 
+use crate::recorder::clock::now_ns;
 use crate::recorder::hot::HOT;
-use crate::site::Site;
+use crate::site::{Images, Site};
 
 pub(crate) mod decide;
 pub(crate) mod sites;
+pub(crate) mod stage;
 pub(crate) mod table;
 
 /// The compiled plan; unset, the shield is off and every call passes untouched.
@@ -53,10 +58,16 @@ pub fn pin_knowledge(index: Option<usize>) {
 pub struct Shielded {
     /// The context NPP is passed.
     pub context: NppStreamContext,
+    /// The images NPP is passed where the call is staged.
+    staged: Option<stage::Staged>,
+    /// Where the shield's time on this call is added, and what it was by the end of [`enter`].
+    ns: &'static AtomicU64,
+    spent_ns: u64,
 }
 
-/// Decides the call at `site` and counts it: the context to pass NPP, or `None` where the shield
-/// is off or this is a call inside a shielded call (pass the caller's).
+/// Decides the call at `site`, stages it where its configuration computes wrong pixels, and
+/// counts it: the context to pass NPP, or `None` where the shield is off or this is a call
+/// inside a shielded call (pass the caller's).
 #[inline]
 pub fn enter(site: &Site<'_>) -> Option<Shielded> {
     // The line every recorded call reads first: the shield off touches nothing else.
@@ -67,20 +78,61 @@ pub fn enter(site: &Site<'_>) -> Option<Shielded> {
     if IN_CALL.with(|c| c.replace(true)) {
         return None;
     }
-    let (action, nb) = decide::decide(table, site);
-    sites::count(sites::key(site, nb), action);
+    let start = now_ns();
+    let (mut action, nb) = decide::decide(table, site);
+    let mut staged = None;
+    if decide::action::rewritten(action) && action & decide::action::WRONG != 0 {
+        staged = stage_call(table, site);
+        if staged.is_none() {
+            action = decide::action::not_staged(action);
+        }
+    }
+    let ns = sites::count(sites::key(site, nb), action);
     let context = if decide::action::rewritten(action) {
         decide::declared_non_blocking(site.ctx)
     } else {
         *site.ctx
     };
-    Some(Shielded { context })
+    Some(Shielded {
+        context,
+        staged,
+        ns,
+        spent_ns: now_ns().saturating_sub(start),
+    })
+}
+
+/// The call at `site` staged, where its images can be and the driver agrees.
+#[cold]
+fn stage_call(table: &table::Table, site: &Site<'_>) -> Option<stage::Staged> {
+    let images = site.images.as_ref().filter(|i| i.stageable)?;
+    let e = decide::active(table)?.functions.get(usize::from(site.symbol))?.as_ref()?;
+    stage::stage(
+        images,
+        site.roi,
+        e.src_bytes_per_pixel,
+        e.dst_bytes_per_pixel,
+        site.ctx.h_stream as u64,
+    )
 }
 
 impl Shielded {
-    /// NPP's call returned.
+    /// The images NPP is passed: the staging copies, or the caller's.
     #[inline]
-    pub fn leave(self) {
+    pub fn images(&self, caller: Option<Images>) -> Option<Images> {
+        self.staged.as_ref().map(|s| s.images).or(caller)
+    }
+
+    /// NPP's call returned `status`: a staged call's destination is copied back and its buffers
+    /// freed, and the shield's time on the call counted.
+    #[inline]
+    pub fn leave(self, status: nppbench_npp_sys::NppStatus) {
+        let mut spent = self.spent_ns;
+        if let Some(s) = self.staged {
+            let start = now_ns();
+            stage::finish(s, status >= 0);
+            spent += now_ns().saturating_sub(start);
+        }
+        self.ns.fetch_add(spent, Ordering::Relaxed);
         IN_CALL.with(|c| c.set(false));
     }
 }
@@ -88,6 +140,7 @@ impl Shielded {
 /// In a forked child, from `pthread_atfork`: its counts start at zero (it keeps shielding).
 pub(crate) extern "C" fn on_fork_child() {
     sites::restart_counts();
+    stage::restart_counts();
 }
 
 #[cfg(test)]

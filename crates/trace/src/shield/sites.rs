@@ -1,12 +1,13 @@
 //! The shield's counts: one slot per call site (function, ROI, steps, stream, declared flags and
 //! the action taken), found by hashing the site into a fixed table of atomics. A call adds one to
-//! its slot's count; a site's first call claims an empty slot and publishes its key. No lock, no
+//! its slot's count, and the nanoseconds the shield spent on it when it leaves; a site's first call claims an empty slot and publishes its key. No lock, no
 //! allocation, nothing waits: a slot another thread is still publishing is passed over (the site
 //! may then hold two slots, merged when the report is written), and a site that finds no room
 //! in [`PROBES`] slots is counted per action in [`NOT_LISTED`].
 
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
+use super::decide::action::CODES;
 use crate::site::Site;
 
 /// Slots in the table (call sites a process can list).
@@ -24,6 +25,8 @@ pub(crate) struct Slot {
     action: AtomicU8,
     key: [AtomicU64; 3],
     pub(crate) calls: AtomicU64,
+    /// Nanoseconds the shield spent on the calls counted.
+    pub(crate) ns: AtomicU64,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -32,14 +35,17 @@ const SLOT: Slot = Slot {
     action: AtomicU8::new(0),
     key: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
     calls: AtomicU64::new(0),
+    ns: AtomicU64::new(0),
 };
 
 static TABLE: [Slot; SLOTS] = [SLOT; SLOTS];
 
-/// Calls at sites that found no slot, per action code (`decide::action`, below 16).
+/// Calls at sites that found no slot, per action code (`decide::action`, below `CODES`), and
+/// the shield's nanoseconds on them all.
 #[allow(clippy::declare_interior_mutable_const)]
 const ZERO: AtomicU64 = AtomicU64::new(0);
-pub(crate) static NOT_LISTED: [AtomicU64; 16] = [ZERO; 16];
+pub(crate) static NOT_LISTED: [AtomicU64; CODES] = [ZERO; CODES];
+pub(crate) static NOT_LISTED_NS: AtomicU64 = AtomicU64::new(0);
 
 /// A step's packing: `None` as `i32::MIN`, which no step is.
 fn step(s: Option<i32>) -> u32 {
@@ -105,9 +111,10 @@ fn first_slot(k: &[u64; 3], action: u8) -> usize {
     (h >> 40) as usize % SLOTS
 }
 
-/// Counts one call at the site with key `k` that met `action`.
+/// Counts one call at the site with key `k` that met `action`; returns the count its
+/// nanoseconds go to.
 #[inline]
-pub(crate) fn count(k: [u64; 3], action: u8) {
+pub(crate) fn count(k: [u64; 3], action: u8) -> &'static AtomicU64 {
     let start = first_slot(&k, action);
     for i in 0..PROBES {
         let slot = &TABLE[(start + i) % SLOTS];
@@ -117,7 +124,7 @@ pub(crate) fn count(k: [u64; 3], action: u8) {
             && slot.key.iter().zip(k).all(|(a, b)| a.load(Ordering::Relaxed) == b)
         {
             slot.calls.fetch_add(1, Ordering::Relaxed);
-            return;
+            return &slot.ns;
         }
         if state == EMPTY
             && slot
@@ -131,15 +138,16 @@ pub(crate) fn count(k: [u64; 3], action: u8) {
             slot.action.store(action, Ordering::Relaxed);
             slot.calls.store(1, Ordering::Relaxed);
             slot.state.store(READY, Ordering::Release);
-            return;
+            return &slot.ns;
         }
     }
-    NOT_LISTED[usize::from(action) % 16].fetch_add(1, Ordering::Relaxed);
+    NOT_LISTED[usize::from(action) % CODES].fetch_add(1, Ordering::Relaxed);
+    &NOT_LISTED_NS
 }
 
-/// Every published slot: its key, action and calls (the report's; `f` is not called for a slot
-/// with no calls, as in a forked child before its first).
-pub(crate) fn each(mut f: impl FnMut([u64; 3], u8, u64)) {
+/// Every published slot: its key, action, calls and nanoseconds (the report's; `f` is not
+/// called for a slot with no calls, as in a forked child before its first).
+pub(crate) fn each(mut f: impl FnMut([u64; 3], u8, u64, u64)) {
     for slot in &TABLE {
         if slot.state.load(Ordering::Acquire) != READY {
             continue;
@@ -147,7 +155,12 @@ pub(crate) fn each(mut f: impl FnMut([u64; 3], u8, u64)) {
         let calls = slot.calls.load(Ordering::Relaxed);
         if calls > 0 {
             let k = [0, 1, 2].map(|i| slot.key[i].load(Ordering::Relaxed));
-            f(k, slot.action.load(Ordering::Relaxed), calls);
+            f(
+                k,
+                slot.action.load(Ordering::Relaxed),
+                calls,
+                slot.ns.load(Ordering::Relaxed),
+            );
         }
     }
 }
@@ -157,8 +170,10 @@ pub(crate) fn each(mut f: impl FnMut([u64; 3], u8, u64)) {
 pub(crate) fn restart_counts() {
     for slot in &TABLE {
         slot.calls.store(0, Ordering::Relaxed);
+        slot.ns.store(0, Ordering::Relaxed);
     }
     for n in &NOT_LISTED {
         n.store(0, Ordering::Relaxed);
     }
+    NOT_LISTED_NS.store(0, Ordering::Relaxed);
 }

@@ -1,5 +1,5 @@
 //! The plan compiled for the call path: per NPP version, per interposed symbol (by the index a
-//! `Site` carries), the leak and race rules as a few integer tests. Built once at start from
+//! `Site` carries), the leak, race and wrong-pixel rules as a few integer tests. Built once at start from
 //! [`ShieldPlan`] (the only place here that allocates), then only read.
 
 use nppbench_model::{Condition, ContextFill, Hazard, HazardRule, ShieldPlan, StreamKind};
@@ -24,6 +24,8 @@ pub(crate) enum Op {
     StreamIn,
     /// `arg` is a mask of [`context_bit`]s.
     ContextIn,
+    /// `arg` is the lowest offset, `arg >> 8` the highest, past a multiple of 16 bytes.
+    SrcRowStartsIn,
 }
 
 /// One test: `op` against `arg`, expected to give `holds`.
@@ -58,6 +60,7 @@ pub(crate) struct Entry {
     pub(crate) dst_bytes_per_pixel: u64,
     pub(crate) leak: Rule,
     pub(crate) race: Rule,
+    pub(crate) wrong: Rule,
     pub(crate) needs_stream: bool,
 }
 
@@ -76,6 +79,7 @@ pub(crate) struct Version {
 pub(crate) struct Table {
     pub(crate) leak: bool,
     pub(crate) race: bool,
+    pub(crate) wrong: bool,
     pub(crate) versions: Vec<Version>,
 }
 
@@ -115,6 +119,11 @@ fn test(c: &Condition, holds: bool) -> Test {
         Condition::DeclaresNonBlocking => (Op::DeclaresNonBlocking, 0),
         Condition::StreamIn(set) => (Op::StreamIn, set.iter().map(|k| stream_bit(*k)).sum()),
         Condition::ContextIn(set) => (Op::ContextIn, set.iter().map(|c| context_bit(*c)).sum()),
+        // Offsets past 15 never occur: clamped, such a test holds for no row.
+        Condition::SrcRowStartsIn(lo, hi) => (
+            Op::SrcRowStartsIn,
+            u64::from((*lo).min(16)) | (u64::from((*hi).min(16)) << 8),
+        ),
     };
     // A modulus of 0 would divide by zero: no rule has one, and such a test never holds.
     let arg = match op {
@@ -149,6 +158,7 @@ pub(crate) fn numbers(name: &str) -> Option<[u32; 3]> {
 pub(crate) fn compile(plan: &ShieldPlan) -> Table {
     let leak = plan.hazards.contains(&Hazard::Leak);
     let race = plan.hazards.contains(&Hazard::Race);
+    let wrong = plan.hazards.contains(&Hazard::Wrong);
     let versions = plan
         .knowledge
         .iter()
@@ -161,13 +171,14 @@ pub(crate) fn compile(plan: &ShieldPlan) -> Table {
                 if functions[i].is_some() {
                     continue;
                 }
-                let (leak, race) = (rule(&f.leak, leak), rule(&f.race, race));
+                let (leak, race, wrong) = (rule(&f.leak, leak), rule(&f.race, race), rule(&f.wrong, wrong));
                 functions[i] = Some(Entry {
                     src_bytes_per_pixel: u64::from(f.src_bytes_per_pixel),
                     dst_bytes_per_pixel: u64::from(f.dst_bytes_per_pixel),
-                    needs_stream: leak.needs_stream() || race.needs_stream(),
+                    needs_stream: leak.needs_stream() || race.needs_stream() || wrong.needs_stream(),
                     leak,
                     race,
+                    wrong,
                 });
             }
             Version {
@@ -177,5 +188,10 @@ pub(crate) fn compile(plan: &ShieldPlan) -> Table {
             }
         })
         .collect();
-    Table { leak, race, versions }
+    Table {
+        leak,
+        race,
+        wrong,
+        versions,
+    }
 }

@@ -12,6 +12,7 @@ fn entry(leak: Rule, race: Rule) -> Entry {
         needs_stream: leak.needs_stream() || race.needs_stream(),
         leak,
         race,
+        wrong: Rule::Never,
     }
 }
 
@@ -25,6 +26,7 @@ fn facts(width: i32, stream: Option<StreamKind>) -> Facts {
         height: 32,
         src_step: Some(256),
         dst_step: None,
+        src_addr: None,
         declared_non_blocking: false,
         stream,
         context: stream.map(|_| ContextFill::FromStream),
@@ -89,6 +91,45 @@ fn a_stream_whose_flags_are_unknown_cannot_be_judged_unless_another_test_fails()
     let rule = when(Op::StreamIn, stream_bit(StreamKind::Blocking), true);
     assert!(rule.needs_stream());
     assert_eq!(evaluate(&entry(rule, Rule::Never), &f), action::UNKNOWN_CONFIGURATION);
+}
+
+/// The wrong-pixel rule's row starts: where the source's rows start past 16 bytes, from its
+/// address and step, over the first 16 rows.
+#[test]
+fn where_source_rows_start_is_read_from_the_address_and_the_step() {
+    let wrong = |addr: Option<u64>, step: i32, height: i32, lo: u64, hi: u64| {
+        let e = Entry {
+            wrong: when(Op::SrcRowStartsIn, lo | (hi << 8), true),
+            ..entry(Rule::Never, Rule::Never)
+        };
+        let f = Facts {
+            src_addr: addr,
+            src_step: Some(step),
+            height,
+            ..facts(200, None)
+        };
+        evaluate(&e, &f)
+    };
+    let staged = action::REWRITTEN | action::WRONG;
+    // A 518-byte step from an aligned address: rows start 0, 6, 12, 2, 8, 14, 4, 10 …: the 8th
+    // row is the first 9 to 11 bytes past 16.
+    assert_eq!(wrong(Some(0x7000_0000), 518, 8, 9, 11), staged);
+    assert_eq!(wrong(Some(0x7000_0000), 518, 7, 9, 11), action::NOT_HAZARDOUS);
+    // An aligned step: every row starts where the address does.
+    assert_eq!(wrong(Some(0x7000_0000), 512, 32, 9, 11), action::NOT_HAZARDOUS);
+    assert_eq!(wrong(Some(0x7000_000a), 512, 1, 9, 11), staged);
+    // Past 16 rows the offsets repeat: a tall image is tested on 16.
+    assert_eq!(wrong(Some(0x7000_0001), 16, 100_000, 1, 1), staged);
+    // No address: cannot be judged.
+    assert_eq!(wrong(None, 518, 8, 9, 11), action::UNKNOWN_CONFIGURATION);
+}
+
+#[test]
+fn a_call_staged_keeps_what_it_was_rewritten_for_and_one_not_staged_says_so() {
+    let leak_wrong = action::REWRITTEN | action::LEAK | action::WRONG;
+    assert_eq!(action::not_staged(leak_wrong), action::NOT_STAGED | action::REWRITTEN | action::LEAK);
+    assert_eq!(action::not_staged(action::REWRITTEN | action::WRONG), action::NOT_STAGED);
+    assert!(!action::rewritten(action::not_staged(action::REWRITTEN | action::WRONG)));
 }
 
 #[test]

@@ -8,19 +8,20 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use nppbench_model::{
-    Hazard, SHIELD_SCHEMA_VERSION, ShieldAction, ShieldPlan, ShieldReport, ShieldSite, ShieldTotals, TraceEnd,
-    TraceStreamKind,
+    Hazard, SHIELD_SCHEMA_VERSION, ShieldAction, ShieldCost, ShieldPlan, ShieldReport, ShieldSite, ShieldTotals,
+    TraceEnd, TraceStreamKind,
 };
 
 use crate::protocol::FLUSH_INTERVAL_S;
 use crate::recorder::interposed::SYMBOLS;
 use crate::recorder::signals;
 use crate::shield::decide::{self, action};
-use crate::shield::{self, sites};
+use crate::shield::{self, sites, stage};
 use crate::writer::sync::lock_until;
 
 /// Where the report goes and for whom, fixed at start.
@@ -77,10 +78,16 @@ fn stream_kind(class: u8) -> TraceStreamKind {
 }
 
 pub(crate) fn shield_action(code: u8) -> ShieldAction {
+    let (leak, race) = (code & action::LEAK != 0, code & action::RACE != 0);
     match code {
+        c if c & action::NOT_STAGED != 0 => ShieldAction::NotStaged {
+            leak: leak && action::rewritten(c),
+            race: race && action::rewritten(c),
+        },
         c if action::rewritten(c) => ShieldAction::Rewritten {
-            leak: c & action::LEAK != 0,
-            race: c & action::RACE != 0,
+            leak,
+            race,
+            wrong: c & action::WRONG != 0,
         },
         action::NOT_HAZARDOUS => ShieldAction::NotHazardous,
         action::UNKNOWN_FUNCTION => ShieldAction::UnknownFunction,
@@ -97,15 +104,24 @@ fn version_name(v: u64) -> Option<String> {
 pub(crate) fn report(end: TraceEnd) -> Option<ShieldReport> {
     let cfg = CONFIG.get()?;
     let table = shield::TABLE.get()?;
-    let mut merged: BTreeMap<([u64; 3], u8), u64> = BTreeMap::new();
-    sites::each(|k, a, calls| *merged.entry((k, a)).or_default() += calls);
+    let mut merged: BTreeMap<([u64; 3], u8), (u64, u64)> = BTreeMap::new();
+    sites::each(|k, a, calls, ns| {
+        let m = merged.entry((k, a)).or_default();
+        m.0 += calls;
+        m.1 += ns;
+    });
     let mut totals = ShieldTotals::default();
+    let mut cost = ShieldCost::default();
     let mut out: Vec<ShieldSite> = merged
         .into_iter()
-        .map(|((k, a), calls)| {
+        .map(|((k, a), (calls, ns))| {
             let u = sites::unpack(k);
             let action = shield_action(a);
             totals.add(action, calls);
+            cost.shield_ns += ns;
+            if !action_rewrites(action) {
+                cost.left_alone_ns += ns;
+            }
             ShieldSite {
                 function: SYMBOLS.get(usize::from(u.symbol)).map_or("?", |s| *s).to_owned(),
                 width: u.width,
@@ -117,19 +133,25 @@ pub(crate) fn report(end: TraceEnd) -> Option<ShieldReport> {
                 declared_flags: u.declared_flags,
                 action,
                 calls,
+                shield_ns: ns,
             }
         })
         .collect();
     out.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.function.cmp(&b.function)));
     let mut not_listed = 0;
     for (code, n) in sites::NOT_LISTED.iter().enumerate() {
-        let n = n.load(std::sync::atomic::Ordering::Relaxed);
+        let n = n.load(Relaxed);
         if n > 0 {
             totals.add(shield_action(code as u8), n);
             not_listed += n;
         }
     }
-    let loaded = version_name(decide::LOADED.load(std::sync::atomic::Ordering::Relaxed));
+    // Unlisted sites' time is counted as a whole, in the shield's total only.
+    cost.shield_ns += sites::NOT_LISTED_NS.load(Relaxed);
+    cost.staged_bytes = stage::COPIED.load(Relaxed);
+    let peak = stage::PEAK.load(Relaxed);
+    cost.staging_peak_bytes = (peak > 0).then_some(peak);
+    let loaded = version_name(decide::LOADED.load(Relaxed));
     let knowledge_version = decide::active_name(table).map(str::to_owned);
     let known: Vec<&str> = table.versions.iter().map(|v| v.name.as_str()).collect();
     let knowledge_missing = match (&knowledge_version, totals.no_knowledge) {
@@ -149,6 +171,9 @@ pub(crate) fn report(end: TraceEnd) -> Option<ShieldReport> {
     if table.race {
         hazards.push(Hazard::Race);
     }
+    if table.wrong {
+        hazards.push(Hazard::Wrong);
+    }
     Some(ShieldReport {
         schema_version: SHIELD_SCHEMA_VERSION,
         program: super::program(),
@@ -163,7 +188,17 @@ pub(crate) fn report(end: TraceEnd) -> Option<ShieldReport> {
         totals,
         sites: out,
         calls_at_sites_not_listed: not_listed,
+        cost,
     })
+}
+
+/// Whether the shield changed what NPP was passed.
+fn action_rewrites(a: ShieldAction) -> bool {
+    match a {
+        ShieldAction::Rewritten { .. } => true,
+        ShieldAction::NotStaged { leak, race } => leak || race,
+        _ => false,
+    }
 }
 
 /// Writes the report as it stands (a forked copy beside the parent's), unless the final one is

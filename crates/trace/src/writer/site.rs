@@ -147,6 +147,7 @@ mod tests {
                 src_step: src,
                 dst_step: dst,
                 ctx: &ctx,
+                images: None,
             };
             let call = event(&site, real, true, None, 5, 6, -7);
             let key = SiteKey::of(&call);
@@ -172,6 +173,7 @@ mod tests {
             src_step: Some(32),
             dst_step: Some(128),
             ctx: &ctx,
+            images: None,
         };
         let mut stats = SiteStats::new(0);
         for pending in [Some(true), Some(false), None, Some(true)] {

@@ -317,6 +317,7 @@ mod tests {
             src_step: Some(width),
             dst_step: None,
             ctx: &ctx,
+            images: None,
         };
         crate::recorder::site::event(&site, None, false, None, start_ns, 1, 0)
     }

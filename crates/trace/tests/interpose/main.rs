@@ -21,6 +21,7 @@ use nppbench_trace_standin::caller::{self, Plan};
 use nppbench_trace_standin::{FAILING_WIDTH, status_for};
 
 mod shield;
+mod stage;
 
 /// The child's plan, `key=value;…` (threads, calls, symbols, widths, stream, flags, device, then).
 const CHILD: &str = "NPPBENCH_TRACE_TEST_CHILD";
@@ -46,6 +47,8 @@ fn plan(spec: &str) -> Plan {
                 })
                 .collect()
         }),
+        src_step: num("src_step", 256) as i32,
+        dst_step: num("dst_step", 512) as i32,
         stream: num("stream", 0),
         flags: num("flags", 0) as u32,
         device: num("device", 0) as i32,

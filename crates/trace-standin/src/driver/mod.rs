@@ -1,13 +1,16 @@
 //! The stand-in as the CUDA driver: a copy of the stand-in named `libcuda.so.1`, whose
 //! `cuStreamGetFlags` answers [`flags_for`] a handle. A test that loads it gives the interposer a
 //! driver to ask a stream's real flags of, found and called the way the real one is (by name,
-//! through cudarc), so that what the question costs on a new thread shows without a GPU.
+//! through cudarc), so that what the question costs on a new thread shows without a GPU. The
+//! functions the shield stages a call with log each call instead of doing it (`staging.rs`).
 
 use std::ffi::{CString, c_int, c_uint, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::standin_path;
+
+pub mod staging;
 
 /// The file name the driver is loaded by.
 pub const FILE_NAME: &str = "libcuda.so.1";
