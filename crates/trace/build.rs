@@ -50,13 +50,25 @@ fn images(s: &Signature) -> (Option<String>, Vec<(usize, String)>) {
         .iter()
         .find(|r| r.symbol() == s.symbol)
         .is_some_and(|r| r.dst_shape == DstShape::Transposed);
+    // `field: value`, or the shorthand where the parameter has the field's name.
+    let field = |f: &str, i: usize| {
+        if name(i) == f {
+            f.to_owned()
+        } else {
+            format!("{f}: {}", name(i))
+        }
+    };
     let site = format!(
-        "Images {{ src: {} as u64, src_step: {}, src2: {}, dst: {} as u64, dst_step: {}, transposed: {transposed}, stageable: {stageable} }}",
+        "Images {{ src: {} as u64, {}, src2: {}, dst: {} as u64, {}, transposed: {transposed}, stageable: {stageable} }}",
         name(src),
-        name(src_step),
-        src2.map_or("None".into(), |(p, st)| format!("Some(({} as u64, {}))", name(p), name(st))),
+        field("src_step", src_step),
+        src2.map_or("None".into(), |(p, st)| format!(
+            "Some(({} as u64, {}))",
+            name(p),
+            name(st)
+        )),
         name(dst),
-        name(dst_step),
+        field("dst_step", dst_step),
     );
     let mut passed = vec![
         (src, "images.src as _".to_owned()),

@@ -36,8 +36,8 @@ pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Thre
 pub use settings::{RepeatAuto, Settings};
 pub use shard::Shard;
 pub use shield::{
-    Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldAction, ShieldCost, ShieldFunction, ShieldKnowledge, ShieldPlan,
-    ShieldReport, ShieldSite, ShieldTest, ShieldTotals,
+    Condition, Hazard, HazardRule, SHIELD_SCHEMA_VERSION, ShieldAction, ShieldCost, ShieldFunction, ShieldKnowledge,
+    ShieldPlan, ShieldReport, ShieldSite, ShieldTest, ShieldTotals,
 };
 pub use skip::say_skipped;
 pub use trace::{

@@ -335,9 +335,24 @@ mod tests {
     #[test]
     fn a_wrong_call_not_staged_is_left_alone_unless_declared_non_blocking_for_another_hazard() {
         let mut t = ShieldTotals::default();
-        t.add(ShieldAction::NotStaged { leak: false, race: false }, 2);
-        t.add(ShieldAction::NotStaged { leak: true, race: false }, 5);
-        assert_eq!((t.calls, t.wrong_not_staged, t.rewritten, t.rewritten_leak), (7, 7, 5, 5));
+        t.add(
+            ShieldAction::NotStaged {
+                leak: false,
+                race: false,
+            },
+            2,
+        );
+        t.add(
+            ShieldAction::NotStaged {
+                leak: true,
+                race: false,
+            },
+            5,
+        );
+        assert_eq!(
+            (t.calls, t.wrong_not_staged, t.rewritten, t.rewritten_leak),
+            (7, 7, 5, 5)
+        );
         assert_eq!(t.left_alone(), 2);
     }
 

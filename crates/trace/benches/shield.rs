@@ -19,7 +19,7 @@ use nppbench_model::{
 use nppbench_npp_sys::{NppStreamContext, NppiSize};
 use nppbench_trace::SYMBOLS;
 use nppbench_trace::shield;
-use nppbench_trace::site::Site;
+use nppbench_trace::site::{Images, Site};
 
 const THREADS: usize = 8;
 
@@ -51,10 +51,15 @@ fn plan() -> ShieldPlan {
                 test(Condition::SrcRowBytesAtLeast(16), true),
             ]
         }),
+        // NPP 13's rule for the functions it computes wrong; never holds at these strides.
+        wrong: HazardRule::When(vec![
+            test(Condition::DstStepMultiple(128), true),
+            test(Condition::SrcRowStartsIn(9, 11), true),
+        ]),
     };
     ShieldPlan {
         schema_version: SHIELD_SCHEMA_VERSION,
-        hazards: vec![Hazard::Leak, Hazard::Race],
+        hazards: vec![Hazard::Leak, Hazard::Race, Hazard::Wrong],
         knowledge: vec![ShieldKnowledge {
             npp_version: "12.2.3".into(),
             gpu: "bench".into(),
@@ -80,7 +85,16 @@ fn site(symbol: u16, width: i32, ctx: &NppStreamContext) -> Site<'_> {
         src_step: Some(2048),
         dst_step: Some(8192),
         ctx,
-        images: None,
+        // Aligned images: every source row starts on 16 bytes.
+        images: Some(Images {
+            src: 0x7f00_0000_0000,
+            src_step: 2048,
+            src2: None,
+            dst: 0x7f00_1000_0000,
+            dst_step: 8192,
+            transposed: false,
+            stageable: true,
+        }),
     }
 }
 

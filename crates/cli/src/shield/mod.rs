@@ -27,7 +27,12 @@ pub(crate) struct ShieldArgs {
     /// The hazards to end, comma-separated: `leak` (NPP's streams kept for every new thread),
     /// `race` (NPP's work on its own stream not waiting for the caller's), `wrong` (wrong pixels
     /// at unaligned source strides: the call runs on staging copies at aligned pitches).
-    #[arg(long, value_name = "HAZARDS", value_delimiter = ',', default_value = "leak,race,wrong")]
+    #[arg(
+        long,
+        value_name = "HAZARDS",
+        value_delimiter = ',',
+        default_value = "leak,race,wrong"
+    )]
     pub(crate) hazards: Vec<HazardArg>,
     /// Atlas runs (run.json, or folders of them) or knowledge files whose rules decide which
     /// calls leak or race, of the NPP version the program loads; default: the knowledge built

@@ -52,7 +52,8 @@ fn hazards_are_deduplicated_in_one_order() {
 #[test]
 fn an_unknown_hazard_is_refused_with_the_names_it_takes() {
     use clap::Parser;
-    let Err(e) = crate::args::Cli::try_parse_from(["nppbench", "shield", "--hazards", "leak,bleed", "--", "prog"]) else {
+    let Err(e) = crate::args::Cli::try_parse_from(["nppbench", "shield", "--hazards", "leak,bleed", "--", "prog"])
+    else {
         panic!("--hazards bleed was taken");
     };
     let text = e.to_string();
@@ -103,7 +104,10 @@ fn the_summary_says_what_was_rewritten_and_left_alone() {
         s.contains("2 left alone (0 not hazardous, 2 of functions the atlas does not know"),
         "{s}"
     );
-    assert!(s.contains("nppiConvert_8u32f_C1R_Ctx 31x8 steps 256/512 (3 calls)"), "{s}");
+    assert!(
+        s.contains("nppiConvert_8u32f_C1R_Ctx 31x8 steps 256/512 (3 calls)"),
+        "{s}"
+    );
     assert!(s.ends_with("The program exited with 0."), "{s}");
 }
 
@@ -118,7 +122,13 @@ fn the_summary_says_what_was_staged_and_what_could_not_be() {
         },
         4,
     );
-    t.add(ShieldAction::NotStaged { leak: false, race: false }, 1);
+    t.add(
+        ShieldAction::NotStaged {
+            leak: false,
+            race: false,
+        },
+        1,
+    );
     let mut r = report(t, &["/x/libnppc.so.13"]);
     r.cost = ShieldCost {
         shield_ns: 50_000,
@@ -127,7 +137,10 @@ fn the_summary_says_what_was_staged_and_what_could_not_be() {
         staging_peak_bytes: Some(1 << 20),
     };
     let s = summary(&r, ExitStatus::from_raw(0));
-    assert!(s.contains("4 rewritten (0 leaking, 0 racing, declared non-blocking; 4 computing wrong pixels, staged"), "{s}");
+    assert!(
+        s.contains("4 rewritten (0 leaking, 0 racing, declared non-blocking; 4 computing wrong pixels, staged"),
+        "{s}"
+    );
     assert!(s.contains("1 computing wrong pixels could not be staged"), "{s}");
     assert!(s.contains("staging copied 3.0 MiB and held at most 1.0 MiB"), "{s}");
 }

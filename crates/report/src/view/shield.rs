@@ -61,7 +61,10 @@ fn action_words(a: ShieldAction) -> String {
             format!("{fix}: {}", hazard_words(leak, race, wrong))
         }
         ShieldAction::NotStaged { leak, race } if leak || race => {
-            format!("rewritten: {}; not staged: computes wrong pixels", hazard_words(leak, race, false))
+            format!(
+                "rewritten: {}; not staged: computes wrong pixels",
+                hazard_words(leak, race, false)
+            )
         }
         ShieldAction::NotStaged { .. } => "left alone: computes wrong pixels, could not be staged".into(),
         ShieldAction::NotHazardous => "left alone: not hazardous".into(),
@@ -348,8 +351,20 @@ mod tests {
                 },
                 3,
             ),
-            (ShieldAction::NotStaged { leak: true, race: false }, 1),
-            (ShieldAction::NotStaged { leak: false, race: false }, 1),
+            (
+                ShieldAction::NotStaged {
+                    leak: true,
+                    race: false,
+                },
+                1,
+            ),
+            (
+                ShieldAction::NotStaged {
+                    leak: false,
+                    race: false,
+                },
+                1,
+            ),
         ]);
         r.cost = nppbench_model::ShieldCost {
             shield_ns: 5 * 30_000,
@@ -358,8 +373,15 @@ mod tests {
             staging_peak_bytes: Some(2 << 20),
         };
         let p = shield_page(&r);
-        assert!(p.verdict.contains("3 whose configuration computes wrong pixels"), "{}", p.verdict);
-        assert!(p.verdict.ends_with(" 2 calls whose configuration computes wrong pixels could not be staged."));
+        assert!(
+            p.verdict.contains("3 whose configuration computes wrong pixels"),
+            "{}",
+            p.verdict
+        );
+        assert!(
+            p.verdict
+                .ends_with(" 2 calls whose configuration computes wrong pixels could not be staged.")
+        );
         let actions: Vec<&str> = p.sites.iter().map(|s| s.action.as_str()).collect();
         assert_eq!(
             actions,
@@ -371,7 +393,10 @@ mod tests {
         );
         let cost: Vec<(&str, &str)> = p.cost.iter().map(|c| (c.what, c.calls.as_str())).collect();
         assert!(cost.contains(&("time in the shield a call", "30.0 µs")), "{cost:?}");
-        assert!(cost.contains(&("staging memory held at most (kept by the pool)", "2.0 MiB")), "{cost:?}");
+        assert!(
+            cost.contains(&("staging memory held at most (kept by the pool)", "2.0 MiB")),
+            "{cost:?}"
+        );
     }
 
     #[test]

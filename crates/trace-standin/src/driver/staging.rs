@@ -125,7 +125,9 @@ pub unsafe extern "C" fn cuMemAllocFromPoolAsync(ptr: *mut u64, bytes: usize, po
         return 2;
     }
     let p = BUFFERS + NEXT.fetch_add(1, Ordering::Relaxed) * 0x10_0000;
-    log(format!("cu=alloc bytes={bytes} pool={pool:#x} stream={stream:#x} ptr={p:#x}"));
+    log(format!(
+        "cu=alloc bytes={bytes} pool={pool:#x} stream={stream:#x} ptr={p:#x}"
+    ));
     // SAFETY: valid for a write (# Safety).
     unsafe { *ptr = p };
     0

@@ -40,20 +40,30 @@ struct Functions {
 /// The driver functions the shield stages a call with (`shield/stage.rs`): the current context,
 /// a stream-ordered pool per device, its buffers, and copies between pitches.
 pub(crate) struct Staging {
-    pub(crate) ctx_get_current: unsafe extern "C" fn(*mut sys::CUcontext) -> sys::CUresult,
-    pub(crate) ctx_set_current: unsafe extern "C" fn(sys::CUcontext) -> sys::CUresult,
-    pub(crate) ctx_get_device: unsafe extern "C" fn(*mut sys::CUdevice) -> sys::CUresult,
-    pub(crate) pointer_get_attribute:
-        unsafe extern "C" fn(*mut c_void, sys::CUpointer_attribute, sys::CUdeviceptr) -> sys::CUresult,
-    pub(crate) pool_create: unsafe extern "C" fn(*mut sys::CUmemoryPool, *const sys::CUmemPoolProps) -> sys::CUresult,
-    pub(crate) pool_destroy: unsafe extern "C" fn(sys::CUmemoryPool) -> sys::CUresult,
-    pub(crate) pool_set_attribute:
-        unsafe extern "C" fn(sys::CUmemoryPool, sys::CUmemPool_attribute, *mut c_void) -> sys::CUresult,
-    pub(crate) alloc_from_pool_async:
-        unsafe extern "C" fn(*mut sys::CUdeviceptr, usize, sys::CUmemoryPool, sys::CUstream) -> sys::CUresult,
-    pub(crate) free_async: unsafe extern "C" fn(sys::CUdeviceptr, sys::CUstream) -> sys::CUresult,
-    pub(crate) memcpy_2d_async: unsafe extern "C" fn(*const sys::CUDA_MEMCPY2D, sys::CUstream) -> sys::CUresult,
+    pub(crate) ctx_get_current: CtxGetCurrent,
+    pub(crate) ctx_set_current: CtxSetCurrent,
+    pub(crate) ctx_get_device: CtxGetDevice,
+    pub(crate) pointer_get_attribute: PointerGetAttribute,
+    pub(crate) pool_create: PoolCreate,
+    pub(crate) pool_destroy: PoolDestroy,
+    pub(crate) pool_set_attribute: PoolSetAttribute,
+    pub(crate) alloc_from_pool_async: AllocFromPoolAsync,
+    pub(crate) free_async: FreeAsync,
+    pub(crate) memcpy_2d_async: Memcpy2dAsync,
 }
+
+type CtxGetCurrent = unsafe extern "C" fn(*mut sys::CUcontext) -> sys::CUresult;
+type CtxSetCurrent = unsafe extern "C" fn(sys::CUcontext) -> sys::CUresult;
+type CtxGetDevice = unsafe extern "C" fn(*mut sys::CUdevice) -> sys::CUresult;
+type PointerGetAttribute =
+    unsafe extern "C" fn(*mut c_void, sys::CUpointer_attribute, sys::CUdeviceptr) -> sys::CUresult;
+type PoolCreate = unsafe extern "C" fn(*mut sys::CUmemoryPool, *const sys::CUmemPoolProps) -> sys::CUresult;
+type PoolDestroy = unsafe extern "C" fn(sys::CUmemoryPool) -> sys::CUresult;
+type PoolSetAttribute = unsafe extern "C" fn(sys::CUmemoryPool, sys::CUmemPool_attribute, *mut c_void) -> sys::CUresult;
+type AllocFromPoolAsync =
+    unsafe extern "C" fn(*mut sys::CUdeviceptr, usize, sys::CUmemoryPool, sys::CUstream) -> sys::CUresult;
+type FreeAsync = unsafe extern "C" fn(sys::CUdeviceptr, sys::CUstream) -> sys::CUresult;
+type Memcpy2dAsync = unsafe extern "C" fn(*const sys::CUDA_MEMCPY2D, sys::CUstream) -> sys::CUresult;
 
 /// The staging functions in the driver at `handle`, where it has them all.
 fn staging(symbol: &dyn Fn(&CStr) -> Option<*mut c_void>) -> Option<Staging> {
@@ -61,16 +71,20 @@ fn staging(symbol: &dyn Fn(&CStr) -> Option<*mut c_void>) -> Option<Staging> {
     // (cuda.h; `_v2` where the header maps the name to it), with cudarc's types.
     unsafe {
         Some(Staging {
-            ctx_get_current: std::mem::transmute::<*mut c_void, _>(symbol(c"cuCtxGetCurrent")?),
-            ctx_set_current: std::mem::transmute::<*mut c_void, _>(symbol(c"cuCtxSetCurrent")?),
-            ctx_get_device: std::mem::transmute::<*mut c_void, _>(symbol(c"cuCtxGetDevice")?),
-            pointer_get_attribute: std::mem::transmute::<*mut c_void, _>(symbol(c"cuPointerGetAttribute")?),
-            pool_create: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemPoolCreate")?),
-            pool_destroy: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemPoolDestroy")?),
-            pool_set_attribute: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemPoolSetAttribute")?),
-            alloc_from_pool_async: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemAllocFromPoolAsync")?),
-            free_async: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemFreeAsync")?),
-            memcpy_2d_async: std::mem::transmute::<*mut c_void, _>(symbol(c"cuMemcpy2DAsync_v2")?),
+            ctx_get_current: std::mem::transmute::<*mut c_void, CtxGetCurrent>(symbol(c"cuCtxGetCurrent")?),
+            ctx_set_current: std::mem::transmute::<*mut c_void, CtxSetCurrent>(symbol(c"cuCtxSetCurrent")?),
+            ctx_get_device: std::mem::transmute::<*mut c_void, CtxGetDevice>(symbol(c"cuCtxGetDevice")?),
+            pointer_get_attribute: std::mem::transmute::<*mut c_void, PointerGetAttribute>(symbol(
+                c"cuPointerGetAttribute",
+            )?),
+            pool_create: std::mem::transmute::<*mut c_void, PoolCreate>(symbol(c"cuMemPoolCreate")?),
+            pool_destroy: std::mem::transmute::<*mut c_void, PoolDestroy>(symbol(c"cuMemPoolDestroy")?),
+            pool_set_attribute: std::mem::transmute::<*mut c_void, PoolSetAttribute>(symbol(c"cuMemPoolSetAttribute")?),
+            alloc_from_pool_async: std::mem::transmute::<*mut c_void, AllocFromPoolAsync>(symbol(
+                c"cuMemAllocFromPoolAsync",
+            )?),
+            free_async: std::mem::transmute::<*mut c_void, FreeAsync>(symbol(c"cuMemFreeAsync")?),
+            memcpy_2d_async: std::mem::transmute::<*mut c_void, Memcpy2dAsync>(symbol(c"cuMemcpy2DAsync_v2")?),
         })
     }
 }

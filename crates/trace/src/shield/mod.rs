@@ -16,7 +16,7 @@
 
 use std::cell::Cell;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use nppbench_model::ShieldPlan;
 use nppbench_npp_sys::NppStreamContext;
@@ -60,8 +60,11 @@ pub struct Shielded {
     pub context: NppStreamContext,
     /// The images NPP is passed where the call is staged.
     staged: Option<stage::Staged>,
-    /// Where the shield's time on this call is added, and what it was by the end of [`enter`].
-    ns: &'static AtomicU64,
+    /// The call's site and action, counted when it leaves with the shield's time on it (one
+    /// shared line written per call: a site's slot is contended by every thread calling there),
+    /// and that time by the end of [`enter`].
+    key: [u64; 3],
+    action: u8,
     spent_ns: u64,
 }
 
@@ -87,7 +90,7 @@ pub fn enter(site: &Site<'_>) -> Option<Shielded> {
             action = decide::action::not_staged(action);
         }
     }
-    let ns = sites::count(sites::key(site, nb), action);
+    let key = sites::key(site, nb);
     let context = if decide::action::rewritten(action) {
         decide::declared_non_blocking(site.ctx)
     } else {
@@ -96,7 +99,8 @@ pub fn enter(site: &Site<'_>) -> Option<Shielded> {
     Some(Shielded {
         context,
         staged,
-        ns,
+        key,
+        action,
         spent_ns: now_ns().saturating_sub(start),
     })
 }
@@ -105,7 +109,10 @@ pub fn enter(site: &Site<'_>) -> Option<Shielded> {
 #[cold]
 fn stage_call(table: &table::Table, site: &Site<'_>) -> Option<stage::Staged> {
     let images = site.images.as_ref().filter(|i| i.stageable)?;
-    let e = decide::active(table)?.functions.get(usize::from(site.symbol))?.as_ref()?;
+    let e = decide::active(table)?
+        .functions
+        .get(usize::from(site.symbol))?
+        .as_ref()?;
     stage::stage(
         images,
         site.roi,
@@ -123,7 +130,7 @@ impl Shielded {
     }
 
     /// NPP's call returned `status`: a staged call's destination is copied back and its buffers
-    /// freed, and the shield's time on the call counted.
+    /// freed, and the call counted at its site with the shield's time on it.
     #[inline]
     pub fn leave(self, status: nppbench_npp_sys::NppStatus) {
         let mut spent = self.spent_ns;
@@ -132,7 +139,7 @@ impl Shielded {
             stage::finish(s, status >= 0);
             spent += now_ns().saturating_sub(start);
         }
-        self.ns.fetch_add(spent, Ordering::Relaxed);
+        sites::count(self.key, self.action, spent);
         IN_CALL.with(|c| c.set(false));
     }
 }

@@ -1,6 +1,6 @@
 //! The shield's counts: one slot per call site (function, ROI, steps, stream, declared flags and
 //! the action taken), found by hashing the site into a fixed table of atomics. A call adds one to
-//! its slot's count, and the nanoseconds the shield spent on it when it leaves; a site's first call claims an empty slot and publishes its key. No lock, no
+//! its slot's count and the nanoseconds the shield spent on it, as it leaves; a site's first call claims an empty slot and publishes its key. No lock, no
 //! allocation, nothing waits: a slot another thread is still publishing is passed over (the site
 //! may then hold two slots, merged when the report is written), and a site that finds no room
 //! in [`PROBES`] slots is counted per action in [`NOT_LISTED`].
@@ -19,7 +19,9 @@ const EMPTY: u32 = 0;
 const WRITING: u32 = 1;
 const READY: u32 = 2;
 
-/// One site's slot.
+/// One site's slot, a cache line of its own: a call writes its count and time together, and
+/// never the line of a site beside it.
+#[repr(align(64))]
 pub(crate) struct Slot {
     state: AtomicU32,
     action: AtomicU8,
@@ -111,10 +113,9 @@ fn first_slot(k: &[u64; 3], action: u8) -> usize {
     (h >> 40) as usize % SLOTS
 }
 
-/// Counts one call at the site with key `k` that met `action`; returns the count its
-/// nanoseconds go to.
+/// Counts one call at the site with key `k` that met `action`, on which the shield spent `ns`.
 #[inline]
-pub(crate) fn count(k: [u64; 3], action: u8) -> &'static AtomicU64 {
+pub(crate) fn count(k: [u64; 3], action: u8, ns: u64) {
     let start = first_slot(&k, action);
     for i in 0..PROBES {
         let slot = &TABLE[(start + i) % SLOTS];
@@ -124,7 +125,8 @@ pub(crate) fn count(k: [u64; 3], action: u8) -> &'static AtomicU64 {
             && slot.key.iter().zip(k).all(|(a, b)| a.load(Ordering::Relaxed) == b)
         {
             slot.calls.fetch_add(1, Ordering::Relaxed);
-            return &slot.ns;
+            slot.ns.fetch_add(ns, Ordering::Relaxed);
+            return;
         }
         if state == EMPTY
             && slot
@@ -137,12 +139,13 @@ pub(crate) fn count(k: [u64; 3], action: u8) -> &'static AtomicU64 {
             }
             slot.action.store(action, Ordering::Relaxed);
             slot.calls.store(1, Ordering::Relaxed);
+            slot.ns.store(ns, Ordering::Relaxed);
             slot.state.store(READY, Ordering::Release);
-            return &slot.ns;
+            return;
         }
     }
     NOT_LISTED[usize::from(action) % CODES].fetch_add(1, Ordering::Relaxed);
-    &NOT_LISTED_NS
+    NOT_LISTED_NS.fetch_add(ns, Ordering::Relaxed);
 }
 
 /// Every published slot: its key, action, calls and nanoseconds (the report's; `f` is not

@@ -208,11 +208,7 @@ pub(crate) fn stage(images: &Images, roi: NppiSize, src_bpp: u64, dst_bpp: u64, 
     let f = staging_functions()?;
     context(f, images.dst)?;
     let pool = pool(f)?;
-    let sizes = [
-        src_pitch * h,
-        images.src2.map_or(0, |_| src_pitch * h),
-        dst_pitch * dh,
-    ];
+    let sizes = [src_pitch * h, images.src2.map_or(0, |_| src_pitch * h), dst_pitch * dh];
     let bytes: u64 = sizes.iter().sum();
     let held = HELD.fetch_add(bytes, Ordering::Relaxed) + bytes;
     PEAK.fetch_max(held, Ordering::Relaxed);

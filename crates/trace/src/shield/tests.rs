@@ -127,9 +127,17 @@ fn where_source_rows_start_is_read_from_the_address_and_the_step() {
 #[test]
 fn a_call_staged_keeps_what_it_was_rewritten_for_and_one_not_staged_says_so() {
     let leak_wrong = action::REWRITTEN | action::LEAK | action::WRONG;
-    assert_eq!(action::not_staged(leak_wrong), action::NOT_STAGED | action::REWRITTEN | action::LEAK);
-    assert_eq!(action::not_staged(action::REWRITTEN | action::WRONG), action::NOT_STAGED);
-    assert!(!action::rewritten(action::not_staged(action::REWRITTEN | action::WRONG)));
+    assert_eq!(
+        action::not_staged(leak_wrong),
+        action::NOT_STAGED | action::REWRITTEN | action::LEAK
+    );
+    assert_eq!(
+        action::not_staged(action::REWRITTEN | action::WRONG),
+        action::NOT_STAGED
+    );
+    assert!(!action::rewritten(action::not_staged(
+        action::REWRITTEN | action::WRONG
+    )));
 }
 
 #[test]

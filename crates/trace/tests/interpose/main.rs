@@ -3,9 +3,8 @@
 //! it and calls its symbols; the stand-in logs what reached it. Arguments, thread ids and
 //! statuses must pass through unchanged, no call may be lost under many threads, a program that
 //! exits early or is killed must leave a valid trace.json, and a new thread's first call must
-//! ask the driver the program loaded (with a copy of the stand-in as the CUDA driver, looked up
-//! by name as the real one is).
-//!
+//! ask the driver the program loaded (a copy of the stand-in as the CUDA driver, found by name).
+//! `shield.rs` and `stage.rs` run the child shielded.
 //! The binary links the stand-in's caller, never the interposer's rlib (the two define the same
 //! symbols): the interposer comes in through `LD_PRELOAD` only, as in a traced program.
 
@@ -56,7 +55,6 @@ fn plan(spec: &str) -> Plan {
         driver: spec_value(spec, "driver").map(PathBuf::from),
         setup: Duration::from_millis(num("setup_ms", 0)),
         stream_created: (num("stream_per_thread", 0) == 1).then(lifecycle::stream_hook),
-        ..Plan::default()
     }
 }
 

@@ -224,12 +224,19 @@ fn a_racing_configuration_is_told_by_the_streams_real_flags() {
 /// a program 1 µs a call on an H200), unless the wrong-pixel rule reads them.
 #[test]
 fn a_call_declaring_non_blocking_asks_nothing_of_the_driver() {
-    let spec = format!("threads=1;calls=3;symbols={CONVERT};widths=128;stream={};flags=1;driver=1", 0x7d00_0000_0000_u64);
+    let spec = format!(
+        "threads=1;calls=3;symbols={CONVERT};widths=128;stream={};flags=1;driver=1",
+        0x7d00_0000_0000_u64
+    );
     let mut plan = plan();
     plan.hazards.push(Hazard::Wrong);
     let run = run_shielded(&spec, &plan, "12.2.3");
     assert!(run.status.success(), "{:?}: {}", run.status, run.stderr);
-    assert_eq!(run.flags_asked, Some(0), "the wrong pixels shielded too, their rule never");
+    assert_eq!(
+        run.flags_asked,
+        Some(0),
+        "the wrong pixels shielded too, their rule never"
+    );
     assert_eq!(run.report.unwrap().totals.not_hazardous, 3);
     plan.knowledge[0].functions[0].wrong = when(Condition::StreamIn(vec![StreamKind::Blocking]), true);
     let run = run_shielded(&spec, &plan, "12.2.3");

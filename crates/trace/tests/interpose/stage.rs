@@ -95,7 +95,10 @@ fn staged_lines(sent: &str, first: u64, two_sources: bool) -> Vec<String> {
     if two_sources {
         lines.push(format!("cu=alloc bytes=16384 pool={POOL:#x} stream=0x2 ptr={}", buf(1)));
     }
-    lines.push(format!("cu=alloc bytes=16384 pool={POOL:#x} stream=0x2 ptr={}", buf(dst)));
+    lines.push(format!(
+        "cu=alloc bytes=16384 pool={POOL:#x} stream=0x2 ptr={}",
+        buf(dst)
+    ));
     let copy_in = |from: &str, step: &str, to: String| {
         format!("cu=copy from={from} from_pitch={step} to={to} to_pitch=512 row_bytes=64 {rows}")
     };
@@ -138,7 +141,10 @@ fn a_wrong_configuration_runs_on_staging_copies_in_the_callers_stream_order() {
         let r = run.report.unwrap();
         assert_eq!(r.hazards, all());
         let t = r.totals;
-        assert_eq!((t.calls, t.rewritten, t.rewritten_wrong, t.wrong_not_staged), (2, 2, 2, 0));
+        assert_eq!(
+            (t.calls, t.rewritten, t.rewritten_wrong, t.wrong_not_staged),
+            (2, 2, 2, 0)
+        );
         assert_eq!(
             r.sites[0].action,
             ShieldAction::Rewritten {
@@ -148,8 +154,16 @@ fn a_wrong_configuration_runs_on_staging_copies_in_the_callers_stream_order() {
             }
         );
         let images = if two { 3 } else { 2 };
-        assert_eq!(r.cost.staged_bytes, 2 * images * 64 * 32, "{symbol}: bytes copied in and back");
-        assert_eq!(r.cost.staging_peak_bytes, Some(images * 16384), "{symbol}: one call's buffers at once");
+        assert_eq!(
+            r.cost.staged_bytes,
+            2 * images * 64 * 32,
+            "{symbol}: bytes copied in and back"
+        );
+        assert_eq!(
+            r.cost.staging_peak_bytes,
+            Some(images * 16384),
+            "{symbol}: one call's buffers at once"
+        );
         assert!(r.cost.shield_ns > 0 && r.sites[0].shield_ns == r.cost.shield_ns);
     }
 }
@@ -172,7 +186,13 @@ fn a_configuration_computed_right_or_the_wrong_hazard_off_passes_byte_for_byte()
 #[test]
 fn a_thread_without_a_current_context_is_given_the_images_context() {
     let run = shielded(COPY, 518, &[(NO_CONTEXT, "1")], all());
-    assert_eq!(run.seen.iter().filter(|l| l.starts_with("cu=ctx_set ctx=0xc7c7")).count(), 2);
+    assert_eq!(
+        run.seen
+            .iter()
+            .filter(|l| l.starts_with("cu=ctx_set ctx=0xc7c7"))
+            .count(),
+        2
+    );
     assert_eq!(run.report.unwrap().totals.rewritten_wrong, 2);
 }
 
@@ -184,8 +204,17 @@ fn a_call_that_cannot_be_staged_reaches_npp_as_sent_and_is_counted() {
     assert_eq!(npp, run.sent.iter().map(|s| s.2.clone()).collect::<Vec<_>>());
     assert!(run.seen.iter().all(|l| !l.starts_with("cu=copy")), "{:?}", run.seen);
     let r = run.report.unwrap();
-    assert_eq!((r.totals.wrong_not_staged, r.totals.rewritten, r.totals.left_alone()), (2, 0, 2));
-    assert_eq!(r.sites[0].action, ShieldAction::NotStaged { leak: false, race: false });
+    assert_eq!(
+        (r.totals.wrong_not_staged, r.totals.rewritten, r.totals.left_alone()),
+        (2, 0, 2)
+    );
+    assert_eq!(
+        r.sites[0].action,
+        ShieldAction::NotStaged {
+            leak: false,
+            race: false
+        }
+    );
     assert_eq!(r.cost.staged_bytes, 0);
 
     // A filter reads around its ROI: its images are never staged, and no driver is asked.
