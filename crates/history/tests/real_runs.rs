@@ -313,9 +313,9 @@ fn committed_run_files() -> Vec<PathBuf> {
         .filter(|path| {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             (name.ends_with(".json") || name.ends_with(".json.gz"))
-                && !["compare.json", "trace.json"].contains(&name)
-                // Traces and shield reports kept as evidence beside runs (NAME.trace.json.gz,
-                // NAME-shield.json).
+                && !["compare.json", "trace.json", "plan.json"].contains(&name)
+                // Traces, shield reports and the plans shield applied, kept as evidence beside
+                // runs (NAME.trace.json.gz, NAME-shield.json, DIR/plan.json).
                 && !name.ends_with(".trace.json.gz")
                 && !name.ends_with("-trace.json.gz")
                 && !name.ends_with("shield.json")
