@@ -8,6 +8,7 @@ pub mod name;
 pub mod prototype;
 pub mod roles;
 pub mod sizer;
+pub mod synth;
 
 /// What went wrong reading a header or a prototype.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,139 @@
+//! Calls planned from the committed prototypes of every version: almost every synthesisable
+//! function gets a plan, and a few checked by hand get the arguments NPP's documentation asks.
+
+use super::*;
+
+fn version(v: &str) -> Prototypes {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../catalogue")
+        .join(v);
+    Prototypes::read(&dir).unwrap()
+}
+
+const SHAPE: Shape = Shape {
+    width: 64,
+    height: 32,
+    src_step: None,
+    dst_step: None,
+};
+
+fn planned(p: &Prototypes) -> (Vec<FunctionRow>, Vec<Result<CallPlan, String>>) {
+    let rows = crate::generate::rows(p).unwrap();
+    let sizers = Sizers::new(p);
+    let plans = rows.iter().map(|r| plan(r, &sizers, &SHAPE)).collect();
+    (rows, plans)
+}
+
+#[test]
+fn almost_every_synthesisable_function_of_every_version_is_planned() {
+    for v in ["npp-12.2.3.2", "npp-13.0.1.2", "npp-13.2.0.58"] {
+        let (rows, plans) = planned(&version(v));
+        let synthesisable = rows.iter().filter(|r| r.synthesisable).count();
+        let ok = plans.iter().filter(|p| p.is_ok()).count();
+        let mut why: std::collections::BTreeMap<String, usize> = Default::default();
+        for (r, p) in rows.iter().zip(&plans) {
+            if let (true, Err(e)) = (r.synthesisable, p) {
+                *why.entry(e.split(':').nth(1).unwrap_or(e).trim().to_owned())
+                    .or_default() += 1;
+            }
+        }
+        eprintln!("{v}: {ok} of {synthesisable} synthesisable functions planned; not: {why:?}");
+        assert!(ok * 100 >= synthesisable * 95, "{v}: {ok} of {synthesisable}: {why:#?}");
+    }
+}
+
+fn one(p: &Prototypes, symbol: &str) -> CallPlan {
+    let rows = crate::generate::rows(p).unwrap();
+    let row = rows.iter().find(|r| r.symbol == symbol).unwrap();
+    plan(row, &Sizers::new(p), &SHAPE).unwrap()
+}
+
+#[test]
+fn a_binary_function_gets_two_sources_a_destination_their_steps_and_a_scale() {
+    let p = one(&version("npp-13.0.1.2"), "nppiAdd_8u_C1RSfs_Ctx");
+    let abis: Vec<Abi> = p.args.iter().map(|a| a.abi).collect();
+    let i32 = Abi::Value(Elem {
+        scalar: Scalar::I32,
+        lanes: 1,
+    });
+    assert_eq!(
+        abis,
+        [
+            Abi::Pointer,
+            i32,
+            Abi::Pointer,
+            i32,
+            Abi::Pointer,
+            i32,
+            Abi::Pair,
+            i32,
+            Abi::Context
+        ]
+    );
+    assert_eq!(p.buffers.len(), 3);
+    let src = p.buffers[0].image.unwrap();
+    // 64 bytes a row, 64 of margin each side, rounded up to 512.
+    assert_eq!(
+        (src.step, src.row_bytes, src.rows, src.offset),
+        (512, 64, 32, 8 * 512 + 64)
+    );
+    assert_eq!(p.args[1].value, Value::Number(512.0));
+    assert_eq!(p.args[6].value, Value::Pair(64, 32));
+    assert_eq!(p.buffers[2].fill, Fill::Sentinel);
+}
+
+#[test]
+fn a_filter_gets_a_3x3_mask_anchored_at_its_centre_and_a_reduction_its_scratch_sized() {
+    let v = version("npp-13.0.1.2");
+    let f = one(&v, "nppiFilterBox_8u_C1R_Ctx");
+    let pairs: Vec<&Value> = f.args.iter().filter(|a| a.abi == Abi::Pair).map(|a| &a.value).collect();
+    assert_eq!(pairs, [&Value::Pair(64, 32), &Value::Pair(3, 3), &Value::Pair(1, 1)]);
+    let m = one(&v, "nppiMean_8u_C1R_Ctx");
+    assert_eq!(m.scratch.len(), 1, "{m:#?}");
+    let (buffer, sizer) = &m.scratch[0];
+    assert_eq!(m.buffers[*buffer].role, Role::ScratchBuffer);
+    assert!(
+        sizer.symbol.starts_with("nppiMeanGetBufferHostSize_8u_C1R"),
+        "{}",
+        sizer.symbol
+    );
+    assert!(sizer.buffers.iter().any(|b| b.host));
+}
+
+#[test]
+fn a_planar_function_gets_an_array_of_planes_and_of_steps() {
+    let v = version("npp-13.0.1.2");
+    let rows = crate::generate::rows(&v).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r.synthesisable && r.params.iter().any(|p| p.role == Role::SourcePlanes))
+        .unwrap();
+    let p = plan(row, &Sizers::new(&v), &SHAPE).unwrap();
+    let planes = p
+        .args
+        .iter()
+        .find_map(|a| match &a.value {
+            Value::Planes(b) => Some(b.len()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(planes >= 2, "{}", row.symbol);
+}
+
+#[test]
+fn a_step_too_short_for_its_margins_is_refused() {
+    let v = version("npp-13.0.1.2");
+    let rows = crate::generate::rows(&v).unwrap();
+    let row = rows.iter().find(|r| r.symbol == "nppiCopy_8u_C1R_Ctx").unwrap();
+    let short = Shape {
+        src_step: Some(100),
+        ..SHAPE
+    };
+    assert!(plan(row, &Sizers::new(&v), &short).unwrap_err().contains("no margin"));
+    let unaligned = Shape {
+        src_step: Some(518),
+        ..SHAPE
+    };
+    let p = plan(row, &Sizers::new(&v), &unaligned).unwrap();
+    assert_eq!(p.buffers[0].image.unwrap().step, 518);
+}
