@@ -43,9 +43,12 @@ pub enum Library {
     Nppist,
     /// Threshold and compare.
     Nppitc,
+    /// Morphology (no catalogued row: only the functions called from their roles, issue #45).
+    Nppim,
 }
 
 impl Library {
+    /// The libraries the catalogued rows need: what a run loads and reports missing.
     pub const ALL: [Library; 8] = [
         Library::Nppc,
         Library::Nppial,
@@ -55,6 +58,19 @@ impl Library {
         Library::Nppig,
         Library::Nppist,
         Library::Nppitc,
+    ];
+
+    /// Every image library a function can be called from, the rows' and the others.
+    pub const EVERY: [Library; 9] = [
+        Library::Nppc,
+        Library::Nppial,
+        Library::Nppicc,
+        Library::Nppidei,
+        Library::Nppif,
+        Library::Nppig,
+        Library::Nppist,
+        Library::Nppitc,
+        Library::Nppim,
     ];
 
     /// `nppial`: the library's name, as in `libnppial.so.13`.
@@ -68,6 +84,7 @@ impl Library {
             Library::Nppig => "nppig",
             Library::Nppist => "nppist",
             Library::Nppitc => "nppitc",
+            Library::Nppim => "nppim",
         }
     }
 }

@@ -87,6 +87,10 @@ pub(crate) enum Cmd {
         #[arg(long, value_name = "DIR")]
         npp: Option<PathBuf>,
     },
+    /// Every synthesisable function of a catalogue called on the GPU from its roles (issue #45;
+    /// one JSON line a function).
+    #[command(hide = true)]
+    CallCatalogue(crate::catalogue_call::CallArgs),
     /// Internal: one child probe of `run`.
     #[command(hide = true)]
     Probe {

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod catalogue_call;
 mod compare;
 mod design;
 mod exit;
@@ -60,6 +61,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Npp { npp } => info::npp(npp),
+        Cmd::CallCatalogue(args) => catalogue_call::call_catalogue(args),
         Cmd::Probe { request, answer } => {
             let resources = nppbench_engine::run_probe(&request, &answer)?;
             // The answer is on disk: leave without tearing the CUDA context down.

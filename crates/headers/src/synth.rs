@@ -320,16 +320,12 @@ pub fn plan(row: &FunctionRow, all: &Sizers<'_>, shape: &Shape) -> Result<CallPl
             continue;
         }
         let e = elem(&p.param.base).ok_or_else(|| format!("{}: no sample type", p.param.c))?;
-        let per_pixel = if matches!(
+        // A plane and a mask hold one channel; an interleaved image all of them.
+        let one_channel = matches!(
             p.role,
-            Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes
-        ) {
-            e.bytes()
-        } else if p.role == Role::Mask {
-            e.bytes()
-        } else {
-            e.bytes() * channels
-        };
+            Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes | Role::Mask
+        );
+        let per_pixel = if one_channel { e.bytes() } else { e.bytes() * channels };
         let row_bytes = u64::from(shape.width) * per_pixel;
         let wanted = if is_source(p.role) {
             shape.src_step
@@ -507,12 +503,22 @@ fn argument(
             let v = scalar_value(&name, e);
             arg(Abi::Pointer, Value::Array(e, (0..n).map(|i| v + i as f64).collect()))
         }
+        // Constants per channel are read by the host (`nppiCompareC…`), but for the `…DeviceC…`
+        // functions; kernels, tables and levels by the device.
         Role::DeviceArray => {
             let e = elem(&p.param.base).unwrap_or(Elem {
                 scalar: Scalar::U8,
                 lanes: 1,
             });
-            arg(Abi::Pointer, device(buffers, e, SMALL, Fill::Pattern, false))
+            let host = name.starts_with("pConstant") && !row.symbol.contains("DeviceC");
+            arg(Abi::Pointer, device(buffers, e, SMALL, Fill::Pattern, host))
+        }
+        // Bounds are inputs the host reads (`nppiCountInRange…`'s `aLowerBound[3]`).
+        Role::Result if name.contains("Bound") => {
+            let e = elem(&p.param.base).ok_or_else(|| format!("{}: no number type", p.param.c))?;
+            let n = array_len(&p.param.c, channels);
+            let v = if name.contains("Upper") { 48.0 } else { 8.0 };
+            arg(Abi::Pointer, Value::Array(e, vec![v; n as usize]))
         }
         Role::Result => {
             let e = elem(&p.param.base).unwrap_or(Elem {

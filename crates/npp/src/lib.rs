@@ -11,6 +11,7 @@
 //! NPP links its own CUDA runtime statically, so the driver is all else a version needs.
 
 mod check;
+pub mod generic;
 mod launch;
 mod load;
 mod status;

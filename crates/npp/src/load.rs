@@ -119,7 +119,7 @@ pub(crate) struct Libraries {
     /// The major version in the file names (`13` in `libnppc.so.13`); `None` for `libnppc.so`.
     major: Option<&'static str>,
     nppc: (PathBuf, Library),
-    others: [OnceLock<Result<(PathBuf, Library), String>>; NppLibrary::ALL.len()],
+    others: [OnceLock<Result<(PathBuf, Library), String>>; NppLibrary::EVERY.len()],
 }
 
 fn soname(lib: &str, major: Option<&str>) -> String {
@@ -210,10 +210,10 @@ impl Libraries {
         if lib == NppLibrary::Nppc {
             return Ok(self.core());
         }
-        let index = NppLibrary::ALL
+        let index = NppLibrary::EVERY
             .iter()
             .position(|l| *l == lib)
-            .expect("every library is in ALL");
+            .expect("every library is in EVERY");
         self.others[index]
             .get_or_init(|| {
                 let file = soname(lib.name(), self.major);
@@ -241,6 +241,16 @@ impl Libraries {
         unsafe { library.get::<sys::RawFn>(c_name.as_slice()) }
             .map(|s| *s)
             .map_err(|_| format!("lib{lib}, version {}, does not export it", self.major.unwrap_or("?")))
+    }
+
+    /// A function by name of the library named `lib` (`nppial`), or why there is none (a
+    /// library nppbench does not open is said so).
+    pub(crate) fn symbol_named(&self, lib: &str, name: &str) -> Result<sys::RawFn, String> {
+        let library = NppLibrary::EVERY
+            .into_iter()
+            .find(|l| l.name() == lib)
+            .ok_or_else(|| format!("lib{lib} is not among the libraries nppbench opens"))?;
+        self.symbol(library, name)
     }
 
     /// The files opened so far, `libnppc` first.

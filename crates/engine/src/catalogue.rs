@@ -1,0 +1,150 @@
+//! The GPU half of `nppbench call-catalogue` (issue #45): every function of a version's catalogue
+//! a call can be synthesised for, called from its plan (`nppbench_headers::synth`,
+//! `nppbench_npp::generic`) at an aligned geometry and again at an unaligned source step (the
+//! wrong-pixel oracle: the same pixels at another layout must give the same ROI), each
+//! synchronised; one JSON line a function. A child process of the CLI runs it from one function
+//! on and exits 3 after a function that left the CUDA context dead; the CLI starts the next.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use nppbench_gpu::{Gpu, Stream};
+use nppbench_headers::files::Prototypes;
+use nppbench_headers::generate::FunctionRow;
+use nppbench_headers::synth::{Shape, Sizers, plan};
+use nppbench_model::{ContextFill, StreamKind};
+use nppbench_npp::{Npp, NppSearch, StreamContext, status_name};
+use serde_json::json;
+
+/// What to call and where the lines go.
+#[derive(Debug, Clone)]
+pub struct CatalogueCalls {
+    /// The version's catalogue folder (`catalogue/npp-13.0.1.2`).
+    pub catalogue: PathBuf,
+    pub npp: Option<PathBuf>,
+    pub out: PathBuf,
+    /// Only symbols containing this.
+    pub only: Option<String>,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl CatalogueCalls {
+    /// The functions called, in the catalogue's order.
+    pub fn functions(&self) -> anyhow::Result<(Prototypes, Vec<FunctionRow>)> {
+        let prototypes =
+            Prototypes::read(&self.catalogue).with_context(|| format!("reading {}", self.catalogue.display()))?;
+        let rows = nppbench_headers::generate::rows(&prototypes)?
+            .into_iter()
+            .filter(|r| self.only.as_deref().is_none_or(|o| r.symbol.contains(o)))
+            .collect();
+        Ok((prototypes, rows))
+    }
+}
+
+/// Appends one JSON line to `out`.
+pub fn append_line(out: &Path, v: &serde_json::Value) -> anyhow::Result<()> {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(out)?;
+    writeln!(f, "{v}")?;
+    Ok(())
+}
+
+/// Calls the functions from `from` on; exits 3 at a function after which the context is dead.
+pub fn call_catalogue_from(args: &CatalogueCalls, from: usize) -> anyhow::Result<()> {
+    let (prototypes, rows) = args.functions()?;
+    let sizers = Sizers::new(&prototypes);
+    let gpu = Gpu::open(0)?;
+    let npp = Npp::load(&NppSearch::new(args.npp.as_deref()))?;
+    let stream = Stream::new(&gpu, StreamKind::NonBlocking)?;
+    let ctx = npp.context(ContextFill::FromStream, &stream, gpu.props())?;
+    let aligned = Shape {
+        width: args.width,
+        height: args.height,
+        src_step: None,
+        dst_step: None,
+    };
+    for (i, row) in rows.iter().enumerate().skip(from) {
+        println!("begin {i}");
+        std::io::stdout().flush()?;
+        let start = Instant::now();
+        let mut line = json!({"index": i, "symbol": row.symbol, "library": row.library});
+        let dead = one(&npp, &gpu, &ctx, row, &sizers, &aligned, &mut line);
+        line["ms"] = json!(start.elapsed().as_secs_f64() * 1e3);
+        append_line(&args.out, &line)?;
+        if dead {
+            nppbench_gpu::exit_now(3);
+        }
+    }
+    Ok(())
+}
+
+/// One function's calls, written into `line`; whether the CUDA context is dead after them.
+fn one(
+    npp: &Npp,
+    gpu: &Gpu,
+    ctx: &StreamContext,
+    row: &FunctionRow,
+    sizers: &Sizers<'_>,
+    aligned: &Shape,
+    line: &mut serde_json::Value,
+) -> bool {
+    let a = match plan(row, sizers, aligned) {
+        Ok(p) => p,
+        Err(why) => {
+            line["not_planned"] = json!(why);
+            return false;
+        }
+    };
+    let made = |p| -> Result<(i32, Option<nppbench_npp::generic::Outputs>), String> {
+        let m = npp.call_planned(gpu, p, ctx).map_err(|e| e.to_string())?;
+        gpu.synchronize().map_err(|e| format!("sticky: {e}"))?;
+        let out = (m.status >= 0)
+            .then(|| m.outputs())
+            .transpose()
+            .map_err(|e| format!("sticky: {e}"))?;
+        Ok((m.status, out))
+    };
+    let first = match made(&a) {
+        Ok(x) => x,
+        Err(e) => {
+            let dead = e.starts_with("sticky");
+            line["error"] = json!(e);
+            return dead;
+        }
+    };
+    line["status"] = json!(first.0);
+    line["status_name"] = json!(status_name(first.0));
+    let Some(out_a) = first.1 else { return false };
+    line["outputs_vary"] = json!(out_a.varies());
+    line["output_bytes"] = json!(out_a.by_param.iter().map(|(_, b)| b.len()).sum::<usize>());
+    // The wrong-pixel oracle: the same pixels with the sources' rows 3 samples (at least 6 bytes)
+    // further apart than aligned, so that rows start off every 16 bytes but on a sample (a step
+    // off the sample faults NPP's loads: a sticky error, not an answer).
+    let source = a.buffers.iter().find(|b| b.image.is_some());
+    let step = source.and_then(|b| b.image.map(|im| im.step)).unwrap_or(512);
+    let off = source.map_or(6, |b| (3 * b.elem.scalar.bytes()).max(6));
+    let shifted = Shape {
+        src_step: Some(step + off),
+        ..*aligned
+    };
+    let Ok(b) = plan(row, sizers, &shifted) else {
+        return false;
+    };
+    line["unaligned_src_step"] = json!(step + off);
+    match made(&b) {
+        Ok((status, out_b)) => {
+            line["unaligned_status"] = json!(status);
+            if let Some(out_b) = out_b {
+                line["unaligned_differing_bytes"] = json!(out_b.differing_bytes(&out_a));
+            }
+            false
+        }
+        Err(e) => {
+            let dead = e.starts_with("sticky");
+            line["unaligned_error"] = json!(e);
+            dead
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! Any catalogued function called from its synthesised plan (`nppbench_headers::synth`), through
+//! libffi with the ABI types the plan gives (issue #45): buffers allocated and filled as the plan
+//! says, scratch buffers sized by their sizer's own call, the call queued on the context's stream,
+//! and, once the caller has synchronised, every written image's ROI and every result read back.
+//! The hand-written rows (`launch.rs`) stay the path of the 61 functions with CPU references;
+//! this one serves every function by its roles alone, its outputs judged by oracles (the same
+//! call synchronised, the same call at aligned strides), never by a reference.
+
+use libffi::middle::{Arg, Cif, CodePtr, Type};
+use nppbench_gpu::{DeviceBuffer, Gpu};
+use nppbench_headers::roles::Role;
+use nppbench_headers::synth::{Abi, Buffer, CallPlan, Elem, Fill, ImageLayout, MARGIN_BYTES, Scalar, Value};
+use nppbench_npp_sys::{NppStatus, NppStreamContext};
+
+use crate::{Npp, NppError, StreamContext};
+
+/// A planned call made: NPP's status, and the buffers it used (read back with [`Made::outputs`]
+/// once the stream is synchronised).
+pub struct Made {
+    pub status: NppStatus,
+    plan: CallPlan,
+    device: Vec<Option<DeviceBuffer>>,
+    host: Vec<Vec<u8>>,
+}
+
+/// What a call wrote: each destination image's ROI rows and each result, by parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outputs {
+    pub by_param: Vec<(String, Vec<u8>)>,
+}
+
+/// One value as libffi passes it: its type and its bytes, kept alive for the call.
+struct Slot {
+    ty: Type,
+    bytes: Vec<u64>,
+}
+
+fn scalar_type(s: Scalar) -> Type {
+    match s {
+        Scalar::I8 => Type::i8(),
+        Scalar::U8 => Type::u8(),
+        Scalar::I16 => Type::i16(),
+        Scalar::U16 => Type::u16(),
+        Scalar::I32 => Type::i32(),
+        Scalar::U32 => Type::u32(),
+        Scalar::I64 => Type::i64(),
+        Scalar::U64 => Type::u64(),
+        Scalar::F32 => Type::f32(),
+        Scalar::F64 => Type::f64(),
+    }
+}
+
+fn elem_type(e: Elem) -> Type {
+    if e.lanes == 1 {
+        scalar_type(e.scalar)
+    } else {
+        Type::structure((0..e.lanes).map(|_| scalar_type(e.scalar)))
+    }
+}
+
+/// `v` as `s`'s bytes, little-endian.
+fn scalar_bytes(s: Scalar, v: f64) -> Vec<u8> {
+    match s {
+        Scalar::I8 => (v as i8).to_le_bytes().to_vec(),
+        Scalar::U8 => (v as u8).to_le_bytes().to_vec(),
+        Scalar::I16 => (v as i16).to_le_bytes().to_vec(),
+        Scalar::U16 => (v as u16).to_le_bytes().to_vec(),
+        Scalar::I32 => (v as i32).to_le_bytes().to_vec(),
+        Scalar::U32 => (v as u32).to_le_bytes().to_vec(),
+        Scalar::I64 => (v as i64).to_le_bytes().to_vec(),
+        Scalar::U64 => (v as u64).to_le_bytes().to_vec(),
+        Scalar::F32 => (v as f32).to_le_bytes().to_vec(),
+        Scalar::F64 => v.to_le_bytes().to_vec(),
+    }
+}
+
+/// Bytes in 8-byte words (aligned for any scalar or struct of them).
+fn words(bytes: &[u8]) -> Vec<u64> {
+    let mut w = vec![0u64; bytes.len().div_ceil(8).max(1)];
+    for (i, b) in bytes.iter().enumerate() {
+        w[i / 8] |= u64::from(*b) << (8 * (i % 8));
+    }
+    w
+}
+
+/// `n` bytes of `e`'s values 0 to 63 varying by position (`Fill::Pattern`).
+fn pattern(e: Elem, n: u64) -> Vec<u8> {
+    let size = e.scalar.bytes() as usize;
+    let count = n as usize / size;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..count {
+        let v = ((i * 7 + (i / 61) * 13) % 64) as f64;
+        out.extend(scalar_bytes(e.scalar, v));
+    }
+    out.resize(n as usize, 0);
+    out
+}
+
+/// An image's pattern by position in the image, margins included (`Fill::Pattern`): the same
+/// pixel holds the same value whatever the step, so that a call at two steps reads the same
+/// image, its margins too.
+fn image_pattern(e: Elem, im: &ImageLayout, n: u64) -> Vec<u8> {
+    let size = e.scalar.bytes();
+    let mut out = Vec::with_capacity(n as usize);
+    for r in 0..n / im.step {
+        for k in 0..im.step / size {
+            // Columns from the ROI's left edge, rows from the image's top.
+            let col = (k * size) as i64 - MARGIN_BYTES as i64;
+            let v = (col.rem_euclid(509) * 7 + r as i64 * 13) % 64;
+            out.extend(scalar_bytes(e.scalar, v as f64));
+        }
+        out.resize(((r + 1) * im.step) as usize, 0);
+    }
+    out.resize(n as usize, 0);
+    out
+}
+
+fn context_type() -> Type {
+    Type::structure([
+        Type::pointer(),
+        Type::i32(),
+        Type::i32(),
+        Type::i32(),
+        Type::i32(),
+        Type::usize(),
+        Type::i32(),
+        Type::i32(),
+        Type::u32(),
+        Type::i32(),
+    ])
+}
+
+impl Npp {
+    /// Makes `plan`'s call on `ctx`'s stream: allocates and fills its buffers, sizes its scratch
+    /// buffers by their sizers, and calls. The call is queued, not waited for.
+    pub fn call_planned(&self, gpu: &Gpu, plan: &CallPlan, ctx: &StreamContext) -> Result<Made, NppError> {
+        let bad = |details: String| NppError::BadArgument {
+            function: plan.symbol.clone(),
+            details,
+        };
+        let (mut device, mut host) = allocate(gpu, &plan.buffers).map_err(|e| bad(e.to_string()))?;
+        for (i, sizer) in &plan.scratch {
+            let sized = self.call_planned(gpu, sizer, ctx)?;
+            if sized.status < 0 {
+                return Err(bad(format!("{} returned {}", sizer.symbol, sized.status)));
+            }
+            let h = sized
+                .host
+                .iter()
+                .zip(&sizer.buffers)
+                .find(|(_, b)| b.host)
+                .map(|(h, b)| (h, b.elem))
+                .ok_or_else(|| bad(format!("{} wrote no size", sizer.symbol)))?;
+            let mut word = [0u8; 8];
+            word[..h.1.bytes().min(8) as usize].copy_from_slice(&h.0[..h.1.bytes().min(8) as usize]);
+            let bytes = u64::from_le_bytes(word).max(1);
+            device[*i] = Some(DeviceBuffer::alloc(gpu, bytes).map_err(|e| bad(e.to_string()))?);
+        }
+        let f = self
+            .libs
+            .symbol_named(&plan.library, &plan.symbol)
+            .map_err(|reason| NppError::Unavailable {
+                function: plan.symbol.clone(),
+                reason,
+            })?;
+        let address = |i: usize, device: &[Option<DeviceBuffer>], host: &mut [Vec<u8>]| -> u64 {
+            let offset = plan.buffers[i].image.map_or(0, |im| im.offset);
+            match &device[i] {
+                Some(d) => d.device_ptr() + offset,
+                None => host[i].as_mut_ptr() as u64,
+            }
+        };
+        // Host arrays (planes, constants, steps) outlive the call.
+        let mut arrays: Vec<Vec<u64>> = Vec::new();
+        let mut slots: Vec<Slot> = Vec::new();
+        for a in &plan.args {
+            let slot = match (&a.abi, &a.value) {
+                (Abi::Value(e), Value::Number(v)) => Slot {
+                    ty: elem_type(*e),
+                    bytes: words(&scalar_bytes(e.scalar, *v)),
+                },
+                (Abi::Value(e), Value::Complex(re, im)) => Slot {
+                    ty: elem_type(*e),
+                    bytes: words(&[scalar_bytes(e.scalar, *re), scalar_bytes(e.scalar, *im)].concat()),
+                },
+                (Abi::Pair, Value::Pair(x, y)) => Slot {
+                    ty: Type::structure([Type::i32(), Type::i32()]),
+                    bytes: words(&[x.to_le_bytes(), y.to_le_bytes()].concat()),
+                },
+                (Abi::Rect, Value::Rect(r)) => Slot {
+                    ty: Type::structure([Type::i32(), Type::i32(), Type::i32(), Type::i32()]),
+                    bytes: words(&r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()),
+                },
+                (Abi::Context, Value::Context) => Slot {
+                    ty: context_type(),
+                    bytes: context_words(&ctx.raw),
+                },
+                (Abi::Pointer, Value::Buffer(i)) => Slot {
+                    ty: Type::pointer(),
+                    bytes: vec![address(*i, &device, &mut host)],
+                },
+                (Abi::Pointer, Value::Planes(planes)) => {
+                    arrays.push(planes.iter().map(|i| address(*i, &device, &mut host)).collect());
+                    Slot {
+                        ty: Type::pointer(),
+                        bytes: vec![arrays.last().unwrap().as_ptr() as u64],
+                    }
+                }
+                (Abi::Pointer, Value::Array(e, values)) => {
+                    arrays.push(words(
+                        &values
+                            .iter()
+                            .flat_map(|v| scalar_bytes(e.scalar, *v))
+                            .collect::<Vec<u8>>(),
+                    ));
+                    Slot {
+                        ty: Type::pointer(),
+                        bytes: vec![arrays.last().unwrap().as_ptr() as u64],
+                    }
+                }
+                (abi, value) => return Err(bad(format!("{}: {abi:?} cannot pass {value:?}", a.param))),
+            };
+            slots.push(slot);
+        }
+        let cif = Cif::new(slots.iter().map(|s| s.ty.clone()), Type::i32());
+        let args: Vec<Arg> = slots.iter().map(|s| Arg::new(&s.bytes[0])).collect();
+        // SAFETY: `f` is `plan.symbol`, looked up in the library the prototypes name; the cif is
+        // built from the prototype's parameters as the headers declare them (numbers by their
+        // typedefs' C types, NppiSize/NppiPoint/NppiRect and NppStreamContext as the structs of
+        // their fields, pointers as pointers), so libffi passes each as the C ABI does. Every
+        // pointer is a buffer allocated above with the margins the plan gives around each image,
+        // a host array alive until the call returns, or NPP's own stream handle.
+        let status: NppStatus = unsafe { cif.call(CodePtr::from_fun(f), &args) };
+        drop(arrays);
+        Ok(Made {
+            status,
+            plan: plan.clone(),
+            device,
+            host,
+        })
+    }
+}
+
+/// The context's fields as the struct's bytes, in C's layout (repr(C)).
+fn context_words(ctx: &NppStreamContext) -> Vec<u64> {
+    let size = std::mem::size_of::<NppStreamContext>();
+    let mut w = vec![0u64; size.div_ceil(8)];
+    // SAFETY: copies the repr(C) struct's bytes into a buffer at least as large.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (ctx as *const NppStreamContext).cast::<u8>(),
+            w.as_mut_ptr().cast::<u8>(),
+            size,
+        )
+    };
+    w
+}
+
+/// A plan's memory: device buffers (`None` for host ones and scratch not yet sized), host buffers.
+type Memory = (Vec<Option<DeviceBuffer>>, Vec<Vec<u8>>);
+
+/// The plan's buffers: device memory filled as planned (`None` for a scratch buffer, sized later,
+/// and for host buffers), host memory zeroed.
+fn allocate(gpu: &Gpu, buffers: &[Buffer]) -> Result<Memory, nppbench_gpu::GpuError> {
+    let mut device = Vec::new();
+    let mut host = Vec::new();
+    for b in buffers {
+        if b.host {
+            device.push(None);
+            host.push(match b.fill {
+                Fill::Pattern => pattern(b.elem, b.bytes.max(8)),
+                _ => vec![0u8; b.bytes.max(8) as usize],
+            });
+            continue;
+        }
+        host.push(Vec::new());
+        if b.role == Role::ScratchBuffer {
+            device.push(None);
+            continue;
+        }
+        let mut d = DeviceBuffer::alloc(gpu, b.bytes.max(1))?;
+        match b.fill {
+            Fill::Pattern => d.upload(&match b.image {
+                Some(im) => image_pattern(b.elem, &im, b.bytes),
+                None => pattern(b.elem, b.bytes),
+            })?,
+            Fill::Sentinel => d.fill(crate::DST_FILL)?,
+            Fill::Zero => d.fill(0)?,
+        }
+        device.push(Some(d));
+    }
+    Ok((device, host))
+}
+
+impl Made {
+    /// What the call wrote, read once the caller synchronised its stream: each destination
+    /// image's ROI rows (planes in order) and each result.
+    pub fn outputs(&self) -> Result<Outputs, nppbench_gpu::GpuError> {
+        let mut by_param = Vec::new();
+        for (i, b) in self.plan.buffers.iter().enumerate() {
+            let written = matches!(
+                b.role,
+                Role::Destination
+                    | Role::DestinationPlanes
+                    | Role::SourceDestination
+                    | Role::SourceDestinationPlanes
+                    | Role::Result
+            );
+            if !written {
+                continue;
+            }
+            let bytes = match &self.device[i] {
+                Some(d) => d.download()?,
+                None => self.host[i].clone(),
+            };
+            let roi = match b.image {
+                Some(im) => (0..im.rows)
+                    .flat_map(|y| {
+                        let start = (im.offset + y * im.step) as usize;
+                        bytes[start..start + im.row_bytes as usize].to_vec()
+                    })
+                    .collect(),
+                None => bytes,
+            };
+            by_param.push((b.param.clone(), roi));
+        }
+        Ok(Outputs { by_param })
+    }
+}
+
+impl Outputs {
+    /// Whether any output holds two different bytes (an output all one value tells little).
+    pub fn varies(&self) -> bool {
+        self.by_param
+            .iter()
+            .any(|(_, b)| b.first().is_some_and(|f| b.iter().any(|x| x != f)))
+    }
+
+    /// Bytes that differ from `other`'s, output by output.
+    pub fn differing_bytes(&self, other: &Outputs) -> u64 {
+        self.by_param
+            .iter()
+            .zip(&other.by_param)
+            .map(|((_, a), (_, b))| a.iter().zip(b).filter(|(x, y)| x != y).count() as u64)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_passed_as_their_c_types_bytes() {
+        assert_eq!(words(&scalar_bytes(Scalar::I32, -3.0)), vec![0xffff_fffd]);
+        assert_eq!(
+            words(&scalar_bytes(Scalar::F32, 0.75)),
+            vec![u64::from(0.75f32.to_bits())]
+        );
+        assert_eq!(words(&scalar_bytes(Scalar::U8, 3.0)), vec![3]);
+        let pair = words(&[7i32.to_le_bytes(), 9i32.to_le_bytes()].concat());
+        assert_eq!(pair, vec![7 | (9 << 32)]);
+    }
+
+    #[test]
+    fn an_images_pattern_is_the_same_at_every_step() {
+        let e = Elem {
+            scalar: Scalar::U16,
+            lanes: 1,
+        };
+        let at = |step: u64| {
+            let im = ImageLayout {
+                step,
+                row_bytes: 128,
+                rows: 4,
+                offset: 8 * step + MARGIN_BYTES,
+            };
+            let bytes = image_pattern(e, &im, step * 20);
+            // The ROI's rows, and a margin's bytes left of it.
+            (0..4)
+                .map(|y| {
+                    let start = (im.offset + y * step) as usize;
+                    bytes[start - 64..start + 128].to_vec()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(at(512), at(518));
+        assert_eq!(at(512), at(1024));
+    }
+
+    #[test]
+    fn a_pattern_varies_and_stays_small_in_every_type() {
+        let p = pattern(
+            Elem {
+                scalar: Scalar::F32,
+                lanes: 1,
+            },
+            64,
+        );
+        let v: Vec<f32> = p.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert!(v.iter().all(|x| (0.0..64.0).contains(x)));
+        assert!(v.iter().any(|x| *x != v[0]));
+    }
+}
