@@ -32,9 +32,15 @@ pub(crate) struct CallArgs {
     width: u32,
     #[arg(long, default_value_t = 32)]
     height: u32,
-    /// Internal: a child's first function.
+    /// Child processes at once, each calling its share of the functions in order (a function
+    /// that kills its context costs its child a restart, a GPU's worth of others go on).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
+    /// Internal: a child's first function, and the one past its last.
     #[arg(long, hide = true)]
     from: Option<usize>,
+    #[arg(long, hide = true)]
+    to: Option<usize>,
 }
 
 impl CallArgs {
@@ -56,27 +62,63 @@ pub(crate) fn call_catalogue(args: CallArgs) -> anyhow::Result<()> {
             // A function that faults ends the child: without a core file, which for a process
             // holding a CUDA context takes seconds to write.
             let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
-            call_catalogue_from(&args.calls(), from)
+            call_catalogue_from(&args.calls(), from, args.to)
         }
         None => parent(&args),
     }
 }
 
-/// Starts children until every function has its line: a child that dies leaves the function it
-/// began without one, which gets a line saying how the child ended.
+/// Splits the functions into `--jobs` runs of consecutive ones, each written to a file of its own
+/// by its children, then appends the files to `--out` in the catalogue's order.
 fn parent(args: &CallArgs) -> anyhow::Result<()> {
     let (_, rows) = args.calls().functions()?;
+    let jobs = usize::from(args.jobs).min(rows.len().max(1));
+    let share = rows.len().div_ceil(jobs);
+    let parts: Vec<(PathBuf, usize, usize)> = (0..jobs)
+        .map(|k| {
+            let mut name = args.out.as_os_str().to_owned();
+            name.push(format!(".part{k}"));
+            (PathBuf::from(name), k * share, ((k + 1) * share).min(rows.len()))
+        })
+        .collect();
+    let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|(out, from, to)| scope.spawn(|| share_of(args, &rows, out, *from, *to)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a share's thread"))
+            .collect()
+    });
+    for (out, _, _) in &parts {
+        let text = std::fs::read_to_string(out).unwrap_or_default();
+        let mut all = std::fs::OpenOptions::new().create(true).append(true).open(&args.out)?;
+        std::io::Write::write_all(&mut all, text.as_bytes())?;
+        let _ = std::fs::remove_file(out);
+    }
+    results.into_iter().collect()
+}
+
+/// Starts children over functions `from..to` until every one has its line in `out`: a child that
+/// dies leaves the function it began without one, which gets a line saying how the child ended.
+fn share_of(
+    args: &CallArgs,
+    rows: &[nppbench_headers::generate::FunctionRow],
+    out: &Path,
+    mut from: usize,
+    to: usize,
+) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
-    let mut from = 0;
-    while from < rows.len() {
+    while from < to {
         let mut cmd = Command::new(&exe);
         cmd.arg("call-catalogue")
             .arg("--catalogue")
             .arg(&args.catalogue)
             .arg("--out")
-            .arg(&args.out)
+            .arg(out)
             .args(["--width", &args.width.to_string(), "--height", &args.height.to_string()])
-            .args(["--from", &from.to_string()]);
+            .args(["--from", &from.to_string(), "--to", &to.to_string()]);
         if let Some(npp) = &args.npp {
             cmd.arg("--npp").arg(npp);
         }
@@ -94,9 +136,9 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
         match (status.success(), begun) {
             (true, _) => break,
             (false, Some(i)) => {
-                if !has_line(&args.out, i)? {
+                if !has_line(out, i)? {
                     append_line(
-                        &args.out,
+                        out,
                         &json!({"index": i, "symbol": rows[i].symbol, "library": rows[i].library,
                             "ended_process": format!("{status}")}),
                     )?;

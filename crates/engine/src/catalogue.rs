@@ -51,8 +51,9 @@ pub fn append_line(out: &Path, v: &serde_json::Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Calls the functions from `from` on; exits 3 at a function after which the context is dead.
-pub fn call_catalogue_from(args: &CatalogueCalls, from: usize) -> anyhow::Result<()> {
+/// Calls the functions `from..to` (to the last where `to` is `None`); exits 3 at a function after
+/// which the context is dead.
+pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>) -> anyhow::Result<()> {
     let (prototypes, rows) = args.functions()?;
     let sizers = Sizers::new(&prototypes);
     let gpu = Gpu::open(0)?;
@@ -65,7 +66,8 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize) -> anyhow::Result
         src_step: None,
         dst_step: None,
     };
-    for (i, row) in rows.iter().enumerate().skip(from) {
+    let to = to.unwrap_or(rows.len()).min(rows.len());
+    for (i, row) in rows.iter().enumerate().take(to).skip(from) {
         println!("begin {i}");
         std::io::stdout().flush()?;
         let start = Instant::now();

@@ -163,65 +163,9 @@ impl Npp {
                 function: plan.symbol.clone(),
                 reason,
             })?;
-        let address = |i: usize, device: &[Option<DeviceBuffer>], host: &mut [Vec<u8>]| -> u64 {
-            let offset = plan.buffers[i].image.map_or(0, |im| im.offset);
-            match &device[i] {
-                Some(d) => d.device_ptr() + offset,
-                None => host[i].as_mut_ptr() as u64,
-            }
-        };
         // Host arrays (planes, constants, steps) outlive the call.
         let mut arrays: Vec<Vec<u64>> = Vec::new();
-        let mut slots: Vec<Slot> = Vec::new();
-        for a in &plan.args {
-            let slot = match (&a.abi, &a.value) {
-                (Abi::Value(e), Value::Number(v)) => Slot {
-                    ty: elem_type(*e),
-                    bytes: words(&scalar_bytes(e.scalar, *v)),
-                },
-                (Abi::Value(e), Value::Complex(re, im)) => Slot {
-                    ty: elem_type(*e),
-                    bytes: words(&[scalar_bytes(e.scalar, *re), scalar_bytes(e.scalar, *im)].concat()),
-                },
-                (Abi::Pair, Value::Pair(x, y)) => Slot {
-                    ty: Type::structure([Type::i32(), Type::i32()]),
-                    bytes: words(&[x.to_le_bytes(), y.to_le_bytes()].concat()),
-                },
-                (Abi::Rect, Value::Rect(r)) => Slot {
-                    ty: Type::structure([Type::i32(), Type::i32(), Type::i32(), Type::i32()]),
-                    bytes: words(&r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()),
-                },
-                (Abi::Context, Value::Context) => Slot {
-                    ty: context_type(),
-                    bytes: context_words(&ctx.raw),
-                },
-                (Abi::Pointer, Value::Buffer(i)) => Slot {
-                    ty: Type::pointer(),
-                    bytes: vec![address(*i, &device, &mut host)],
-                },
-                (Abi::Pointer, Value::Planes(planes)) => {
-                    arrays.push(planes.iter().map(|i| address(*i, &device, &mut host)).collect());
-                    Slot {
-                        ty: Type::pointer(),
-                        bytes: vec![arrays.last().unwrap().as_ptr() as u64],
-                    }
-                }
-                (Abi::Pointer, Value::Array(e, values)) => {
-                    arrays.push(words(
-                        &values
-                            .iter()
-                            .flat_map(|v| scalar_bytes(e.scalar, *v))
-                            .collect::<Vec<u8>>(),
-                    ));
-                    Slot {
-                        ty: Type::pointer(),
-                        bytes: vec![arrays.last().unwrap().as_ptr() as u64],
-                    }
-                }
-                (abi, value) => return Err(bad(format!("{}: {abi:?} cannot pass {value:?}", a.param))),
-            };
-            slots.push(slot);
-        }
+        let slots = slots(plan, &ctx.raw, &device, &mut host, &mut arrays).map_err(bad)?;
         let cif = Cif::new(slots.iter().map(|s| s.ty.clone()), Type::i32());
         let args: Vec<Arg> = slots.iter().map(|s| Arg::new(&s.bytes[0])).collect();
         // SAFETY: `f` is `plan.symbol`, looked up in the library the prototypes name; the cif is
@@ -239,6 +183,75 @@ impl Npp {
             host,
         })
     }
+}
+
+/// Each argument's libffi type and bytes; host arrays (planes, constants, steps) go to `arrays`,
+/// which must outlive the call.
+fn slots(
+    plan: &CallPlan,
+    ctx: &NppStreamContext,
+    device: &[Option<DeviceBuffer>],
+    host: &mut [Vec<u8>],
+    arrays: &mut Vec<Vec<u64>>,
+) -> Result<Vec<Slot>, String> {
+    let address = |i: usize, device: &[Option<DeviceBuffer>], host: &mut [Vec<u8>]| -> u64 {
+        let offset = plan.buffers[i].image.map_or(0, |im| im.offset);
+        match &device[i] {
+            Some(d) => d.device_ptr() + offset,
+            None => host[i].as_mut_ptr() as u64,
+        }
+    };
+    let mut slots: Vec<Slot> = Vec::new();
+    for a in &plan.args {
+        let slot = match (&a.abi, &a.value) {
+            (Abi::Value(e), Value::Number(v)) => Slot {
+                ty: elem_type(*e),
+                bytes: words(&scalar_bytes(e.scalar, *v)),
+            },
+            (Abi::Value(e), Value::Complex(re, im)) => Slot {
+                ty: elem_type(*e),
+                bytes: words(&[scalar_bytes(e.scalar, *re), scalar_bytes(e.scalar, *im)].concat()),
+            },
+            (Abi::Pair, Value::Pair(x, y)) => Slot {
+                ty: Type::structure([Type::i32(), Type::i32()]),
+                bytes: words(&[x.to_le_bytes(), y.to_le_bytes()].concat()),
+            },
+            (Abi::Rect, Value::Rect(r)) => Slot {
+                ty: Type::structure([Type::i32(), Type::i32(), Type::i32(), Type::i32()]),
+                bytes: words(&r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()),
+            },
+            (Abi::Context, Value::Context) => Slot {
+                ty: context_type(),
+                bytes: context_words(ctx),
+            },
+            (Abi::Pointer, Value::Buffer(i)) => Slot {
+                ty: Type::pointer(),
+                bytes: vec![address(*i, device, host)],
+            },
+            (Abi::Pointer, Value::Planes(planes)) => {
+                arrays.push(planes.iter().map(|i| address(*i, device, host)).collect());
+                Slot {
+                    ty: Type::pointer(),
+                    bytes: vec![arrays.last().unwrap().as_ptr() as u64],
+                }
+            }
+            (Abi::Pointer, Value::Array(e, values)) => {
+                arrays.push(words(
+                    &values
+                        .iter()
+                        .flat_map(|v| scalar_bytes(e.scalar, *v))
+                        .collect::<Vec<u8>>(),
+                ));
+                Slot {
+                    ty: Type::pointer(),
+                    bytes: vec![arrays.last().unwrap().as_ptr() as u64],
+                }
+            }
+            (abi, value) => return Err(format!("{}: {abi:?} cannot pass {value:?}", a.param)),
+        };
+        slots.push(slot);
+    }
+    Ok(slots)
 }
 
 /// The context's fields as the struct's bytes, in C's layout (repr(C)).

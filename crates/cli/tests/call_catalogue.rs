@@ -1,0 +1,66 @@
+//! `nppbench call-catalogue`: on a GPU, a function called from its roles gets its line (its
+//! status, whether its outputs vary, what the unaligned step gave), shared among children with
+//! `--jobs` and merged in the catalogue's order; without one, every child's failure is said and
+//! the command fails, leaving no share's file behind.
+
+use std::path::Path;
+use std::process::Command;
+
+fn catalogue() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2")
+}
+
+fn call(out: &Path, only: &str, jobs: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        .arg("call-catalogue")
+        .arg("--catalogue")
+        .arg(catalogue())
+        .arg("--out")
+        .arg(out)
+        .args(["--only", only, "--jobs", jobs])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn functions_called_from_their_roles_get_one_line_each_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("calls.jsonl");
+    // Add_8u_C1RSfs, AddC_8u_C1RSfs and their in-place forms: four functions over two children.
+    let o = call(&out, "Add_8u_C1", "2");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".part"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    if !nppbench_engine::gpu_available("functions_called_from_their_roles_get_one_line_each_in_order") {
+        // Without a GPU: the command fails, saying why.
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("before its first function"), "{err}");
+        return;
+    }
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let indices: Vec<u64> = lines.iter().map(|l| l["index"].as_u64().unwrap()).collect();
+    assert_eq!(
+        indices,
+        (0..lines.len() as u64).collect::<Vec<_>>(),
+        "in the catalogue's order"
+    );
+    let add = lines.iter().find(|l| l["symbol"] == "nppiAdd_8u_C1RSfs_Ctx").unwrap();
+    assert_eq!(add["status"], 0, "{add}");
+    assert_eq!(add["outputs_vary"], true, "{add}");
+}
+
+#[test]
+fn no_jobs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = call(&dir.path().join("calls.jsonl"), "Add_8u_C1", "0");
+    assert_eq!(o.status.code(), Some(2));
+}
