@@ -39,18 +39,17 @@ impl Library {
         Library::Nppitc,
     ];
 
-    /// Every image library a function can be called from, the rows' and the others.
-    pub const EVERY: [Library; 9] = [
-        Library::Nppc,
-        Library::Nppial,
-        Library::Nppicc,
-        Library::Nppidei,
-        Library::Nppif,
-        Library::Nppig,
-        Library::Nppist,
-        Library::Nppitc,
-        Library::Nppim,
-    ];
+    /// Every image library a function can be called from: the rows' ([`Library::ALL`]) and
+    /// the others.
+    pub const EVERY: [Library; 9] = {
+        let mut every = [Library::Nppim; 9];
+        let mut i = 0;
+        while i < Library::ALL.len() {
+            every[i] = Library::ALL[i];
+            i += 1;
+        }
+        every
+    };
 
     /// `nppial`: the library's name, as in `libnppial.so.13`.
     pub fn name(self) -> &'static str {

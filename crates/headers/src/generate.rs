@@ -72,17 +72,7 @@ fn reasons(exported: bool, formats: &Formats, params: &[Assigned]) -> Vec<String
     if formats.samples.is_empty() {
         reasons.push("no sample type: the name gives none (8u, 16s, 32f …)".to_owned());
     }
-    let images = params.iter().any(|p| {
-        matches!(
-            p.role,
-            Role::Source
-                | Role::SourcePlanes
-                | Role::Destination
-                | Role::DestinationPlanes
-                | Role::SourceDestination
-                | Role::SourceDestinationPlanes
-        )
-    });
+    let images = params.iter().any(|p| p.role.is_image());
     if !images {
         reasons.push(
             "no image: it reads and writes no image with a step (a buffer-size query, a batch of descriptors, a host-side helper)"

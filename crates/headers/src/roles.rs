@@ -43,6 +43,22 @@ pub enum Role {
     Unknown,
 }
 
+impl Role {
+    /// An image with a step: a source, a destination or both, interleaved or in planes (a mask
+    /// aside).
+    pub fn is_image(self) -> bool {
+        matches!(
+            self,
+            Role::Source
+                | Role::SourcePlanes
+                | Role::Destination
+                | Role::DestinationPlanes
+                | Role::SourceDestination
+                | Role::SourceDestinationPlanes
+        )
+    }
+}
+
 /// A parameter with its role.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Assigned {

@@ -28,17 +28,9 @@ pub(super) fn planes(c: &str, layout: &str) -> u64 {
     })
 }
 
+/// An image the call gets a buffer with margins for: every image, and a mask.
 pub(super) fn is_image(role: Role) -> bool {
-    matches!(
-        role,
-        Role::Source
-            | Role::SourcePlanes
-            | Role::Destination
-            | Role::DestinationPlanes
-            | Role::SourceDestination
-            | Role::SourceDestinationPlanes
-            | Role::Mask
-    )
+    role.is_image() || role == Role::Mask
 }
 
 pub(super) fn is_source(role: Role) -> bool {

@@ -210,8 +210,7 @@ pub(crate) fn stage(images: &Images, roi: NppiSize, src_bpp: u64, dst_bpp: u64, 
     let pool = pool(f)?;
     let sizes = [src_pitch * h, images.src2.map_or(0, |_| src_pitch * h), dst_pitch * dh];
     let bytes: u64 = sizes.iter().sum();
-    let held = HELD.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(held, Ordering::Relaxed);
+    HELD.fetch_add(bytes, Ordering::Relaxed);
     let mut buffers = [0u64; 3];
     for (b, size) in buffers.iter_mut().zip(sizes) {
         if size > 0 {
@@ -224,6 +223,8 @@ pub(crate) fn stage(images: &Images, roi: NppiSize, src_bpp: u64, dst_bpp: u64, 
             }
         }
     }
+    // Every buffer given: held until the frees queued after the call.
+    PEAK.fetch_max(HELD.load(Ordering::Relaxed), Ordering::Relaxed);
     let copy_in = |from: u64, from_pitch: i32, to: u64| Copy2d {
         from,
         from_pitch: from_pitch as u64,
