@@ -85,7 +85,7 @@ pub(super) fn argument(
                 scalar: Scalar::I32,
                 lanes: 1,
             }),
-            Value::Number(enum_value(&p.param.base, &name)),
+            Value::Number(enum_value(&row.symbol, &p.param.base, &name)),
         ),
         Role::Scalar if p.param.is_value() => {
             let e = elem(&p.param.base).ok_or_else(|| format!("{}: no number type", p.param.c))?;
@@ -217,7 +217,7 @@ pub(super) fn plan_sizer(
                     scalar: Scalar::I32,
                     lanes: 1,
                 }),
-                value: Value::Number(enum_value(base, &name)),
+                value: Value::Number(enum_value(symbol, base, &name)),
             },
             (_, _) if p.param.pointers >= 1 => {
                 let e = elem(&p.param.base).unwrap_or(Elem {

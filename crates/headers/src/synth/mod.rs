@@ -16,7 +16,7 @@ mod args;
 mod values;
 
 use args::argument;
-use values::{channels, is_image, is_source, planes};
+use values::{channels, dst_channels, is_image, is_source, planes, sides};
 
 /// How a C value is passed, as libffi types it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -237,7 +237,20 @@ pub fn plan(row: &FunctionRow, all: &Sizers<'_>, shape: &Shape) -> Result<CallPl
             p.role,
             Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes | Role::Mask
         );
-        let per_pixel = if one_channel { e.bytes() } else { e.bytes() * channels };
+        // Sources (and in-place images) take the layout's first part, destinations its last.
+        let destination = matches!(p.role, Role::Destination | Role::DestinationPlanes);
+        let side_channels = if destination {
+            dst_channels(&row.formats.layout)
+        } else {
+            channels
+        };
+        let per_pixel = if one_channel {
+            e.bytes()
+        } else {
+            e.bytes() * side_channels
+        };
+        let (src_part, dst_part) = sides(&row.formats.layout);
+        let part = if destination { dst_part } else { src_part };
         let row_bytes = u64::from(shape.width) * per_pixel;
         let wanted = if is_source(p.role) {
             shape.src_step
@@ -276,14 +289,12 @@ pub fn plan(row: &FunctionRow, all: &Sizers<'_>, shape: &Shape) -> Result<CallPl
             buffers.len() - 1
         };
         let value = match p.role {
-            Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes => Value::Planes(
-                (0..planes(&p.param.c, &row.formats.layout))
-                    .map(|_| add(&mut buffers))
-                    .collect(),
-            ),
+            Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes => {
+                Value::Planes((0..planes(&p.param.c, part)).map(|_| add(&mut buffers)).collect())
+            }
             _ => Value::Buffer(add(&mut buffers)),
         };
-        steps.insert(p.param.name.clone(), (step, planes(&p.param.c, &row.formats.layout)));
+        steps.insert(p.param.name.clone(), (step, planes(&p.param.c, part)));
         args.push((
             p.param.name.clone(),
             Arg {

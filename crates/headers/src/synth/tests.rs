@@ -137,3 +137,20 @@ fn a_step_too_short_for_its_margins_is_refused() {
     let p = plan(row, &Sizers::new(&v), &unaligned).unwrap();
     assert_eq!(p.buffers[0].image.unwrap().step, 518);
 }
+
+/// What the first GPU run refused (`reports/catalogue-calls/`): a destination of more channels
+/// than its source is sized by its own channels, a template is 3×3, and Bayer demosaicing gets
+/// the one interpolation it takes.
+#[test]
+fn the_first_runs_refusals_are_planned_as_npp_asks() {
+    let v = version("npp-13.0.1.2");
+    let copy = one(&v, "nppiCopy_32f_C1C3R_Ctx");
+    let rows: Vec<u64> = copy.buffers.iter().map(|b| b.image.unwrap().row_bytes).collect();
+    assert_eq!(rows, [64 * 4, 64 * 4 * 3], "the source's channel, the destination's three");
+    let cc = one(&v, "nppiCrossCorrFull_NormLevel_8u_C1RSfs_Ctx");
+    let pairs: Vec<&Value> = cc.args.iter().filter(|a| a.abi == Abi::Pair).map(|a| &a.value).collect();
+    assert_eq!(pairs, [&Value::Pair(64, 32), &Value::Pair(3, 3)]);
+    let cfa = one(&v, "nppiCFAToRGB_8u_C1C3R_Ctx");
+    let interpolation = cfa.args.iter().find(|a| a.param == "eInterpolation").unwrap();
+    assert_eq!(interpolation.value, Value::Number(0.0));
+}
