@@ -32,6 +32,10 @@ pub(crate) struct CallArgs {
     width: u32,
     #[arg(long, default_value_t = 32)]
     height: u32,
+    /// This host's part of the functions (K/N by symbol, as `run --shard`): the N parts' lines
+    /// together are every function's, each once.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<nppbench_model::Shard>,
     /// Child processes at once, each calling its share of the functions in order (a function
     /// that kills its context costs its child a restart, a GPU's worth of others go on).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -50,6 +54,7 @@ impl CallArgs {
             npp: self.npp.clone(),
             out: self.out.clone(),
             only: self.only.clone(),
+            shard: self.shard,
             width: self.width,
             height: self.height,
         }
@@ -124,6 +129,9 @@ fn share_of(
         }
         if let Some(o) = &args.only {
             cmd.args(["--only", o]);
+        }
+        if let Some(s) = args.shard {
+            cmd.args(["--shard", &s.to_string()]);
         }
         let mut child = cmd.stdout(Stdio::piped()).spawn().context("starting a child")?;
         let mut begun = None;

@@ -27,6 +27,8 @@ pub struct CatalogueCalls {
     pub out: PathBuf,
     /// Only symbols containing this.
     pub only: Option<String>,
+    /// Only this host's part of the functions (by symbol, as `run --shard` parts scenarios).
+    pub shard: Option<nppbench_model::Shard>,
     pub width: u32,
     pub height: u32,
 }
@@ -39,6 +41,7 @@ impl CatalogueCalls {
         let rows = nppbench_headers::generate::rows(&prototypes)?
             .into_iter()
             .filter(|r| self.only.as_deref().is_none_or(|o| r.symbol.contains(o)))
+            .filter(|r| self.shard.is_none_or(|s| s.holds(&r.symbol)))
             .collect();
         Ok((prototypes, rows))
     }
@@ -148,5 +151,42 @@ fn one(
             line["unaligned_error"] = json!(e);
             dead
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// N hosts' shards of a catalogue are its functions, each once.
+    #[test]
+    fn shards_of_a_catalogue_are_its_functions_each_once() {
+        let calls = |shard| CatalogueCalls {
+            catalogue: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2"),
+            npp: None,
+            out: PathBuf::new(),
+            only: None,
+            shard,
+            width: 64,
+            height: 32,
+        };
+        let symbols = |shard| -> Vec<String> {
+            calls(shard)
+                .functions()
+                .unwrap()
+                .1
+                .into_iter()
+                .map(|r| r.symbol)
+                .collect()
+        };
+        let all = symbols(None);
+        let mut merged: Vec<String> = (1..=3)
+            .flat_map(|k| symbols(Some(nppbench_model::Shard::new(k, 3).unwrap())))
+            .collect();
+        merged.sort();
+        let mut sorted = all.clone();
+        sorted.sort();
+        assert_eq!(merged, sorted);
+        assert!(all.len() > 5_000);
     }
 }

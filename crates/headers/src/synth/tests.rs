@@ -146,9 +146,18 @@ fn the_first_runs_refusals_are_planned_as_npp_asks() {
     let v = version("npp-13.0.1.2");
     let copy = one(&v, "nppiCopy_32f_C1C3R_Ctx");
     let rows: Vec<u64> = copy.buffers.iter().map(|b| b.image.unwrap().row_bytes).collect();
-    assert_eq!(rows, [64 * 4, 64 * 4 * 3], "the source's channel, the destination's three");
+    assert_eq!(
+        rows,
+        [64 * 4, 64 * 4 * 3],
+        "the source's channel, the destination's three"
+    );
     let cc = one(&v, "nppiCrossCorrFull_NormLevel_8u_C1RSfs_Ctx");
-    let pairs: Vec<&Value> = cc.args.iter().filter(|a| a.abi == Abi::Pair).map(|a| &a.value).collect();
+    let pairs: Vec<&Value> = cc
+        .args
+        .iter()
+        .filter(|a| a.abi == Abi::Pair)
+        .map(|a| &a.value)
+        .collect();
     assert_eq!(pairs, [&Value::Pair(64, 32), &Value::Pair(3, 3)]);
     let cfa = one(&v, "nppiCFAToRGB_8u_C1C3R_Ctx");
     let interpolation = cfa.args.iter().find(|a| a.param == "eInterpolation").unwrap();
