@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod calibration;
+pub mod calls;
 pub mod compare;
 pub mod design;
 pub mod evidence;

@@ -16,14 +16,17 @@ use serde_json::json;
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
     /// The version's catalogue folder (`catalogue/npp-13.0.1.2`: prototypes.tsv.gz).
-    #[arg(long, value_name = "DIR")]
-    catalogue: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "summarize")]
+    catalogue: Option<PathBuf>,
     /// NPP's libraries (of that version); default: the same search as `run`.
     #[arg(long, value_name = "DIR")]
     npp: Option<PathBuf>,
     /// The JSON lines written, one a function (appended to).
-    #[arg(long, value_name = "FILE")]
-    out: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "summarize")]
+    out: Option<PathBuf>,
+    /// Instead of calling: count the outcomes of a file of such lines (`.gz` too), the most first.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["catalogue", "out"])]
+    summarize: Option<PathBuf>,
     /// Only functions whose symbol contains this.
     #[arg(long)]
     only: Option<String>,
@@ -50,9 +53,9 @@ pub(crate) struct CallArgs {
 impl CallArgs {
     fn calls(&self) -> CatalogueCalls {
         CatalogueCalls {
-            catalogue: self.catalogue.clone(),
+            catalogue: self.catalogue.clone().unwrap_or_default(),
             npp: self.npp.clone(),
-            out: self.out.clone(),
+            out: self.out.clone().unwrap_or_default(),
             only: self.only.clone(),
             shard: self.shard,
             width: self.width,
@@ -62,6 +65,9 @@ impl CallArgs {
 }
 
 pub(crate) fn call_catalogue(args: CallArgs) -> anyhow::Result<()> {
+    if let Some(file) = &args.summarize {
+        return summarize(file);
+    }
     match args.from {
         Some(from) => {
             // A function that faults ends the child: without a core file, which for a process
@@ -76,12 +82,13 @@ pub(crate) fn call_catalogue(args: CallArgs) -> anyhow::Result<()> {
 /// Splits the functions into `--jobs` runs of consecutive ones, each written to a file of its own
 /// by its children, then appends the files to `--out` in the catalogue's order.
 fn parent(args: &CallArgs) -> anyhow::Result<()> {
-    let (_, rows) = args.calls().functions()?;
+    let calls = args.calls();
+    let (_, rows) = calls.functions()?;
     let jobs = usize::from(args.jobs).min(rows.len().max(1));
     let share = rows.len().div_ceil(jobs);
     let parts: Vec<(PathBuf, usize, usize)> = (0..jobs)
         .map(|k| {
-            let mut name = args.out.as_os_str().to_owned();
+            let mut name = calls.out.as_os_str().to_owned();
             name.push(format!(".part{k}"));
             (PathBuf::from(name), k * share, ((k + 1) * share).min(rows.len()))
         })
@@ -98,7 +105,7 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
     });
     for (out, _, _) in &parts {
         let text = std::fs::read_to_string(out).unwrap_or_default();
-        let mut all = std::fs::OpenOptions::new().create(true).append(true).open(&args.out)?;
+        let mut all = std::fs::OpenOptions::new().create(true).append(true).open(&calls.out)?;
         std::io::Write::write_all(&mut all, text.as_bytes())?;
         let _ = std::fs::remove_file(out);
     }
@@ -119,7 +126,7 @@ fn share_of(
         let mut cmd = Command::new(&exe);
         cmd.arg("call-catalogue")
             .arg("--catalogue")
-            .arg(&args.catalogue)
+            .arg(args.catalogue.as_deref().unwrap_or(Path::new("")))
             .arg("--out")
             .arg(out)
             .args(["--width", &args.width.to_string(), "--height", &args.height.to_string()])
@@ -155,6 +162,32 @@ fn share_of(
             }
             (false, None) => anyhow::bail!("a child ended ({status}) before its first function"),
         }
+    }
+    Ok(())
+}
+
+/// Prints the outcomes of a file of lines, counted, the most first.
+fn summarize(file: &Path) -> anyhow::Result<()> {
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let text = if file.extension().is_some_and(|e| e == "gz") {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes.as_slice()), &mut s)
+            .with_context(|| format!("decompressing {}", file.display()))?;
+        s
+    } else {
+        String::from_utf8(bytes).with_context(|| format!("{} is not text", file.display()))?
+    };
+    let lines: Vec<nppbench_analysis::calls::CallLine> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .with_context(|| format!("{} line {}: not a call-catalogue line", file.display(), i + 1))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    println!("{} functions in {}", lines.len(), file.display());
+    for (kind, n) in nppbench_analysis::calls::summarize(&lines) {
+        println!("{n:>6}  {kind}");
     }
     Ok(())
 }

@@ -64,3 +64,33 @@ fn no_jobs_is_refused() {
     let o = call(&dir.path().join("calls.jsonl"), "Add_8u_C1", "0");
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `--summarize` counts a file's outcomes (the committed first run, gzip-compressed), and every
+/// line counts once.
+#[test]
+fn a_file_of_lines_is_summarized_the_most_first() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../reports/catalogue-calls/h200-GPU-cce5198b/calls-13.0.1.jsonl.gz");
+    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        .args(["call-catalogue", "--summarize"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut lines = text.lines();
+    let total: usize = lines.next().unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let counts: Vec<usize> = lines.map(|l| l.split_whitespace().next().unwrap().parse().unwrap()).collect();
+    assert_eq!(counts.iter().sum::<usize>(), total);
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{text}");
+    assert!(text.contains("ran; killed the context at the unaligned step"), "{text}");
+    let bad = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(bad.path(), "{\"symbol\":\"x\"}\nnot json\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        .args(["call-catalogue", "--summarize"])
+        .arg(bad.path())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 2: not a call-catalogue line"));
+}

@@ -1,0 +1,145 @@
+//! What `nppbench call-catalogue` wrote, judged (issue #45): each function's outcome at the
+//! aligned steps and at the unaligned source step, and the counts a reader wants first: how many
+//! ran, how many NPP refused and with which status, how many killed the CUDA context, how many
+//! gave other pixels when only the layout changed (the wrong-pixel oracle).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// One function's line, as the command writes it (fields absent where they do not apply).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct CallLine {
+    pub symbol: String,
+    pub library: Option<String>,
+    pub not_planned: Option<String>,
+    pub ended_process: Option<String>,
+    pub error: Option<String>,
+    pub status: Option<i32>,
+    pub status_name: Option<String>,
+    pub outputs_vary: Option<bool>,
+    pub unaligned_status: Option<i32>,
+    pub unaligned_error: Option<String>,
+    pub unaligned_differing_bytes: Option<u64>,
+}
+
+/// What a function did.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// No call could be synthesised: why.
+    NotPlanned(String),
+    /// Its child process ended during the call (a host-side fault): how.
+    EndedProcess(String),
+    /// The call could not be made, or left the context dead at the aligned steps.
+    Failed(String),
+    /// NPP returned this error status at the aligned steps.
+    Refused(String),
+    /// It ran at the aligned steps; what the unaligned step gave.
+    Ran(Unaligned),
+}
+
+/// What the same pixels at an unaligned source step gave.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Unaligned {
+    Same,
+    /// Other output bytes: this many.
+    Differs(u64),
+    Refused(i32),
+    /// The context died (a misaligned address): a sticky error.
+    Faulted(String),
+    NotCalled,
+}
+
+impl CallLine {
+    pub fn outcome(&self) -> Outcome {
+        if let Some(why) = &self.not_planned {
+            return Outcome::NotPlanned(why.clone());
+        }
+        if let Some(how) = &self.ended_process {
+            return Outcome::EndedProcess(how.clone());
+        }
+        if let Some(e) = &self.error {
+            return Outcome::Failed(e.clone());
+        }
+        match self.status {
+            Some(s) if s < 0 => Outcome::Refused(self.status_name.clone().unwrap_or_else(|| s.to_string())),
+            Some(_) => Outcome::Ran(
+                match (
+                    &self.unaligned_error,
+                    self.unaligned_status,
+                    self.unaligned_differing_bytes,
+                ) {
+                    (Some(e), _, _) => Unaligned::Faulted(e.clone()),
+                    (None, Some(s), _) if s < 0 => Unaligned::Refused(s),
+                    (None, _, Some(0)) => Unaligned::Same,
+                    (None, _, Some(n)) => Unaligned::Differs(n),
+                    _ => Unaligned::NotCalled,
+                },
+            ),
+            None => Outcome::Failed("no status".into()),
+        }
+    }
+}
+
+/// Counts by kind of outcome, in words, the most first.
+pub fn summarize(lines: &[CallLine]) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for l in lines {
+        let kind = match l.outcome() {
+            Outcome::NotPlanned(why) => format!("not planned: {}", why.split(':').next().unwrap_or(&why)),
+            Outcome::EndedProcess(how) => format!("ended its process: {how}"),
+            // The message names the function first: what follows is what differs between kinds.
+            Outcome::Failed(e) => {
+                let what = e.strip_prefix(&format!("{}: ", l.symbol)).unwrap_or(&e);
+                format!("failed: {}", what.split(": ").next().unwrap_or(what))
+            }
+            Outcome::Refused(status) => format!("refused: {status}"),
+            Outcome::Ran(Unaligned::Same) => "ran; the same at the unaligned step".into(),
+            Outcome::Ran(Unaligned::Differs(_)) => "ran; other pixels at the unaligned step".into(),
+            Outcome::Ran(Unaligned::Refused(_)) => "ran; refused at the unaligned step".into(),
+            Outcome::Ran(Unaligned::Faulted(_)) => "ran; killed the context at the unaligned step".into(),
+            Outcome::Ran(Unaligned::NotCalled) => "ran; not called unaligned".into(),
+        };
+        *counts.entry(kind).or_default() += 1;
+    }
+    let mut out: Vec<(String, usize)> = counts.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines made up for the test, one of each kind the command writes.
+    fn line(json: &str) -> CallLine {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn each_kind_of_line_has_its_outcome_and_the_counts_come_most_first() {
+        let lines = [
+            line(r#"{"symbol":"a","not_planned":"no image: a size query"}"#),
+            line(r#"{"symbol":"b","ended_process":"signal: 11 (SIGSEGV)"}"#),
+            line(r#"{"symbol":"c","status":-14,"status_name":"NPP_STEP_ERROR"}"#),
+            line(r#"{"symbol":"d","status":0,"unaligned_status":0,"unaligned_differing_bytes":0}"#),
+            line(r#"{"symbol":"e","status":0,"unaligned_status":0,"unaligned_differing_bytes":12}"#),
+            line(r#"{"symbol":"f","status":0,"unaligned_error":"sticky: misaligned address"}"#),
+            line(r#"{"symbol":"g","status":0,"unaligned_status":0,"unaligned_differing_bytes":0}"#),
+            line(r#"{"symbol":"h","error":"h: its sizer returned -6"}"#),
+            line(r#"{"symbol":"i","error":"i: its sizer returned -6"}"#),
+        ];
+        assert_eq!(lines[4].outcome(), Outcome::Ran(Unaligned::Differs(12)));
+        assert_eq!(
+            lines[5].outcome(),
+            Outcome::Ran(Unaligned::Faulted("sticky: misaligned address".into()))
+        );
+        let s = summarize(&lines);
+        // Ties in name order.
+        assert_eq!(s[0], ("failed: its sizer returned -6".to_owned(), 2));
+        assert_eq!(s[1], ("ran; the same at the unaligned step".to_owned(), 2));
+        assert!(s.contains(&("refused: NPP_STEP_ERROR".to_owned(), 1)));
+        assert!(s.contains(&("not planned: no image".to_owned(), 1)));
+        assert_eq!(s.iter().map(|x| x.1).sum::<usize>(), lines.len());
+    }
+}
