@@ -79,8 +79,17 @@ fn a_file_of_lines_is_summarized_the_most_first() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let mut lines = text.lines();
-    let total: usize = lines.next().unwrap().split_whitespace().next().unwrap().parse().unwrap();
-    let counts: Vec<usize> = lines.map(|l| l.split_whitespace().next().unwrap().parse().unwrap()).collect();
+    let total: usize = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let counts: Vec<usize> = lines
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
     assert_eq!(counts.iter().sum::<usize>(), total);
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{text}");
     assert!(text.contains("ran; killed the context at the unaligned step"), "{text}");
