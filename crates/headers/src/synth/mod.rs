@@ -221,93 +221,18 @@ pub fn plan(row: &FunctionRow, all: &Sizers<'_>, shape: &Shape) -> Result<CallPl
         return Err(row.reasons.join("; "));
     }
     let library = row.library.clone().ok_or("exported by no library")?;
-    let channels = channels(&row.formats.layout);
     let mut buffers: Vec<Buffer> = Vec::new();
-    let mut args = Vec::new();
     let mut scratch = Vec::new();
     // Steps per image, decided with the image: a step names its image (`with`).
-    let mut steps: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
-    for p in &row.params {
-        if !is_image(p.role) {
-            continue;
-        }
-        let e = elem(&p.param.base).ok_or_else(|| format!("{}: no sample type", p.param.c))?;
-        // A plane and a mask hold one channel; an interleaved image all of them.
-        let one_channel = matches!(
-            p.role,
-            Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes | Role::Mask
-        );
-        // Sources (and in-place images) take the layout's first part, destinations its last.
-        let destination = matches!(p.role, Role::Destination | Role::DestinationPlanes);
-        let side_channels = if destination {
-            dst_channels(&row.formats.layout)
-        } else {
-            channels
-        };
-        let per_pixel = if one_channel {
-            e.bytes()
-        } else {
-            e.bytes() * side_channels
-        };
-        let (src_part, dst_part) = sides(&row.formats.layout);
-        let part = if destination { dst_part } else { src_part };
-        let row_bytes = u64::from(shape.width) * per_pixel;
-        let wanted = if is_source(p.role) {
-            shape.src_step
-        } else {
-            shape.dst_step
-        };
-        let step = wanted.unwrap_or_else(|| (row_bytes + 2 * MARGIN_BYTES).div_ceil(512) * 512);
-        if step < row_bytes + 2 * MARGIN_BYTES {
-            return Err(format!(
-                "{}: a step of {step} leaves no margin for {row_bytes} bytes a row",
-                p.param.name
-            ));
-        }
-        let image = ImageLayout {
-            step,
-            row_bytes,
-            rows: u64::from(shape.height),
-            offset: MARGIN_ROWS * step + MARGIN_BYTES,
-        };
-        let bytes = step * (u64::from(shape.height) + 2 * MARGIN_ROWS);
-        let fill = if is_source(p.role) {
-            Fill::Pattern
-        } else {
-            Fill::Sentinel
-        };
-        let add = |buffers: &mut Vec<Buffer>| {
-            buffers.push(Buffer {
-                param: p.param.name.clone(),
-                role: p.role,
-                elem: e,
-                bytes,
-                fill,
-                host: false,
-                image: Some(image),
-            });
-            buffers.len() - 1
-        };
-        let value = match p.role {
-            Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes => {
-                Value::Planes((0..planes(&p.param.c, part)).map(|_| add(&mut buffers)).collect())
-            }
-            _ => Value::Buffer(add(&mut buffers)),
-        };
-        steps.insert(p.param.name.clone(), (step, planes(&p.param.c, part)));
-        args.push((
-            p.param.name.clone(),
-            Arg {
-                param: p.param.name.clone(),
-                abi: Abi::Pointer,
-                value,
-            },
-        ));
+    let mut steps: Steps = Default::default();
+    let mut args = Vec::new();
+    for p in row.params.iter().filter(|p| is_image(p.role)) {
+        args.push(image(p, row, shape, &mut buffers, &mut steps)?);
     }
     let mut out = Vec::new();
     for p in &row.params {
-        if let Some(i) = args.iter().position(|(n, _)| *n == p.param.name) {
-            out.push(args.remove(i).1);
+        if let Some(i) = args.iter().position(|a| a.param == p.param.name) {
+            out.push(args.remove(i));
             continue;
         }
         out.push(argument(p, row, all, shape, &steps, &mut buffers, &mut scratch)?);
@@ -318,6 +243,88 @@ pub fn plan(row: &FunctionRow, all: &Sizers<'_>, shape: &Shape) -> Result<CallPl
         args: out,
         buffers,
         scratch,
+    })
+}
+
+/// Each image's step and planes, by its parameter's name.
+type Steps = std::collections::BTreeMap<String, (u64, u64)>;
+
+/// The argument of image `p`: its buffer (or one a plane) with margins, and its step in `steps`.
+fn image(
+    p: &Assigned,
+    row: &FunctionRow,
+    shape: &Shape,
+    buffers: &mut Vec<Buffer>,
+    steps: &mut Steps,
+) -> Result<Arg, String> {
+    let e = elem(&p.param.base).ok_or_else(|| format!("{}: no sample type", p.param.c))?;
+    // A plane and a mask hold one channel; an interleaved image all of them. Sources (and
+    // in-place images) take the layout's first part, destinations its last.
+    let one_channel = matches!(
+        p.role,
+        Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes | Role::Mask
+    );
+    let destination = matches!(p.role, Role::Destination | Role::DestinationPlanes);
+    let side_channels = if destination {
+        dst_channels(&row.formats.layout)
+    } else {
+        channels(&row.formats.layout)
+    };
+    let per_pixel = if one_channel {
+        e.bytes()
+    } else {
+        e.bytes() * side_channels
+    };
+    let (src_part, dst_part) = sides(&row.formats.layout);
+    let part = if destination { dst_part } else { src_part };
+    let row_bytes = u64::from(shape.width) * per_pixel;
+    let wanted = if is_source(p.role) {
+        shape.src_step
+    } else {
+        shape.dst_step
+    };
+    let step = wanted.unwrap_or_else(|| (row_bytes + 2 * MARGIN_BYTES).div_ceil(512) * 512);
+    if step < row_bytes + 2 * MARGIN_BYTES {
+        return Err(format!(
+            "{}: a step of {step} leaves no margin for {row_bytes} bytes a row",
+            p.param.name
+        ));
+    }
+    let image = ImageLayout {
+        step,
+        row_bytes,
+        rows: u64::from(shape.height),
+        offset: MARGIN_ROWS * step + MARGIN_BYTES,
+    };
+    let buffer = Buffer {
+        param: p.param.name.clone(),
+        role: p.role,
+        elem: e,
+        bytes: step * (u64::from(shape.height) + 2 * MARGIN_ROWS),
+        fill: if is_source(p.role) {
+            Fill::Pattern
+        } else {
+            Fill::Sentinel
+        },
+        host: false,
+        image: Some(image),
+    };
+    let mut add = || {
+        buffers.push(buffer.clone());
+        buffers.len() - 1
+    };
+    let planes = planes(&p.param.c, part);
+    let value = match p.role {
+        Role::SourcePlanes | Role::DestinationPlanes | Role::SourceDestinationPlanes => {
+            Value::Planes((0..planes).map(|_| add()).collect())
+        }
+        _ => Value::Buffer(add()),
+    };
+    steps.insert(p.param.name.clone(), (step, planes));
+    Ok(Arg {
+        param: p.param.name.clone(),
+        abi: Abi::Pointer,
+        value,
     })
 }
 
