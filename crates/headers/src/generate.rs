@@ -90,16 +90,7 @@ fn reasons(exported: bool, formats: &Formats, params: &[Assigned]) -> Vec<String
             (Role::DeviceArray, None) => {
                 reasons.push(format!("array unsized: no parameter gives the length of {name}"))
             }
-            (
-                Role::Source
-                | Role::SourcePlanes
-                | Role::Destination
-                | Role::DestinationPlanes
-                | Role::SourceDestination
-                | Role::SourceDestinationPlanes
-                | Role::Mask,
-                _,
-            ) if p.param.base == "void" => {
+            (role, _) if (role.is_image() || role == Role::Mask) && p.param.base == "void" => {
                 reasons.push(format!("untyped image: {c} (the sample type is a run-time enum)"))
             }
             _ => {}
