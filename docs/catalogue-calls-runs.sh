@@ -1,0 +1,21 @@
+#!/bin/bash
+# Every synthesisable function of each NPP version's catalogue called from its roles on the GPU
+# machine (issue #45; docs/catalogue.md, "Calling every function from its roles"), JOBS children
+# at once, then each run's outcomes counted (`call-catalogue --summarize`).
+# Usage: catalogue-calls-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
+#   VERSION   a folder of catalogue/ (npp-13.0.1.2); NPP_DIR the libraries of that version.
+# Example: catalogue-calls-runs.sh /tmp/b/nppbench /tmp/o 8 npp-13.0.1.2=/usr/local/cuda/lib64
+set -u
+bin=$1; out=$2; jobs=$3; shift 3
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+for pair in "$@"; do
+  version=${pair%%=*}; npp=${pair#*=}
+  s=$(date +%s)
+  "$bin" call-catalogue --catalogue "$root/catalogue/$version" --npp "$npp" --jobs "$jobs" \
+    --out "$out/calls-$version.jsonl" > "$out/calls-$version.log" 2>&1
+  echo "$version rc=$? $(( $(date +%s) - s )) s"
+  "$bin" call-catalogue --summarize "$out/calls-$version.jsonl" | tee "$out/summary-$version.txt"
+  gzip -f "$out/calls-$version.jsonl"
+done
