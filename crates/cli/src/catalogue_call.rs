@@ -141,17 +141,21 @@ fn share_of(
             cmd.args(["--shard", &s.to_string()]);
         }
         let mut child = cmd.stdout(Stdio::piped()).spawn().context("starting a child")?;
-        let mut begun = None;
+        // The last function the child began, and whether its line was written.
+        let mut last: Option<(usize, bool)> = None;
         for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-            if let Some(i) = line?.strip_prefix("begin ") {
-                begun = i.parse::<usize>().ok();
+            let line = line?;
+            if let Some(i) = line.strip_prefix("begin ").and_then(|i| i.parse().ok()) {
+                last = Some((i, false));
+            } else if line.strip_prefix("done ").and_then(|i| i.parse().ok()) == last.map(|l| l.0) {
+                last = last.map(|(i, _)| (i, true));
             }
         }
         let status = child.wait()?;
-        match (status.success(), begun) {
+        match (status.success(), last) {
             (true, _) => break,
-            (false, Some(i)) => {
-                if !has_line(out, i)? {
+            (false, Some((i, done))) => {
+                if !done {
                     append_line(
                         out,
                         &json!({"index": i, "symbol": rows[i].symbol, "library": rows[i].library,
@@ -190,13 +194,4 @@ fn summarize(file: &Path) -> anyhow::Result<()> {
         println!("{n:>6}  {kind}");
     }
     Ok(())
-}
-
-fn has_line(out: &Path, index: usize) -> anyhow::Result<bool> {
-    let text = std::fs::read_to_string(out).unwrap_or_default();
-    Ok(text
-        .lines()
-        .rev()
-        .take(4)
-        .any(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v["index"] == json!(index))))
 }

@@ -54,8 +54,8 @@ pub fn append_line(out: &Path, v: &serde_json::Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Calls the functions `from..to` (to the last where `to` is `None`); exits 3 at a function after
-/// which the context is dead.
+/// Calls the functions `from..to` (to the last where `to` is `None`), saying `begin i` before and
+/// `done i` once its line is written; exits 3 at a function after which the context is dead.
 pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>) -> anyhow::Result<()> {
     let (prototypes, rows) = args.functions()?;
     let sizers = Sizers::new(&prototypes);
@@ -78,6 +78,9 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         let dead = one(&npp, &gpu, &ctx, row, &sizers, &aligned, &mut line);
         line["ms"] = json!(start.elapsed().as_secs_f64() * 1e3);
         append_line(&args.out, &line)?;
+        // The parent writes the line of a function begun and never done.
+        println!("done {i}");
+        std::io::stdout().flush()?;
         if dead {
             nppbench_gpu::exit_now(3);
         }
