@@ -16,9 +16,9 @@ use crate::{Npp, NppError, StreamContext};
 
 /// A planned call made: NPP's status, and the buffers it used (read back with [`Made::outputs`]
 /// once the stream is synchronised).
-pub struct Made {
+pub struct Made<'p> {
     pub status: NppStatus,
-    plan: CallPlan,
+    plan: &'p CallPlan,
     device: Vec<Option<DeviceBuffer>>,
     host: Vec<Vec<u8>>,
 }
@@ -133,7 +133,7 @@ fn context_type() -> Type {
 impl Npp {
     /// Makes `plan`'s call on `ctx`'s stream: allocates and fills its buffers, sizes its scratch
     /// buffers by their sizers, and calls. The call is queued, not waited for.
-    pub fn call_planned(&self, gpu: &Gpu, plan: &CallPlan, ctx: &StreamContext) -> Result<Made, NppError> {
+    pub fn call_planned<'p>(&self, gpu: &Gpu, plan: &'p CallPlan, ctx: &StreamContext) -> Result<Made<'p>, NppError> {
         let bad = |details: String| NppError::BadArgument {
             function: plan.symbol.clone(),
             details,
@@ -178,7 +178,7 @@ impl Npp {
         drop(arrays);
         Ok(Made {
             status,
-            plan: plan.clone(),
+            plan,
             device,
             host,
         })
@@ -305,7 +305,7 @@ fn allocate(gpu: &Gpu, buffers: &[Buffer]) -> Result<Memory, nppbench_gpu::GpuEr
     Ok((device, host))
 }
 
-impl Made {
+impl Made<'_> {
     /// What the call wrote, read once the caller synchronised its stream: each destination
     /// image's ROI rows (planes in order) and each result.
     pub fn outputs(&self) -> Result<Outputs, nppbench_gpu::GpuError> {
