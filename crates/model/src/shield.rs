@@ -241,24 +241,34 @@ pub enum ShieldAction {
     NoKnowledge,
 }
 
+impl ShieldAction {
+    /// Whether the shield changed what NPP was passed: a context declaring non-blocking, or
+    /// staged images.
+    pub fn rewrites(self) -> bool {
+        match self {
+            ShieldAction::Rewritten { .. } => true,
+            ShieldAction::NotStaged { leak, race } => leak || race,
+            _ => false,
+        }
+    }
+}
+
 impl ShieldTotals {
     /// Counts `calls` calls that met `action`.
     pub fn add(&mut self, action: ShieldAction, calls: u64) {
         self.calls += calls;
+        let n = |on: bool| if on { calls } else { 0 };
+        self.rewritten += n(action.rewrites());
         match action {
             ShieldAction::Rewritten { leak, race, wrong } => {
-                self.rewritten += calls;
-                self.rewritten_leak += if leak { calls } else { 0 };
-                self.rewritten_race += if race { calls } else { 0 };
-                self.rewritten_wrong += if wrong { calls } else { 0 };
+                self.rewritten_leak += n(leak);
+                self.rewritten_race += n(race);
+                self.rewritten_wrong += n(wrong);
             }
             ShieldAction::NotStaged { leak, race } => {
                 self.wrong_not_staged += calls;
-                if leak || race {
-                    self.rewritten += calls;
-                    self.rewritten_leak += if leak { calls } else { 0 };
-                    self.rewritten_race += if race { calls } else { 0 };
-                }
+                self.rewritten_leak += n(leak);
+                self.rewritten_race += n(race);
             }
             ShieldAction::NotHazardous => self.not_hazardous += calls,
             ShieldAction::UnknownFunction => self.unknown_function += calls,

@@ -119,7 +119,7 @@ pub(crate) fn report(end: TraceEnd) -> Option<ShieldReport> {
             let action = shield_action(a);
             totals.add(action, calls);
             cost.shield_ns += ns;
-            if !action_rewrites(action) {
+            if !action.rewrites() {
                 cost.left_alone_ns += ns;
             }
             ShieldSite {
@@ -190,15 +190,6 @@ pub(crate) fn report(end: TraceEnd) -> Option<ShieldReport> {
         calls_at_sites_not_listed: not_listed,
         cost,
     })
-}
-
-/// Whether the shield changed what NPP was passed.
-fn action_rewrites(a: ShieldAction) -> bool {
-    match a {
-        ShieldAction::Rewritten { .. } => true,
-        ShieldAction::NotStaged { leak, race } => leak || race,
-        _ => false,
-    }
 }
 
 /// Writes the report as it stands (a forked copy beside the parent's), unless the final one is
