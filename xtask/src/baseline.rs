@@ -61,7 +61,7 @@ mod tests {
         assert!(!gate.contains("GITHUB_STEP_SUMMARY"), "{gate}");
         let publish = steps
             .iter()
-            .find(|s| s.contains("reports/compare/summary.md >> \"$GITHUB_STEP_SUMMARY\""))
+            .find(|s| s.contains("target/nppbench/compare/summary.md >> \"$GITHUB_STEP_SUMMARY\""))
             .expect("a step that publishes the compare summary");
         assert!(publish.contains("if: always()"), "{publish}");
         // The baseline it reads is where `cargo xtask baseline` writes it.

@@ -37,13 +37,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Measure on this machine's GPU and render reports/latest/ (or render --from run.json files).
+    /// Measure on this machine's GPU and render target/nppbench/latest/ (or render --from run.json files).
     Report {
         /// Render these run.json files instead of measuring (no GPU needed).
         #[arg(long, value_name = "RUN.json")]
         from: Vec<PathBuf>,
         /// The report folder.
-        #[arg(long, value_name = "DIR", default_value = "reports/latest")]
+        #[arg(long, value_name = "DIR", default_value = measure::DEFAULT_OUT)]
         out: PathBuf,
         /// The preset: quick (the default), full or atlas (`nppbench preset NAME` prints one).
         #[arg(long, default_value = "quick")]

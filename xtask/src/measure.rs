@@ -14,8 +14,11 @@ pub(crate) fn gpu_present() -> bool {
     Path::new("/proc/driver/nvidia/version").exists() || Path::new("/dev/nvidia0").exists()
 }
 
-/// `cargo xtask report`'s folder when no `--out` is given (ignored by git).
-pub(crate) const DEFAULT_OUT: &str = "reports/latest";
+/// `cargo xtask report`'s folder when no `--out` is given: under `target/`, as criterion keeps its
+/// report, so that what a run writes never sits among the committed evidence under `reports/` that
+/// the tests read (a run there once failed the history page's test: the README's two commands
+/// conflicted).
+pub(crate) const DEFAULT_OUT: &str = "target/nppbench/latest";
 
 /// The committed run the README renders where there is no GPU, and the no-GPU message names.
 pub(crate) const SAMPLE_RUN: &str = "reports/h200-full-npp-13.0.1/run.json";
@@ -214,7 +217,7 @@ mod tests {
     fn what_a_render_wrote_is_never_a_sample() {
         let dir = tempfile::tempdir().unwrap();
         let run = std::fs::read(root().join(SAMPLE_RUN)).unwrap();
-        for folder in ["reports/latest", "reports/mine", "reports/h100-npp-13.0.1"] {
+        for folder in ["reports/mine", "reports/h100-npp-13.0.1", DEFAULT_OUT] {
             std::fs::create_dir_all(dir.path().join(folder)).unwrap();
             std::fs::write(dir.path().join(folder).join("run.json"), &run).unwrap();
         }
@@ -224,6 +227,10 @@ mod tests {
             "{msg}"
         );
         assert!(!msg.contains("latest") && !msg.contains("mine"), "{msg}");
+        assert!(
+            !DEFAULT_OUT.starts_with("reports"),
+            "a run renders outside the evidence"
+        );
     }
 
     /// `--matrix bad.toml` and `--npp` naming nothing said "no NVIDIA GPU" and exited 5.

@@ -298,3 +298,25 @@ fn the_same_level_again_is_the_same_and_the_latest_point_needs_a_figure() {
     let (_, f) = findings(&db);
     assert!(f.series[0].latest.is_empty());
 }
+
+/// What the history page draws (generated histories): a series whose level moved says something;
+/// one that only crossed an environment change at the same level does not.
+#[test]
+fn a_series_says_something_when_its_level_moves_not_when_only_its_environment_changed() {
+    let (_dir, mut db) = generated::db();
+    for i in 0..12 {
+        let (npp, level) = if i < 6 { ("12.2.3", 1000.0) } else { ("13.0.1", 1200.0) };
+        add_tp(&mut db, i, "a", "GPU-a", npp, "580.1", level + 4.0 * jitter(i));
+    }
+    let (_, f) = findings(&db);
+    assert!(f.series[0].says_something());
+
+    let (_dir, mut db) = generated::db();
+    for i in 0..12 {
+        let driver = if i < 6 { "580.1" } else { "580.2" };
+        add_tp(&mut db, i, "a", "GPU-a", "13.0.1", driver, 1000.0 + 4.0 * jitter(i));
+    }
+    let (_, f) = findings(&db);
+    assert!(!f.series[0].env.is_empty(), "the driver changed");
+    assert!(!f.series[0].says_something());
+}

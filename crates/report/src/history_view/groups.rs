@@ -7,32 +7,14 @@ use nppbench_history::changes::Findings;
 use nppbench_history::series::History;
 
 use super::{GroupView, QuietGroup};
-use nppbench_analysis::compare::Change;
-use nppbench_history::changes::SeriesFindings;
 use nppbench_history::rows::Kind;
 
 use super::words::{Words, anchor, short_env};
 use crate::charts::history_series::{self, Mark, SeriesLine};
 use crate::error::ReportError;
 
-/// Whether a series has something to say: a change point (the level moved; the environment
-/// change it lines up with is named beside it), a leak class that changed, or a latest run slower
-/// or faster than the one before (what a gate trips on). An environment change alone is not: in a
-/// fleet's history nearly every series crosses one (another build, another GPU of the same host)
-/// and keeps its level, and drawing each made the page 37.9 MB.
-/// A latest step that was not judged though both sides have passes (a run made by an older
-/// nppbench, layouts drawn apart) says something too: why the gate could not judge it.
-fn says_something(f: &SeriesFindings) -> bool {
-    !f.shifts.is_empty()
-        || !f.class_changes.is_empty()
-        || f.latest.iter().any(|s| {
-            matches!(s.verdict(), Change::Slower | Change::Faster)
-                || s.judged.as_ref().is_some_and(|j| j.not_judged.is_some())
-        })
-}
-
 /// Series grouped by primitive and geometry: the groups where a series has something to say
-/// ([`says_something`]), each with its chart and series, and the rest by name alone (each chart
+/// (`SeriesFindings::says_something`), each with its chart and series, and the rest by name alone (each chart
 /// of a flat line costs tens of kilobytes, and a history of every function holds thousands).
 pub(super) fn groups(
     history: &History,
@@ -45,7 +27,7 @@ pub(super) fn groups(
     }
     let (loud, quiet): (Vec<_>, Vec<_>) = grouped
         .into_iter()
-        .partition(|(_, members)| members.iter().any(|&i| says_something(&findings.series[i])));
+        .partition(|(_, members)| members.iter().any(|&i| findings.series[i].says_something()));
     let quiet = quiet
         .into_iter()
         .map(|((primitive, geometry), members)| QuietGroup {
