@@ -1,4 +1,4 @@
-//! Embeds the knowledge files (`knowledge/*.json.gz`, made by `cargo xtask knowledge`) in the
+//! Embeds the knowledge files (`knowledge/*.json.gz`, made by `cargo xtask knowledge --from`) in the
 //! binary: `$OUT_DIR/knowledge.rs` lists each by name with its bytes, so that `predict` and
 //! `trace` answer from an installed binary with no repository beside it.
 

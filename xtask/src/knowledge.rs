@@ -1,86 +1,37 @@
-//! `cargo xtask knowledge [--check]`: the knowledge files nppbench embeds (`knowledge/*.json.gz`:
-//! one per NPP version and GPU architecture, `nppbench_analysis::knowledge`), each made from the
-//! committed runs [`SOURCES`] names: the bisected atlas of a version, with the wrong-pixel study
-//! of the same version. `--check` makes them again in memory and fails where a committed file
-//! differs (a rule's code changed, or a source did): what CI runs.
+//! `cargo xtask knowledge`: the knowledge files nppbench embeds (`knowledge/*.json.gz`: one per
+//! NPP version and GPU architecture, `nppbench_analysis::knowledge`). `--from RUN…` makes one
+//! from atlas runs wherever they are (each file names the runs it was made from); `--check`, what
+//! CI runs, fits every committed file's rules again on the cases it holds and fails where they
+//! differ from its own (a change to how rules are fitted), so that no run need stay in the tree
+//! for the check; `--refit` writes the rules and scores fitted again back into the files.
 
-use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use nppbench_analysis::knowledge::Knowledge;
 use nppbench_model::{RunFile, find_run_files};
 
-use crate::root;
+use crate::{BadInput, root};
 
-/// Each knowledge file's name and the runs (files, or folders of them) it is made from, relative
-/// to the repository's root.
-pub(crate) const SOURCES: [(&str, &[&str]); 3] = [
-    (
-        "npp-12.2.3-sm90",
-        &[
-            "reports/h100-atlas-bisected-npp-12.2.3",
-            "reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-12.2.3.json.gz",
-        ],
-    ),
-    (
-        "npp-13.0.1-sm90",
-        &[
-            "reports/h100-atlas-bisected-npp-13.0.1",
-            "reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-13.0.1.json.gz",
-        ],
-    ),
-    (
-        "npp-13.2.0-sm90",
-        &["reports/wrong-pixels/h200-GPU-fd1537c9/wrong-npp-13.2.0.json.gz"],
-    ),
-];
+/// What `cargo xtask knowledge` was asked to do.
+pub(crate) enum Job {
+    Check,
+    Refit,
+    From(Vec<PathBuf>),
+}
 
 /// Who made a file: the crate's version alone, so that the same runs make the same file.
 fn made_by() -> String {
     format!("nppbench {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The knowledge `name` is made of, from the runs under `root`.
-pub(crate) fn make(root: &Path, name: &str, sources: &[&str]) -> anyhow::Result<Knowledge> {
-    let mut runs = Vec::new();
-    for s in sources {
-        for path in find_run_files(&root.join(s)).with_context(|| format!("{name}: its source {s}"))? {
-            let run = RunFile::read(&path)?;
-            let shown = path.strip_prefix(root).unwrap_or(&path).display().to_string();
-            runs.push((shown, run));
-        }
-    }
-    let named: Vec<(String, &RunFile)> = runs.iter().map(|(n, r)| (n.clone(), r)).collect();
-    let k = Knowledge::from_runs(&named, &made_by()).with_context(|| format!("making {name}"))?;
-    if k.name() != name {
-        bail!("{name}: its runs make {}, not {name}", k.name());
-    }
-    Ok(k)
-}
-
-pub(crate) fn knowledge(check: bool) -> anyhow::Result<()> {
-    let root = root();
-    let dir = root.join("knowledge");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut drifted = Vec::new();
-    for (name, sources) in SOURCES {
-        let k = make(&root, name, sources)?;
-        let path = dir.join(format!("{name}.json.gz"));
-        if check {
-            let committed = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            // Read first, for its schema's message; then its text against what the runs make
-            // (text, not parsed numbers: a float read back may differ in its last bit).
-            Knowledge::from_bytes(&committed, &path.display().to_string())?;
-            let mut text = Vec::new();
-            flate2::read::GzDecoder::new(committed.as_slice())
-                .read_to_end(&mut text)
-                .with_context(|| format!("decompressing {}", path.display()))?;
-            if text != serde_json::to_vec(&k)? {
-                drifted.push(path.display().to_string());
-            }
-        } else {
-            std::fs::write(&path, k.to_gz()).with_context(|| format!("writing {}", path.display()))?;
+pub(crate) fn knowledge(job: Job) -> anyhow::Result<()> {
+    let dir = root().join("knowledge");
+    match job {
+        Job::Check => check(&dir),
+        Job::Refit => refit(&dir),
+        Job::From(runs) => {
+            let (path, k) = make(&runs, &dir)?;
             println!(
                 "{}: NPP {} on {} from {} run(s), {} cases, {} functions' rules",
                 path.display(),
@@ -90,12 +41,87 @@ pub(crate) fn knowledge(check: bool) -> anyhow::Result<()> {
                 k.evidence.cases.len(),
                 k.rules.len()
             );
+            Ok(())
         }
     }
+}
+
+/// The knowledge of `runs` (files, or folders of them), written into `dir` under its own name.
+pub(crate) fn make(runs: &[PathBuf], dir: &Path) -> anyhow::Result<(PathBuf, Knowledge)> {
+    let root = root();
+    let mut read = Vec::new();
+    for given in runs {
+        if !given.exists() {
+            return Err(BadInput(format!("--from {}: no such file or folder", given.display())).into());
+        }
+        for path in find_run_files(given).with_context(|| format!("looking for runs in {}", given.display()))? {
+            let run = RunFile::read(&path).map_err(|e| BadInput(format!("--from: {e}")))?;
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            let shown = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+            read.push((shown, run));
+        }
+    }
+    let named: Vec<(String, &RunFile)> = read.iter().map(|(n, r)| (n.clone(), r)).collect();
+    let k = Knowledge::from_runs(&named, &made_by()).map_err(|e| BadInput(format!("--from: {e}")))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(format!("{}.json.gz", k.name()));
+    std::fs::write(&path, k.to_gz()).with_context(|| format!("writing {}", path.display()))?;
+    Ok((path, k))
+}
+
+/// Every knowledge file in `dir`, in name order, read.
+fn committed(dir: &Path) -> anyhow::Result<Vec<(PathBuf, Knowledge)>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+            let k = Knowledge::from_bytes(&bytes, &p.display().to_string())?;
+            Ok((p, k))
+        })
+        .collect()
+}
+
+/// Fails, naming each file, where a committed file's rules or scores are not what its own cases
+/// give today.
+pub(crate) fn check(dir: &Path) -> anyhow::Result<()> {
+    let files = committed(dir)?;
+    if files.is_empty() {
+        bail!(
+            "no knowledge files in {}: make them with `cargo xtask knowledge --from RUN…`",
+            dir.display()
+        );
+    }
+    let drifted: Vec<String> = files
+        .iter()
+        .filter(|(_, k)| k.drifted())
+        .map(|(p, _)| p.display().to_string())
+        .collect();
     if !drifted.is_empty() {
         bail!(
-            "{} differ from what their runs make now: run `cargo xtask knowledge` and commit them",
+            "{}: fitted again on their own cases, the rules or their scores differ: run `cargo xtask knowledge --refit` and commit them",
             drifted.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Writes every committed file back with its rules and scores fitted again on its own cases.
+pub(crate) fn refit(dir: &Path) -> anyhow::Result<()> {
+    for (path, k) in committed(dir)? {
+        let again = k.refitted();
+        std::fs::write(&path, again.to_gz()).with_context(|| format!("writing {}", path.display()))?;
+        println!(
+            "{}: {} functions' rules{}",
+            path.display(),
+            again.rules.len(),
+            if k.drifted() { ", fitted again" } else { ", unchanged" }
         );
     }
     Ok(())
@@ -103,10 +129,49 @@ pub(crate) fn knowledge(check: bool) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    /// The committed knowledge files are what their runs make with today's code: a change to how
-    /// rules are fitted, or to a source, fails here until the files are made again.
+    use super::*;
+
+    /// The committed knowledge files are what their own cases give with today's code: a change
+    /// to how rules are fitted fails here until the files are fitted again.
     #[test]
-    fn the_committed_knowledge_is_what_its_runs_make() {
-        super::knowledge(true).unwrap();
+    fn the_committed_knowledge_fits_its_own_cases_again() {
+        check(&root().join("knowledge")).unwrap();
+    }
+
+    /// A file made from a run, with one function's rules dropped, fails the check, naming the
+    /// file and what to run; `--refit` mends it.
+    #[test]
+    fn a_file_whose_rules_drifted_fails_the_check_until_it_is_refitted() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = root().join("reports/wrong-pixels/h200-GPU-fd1537c9/judge-wrong-npp-13.0.1.json.gz");
+        let (path, k) = make(&[run], dir.path()).unwrap();
+        assert_eq!(path, dir.path().join("npp-13.0.1-sm90.json.gz"));
+        assert_eq!(
+            k.sources[0].name,
+            "reports/wrong-pixels/h200-GPU-fd1537c9/judge-wrong-npp-13.0.1.json.gz"
+        );
+        check(dir.path()).unwrap();
+        let mut cut = k.clone();
+        cut.rules.remove(0);
+        std::fs::write(&path, cut.to_gz()).unwrap();
+        let err = check(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains("cargo xtask knowledge --refit"),
+            "{err}"
+        );
+        refit(dir.path()).unwrap();
+        check(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn runs_that_do_not_exist_or_an_empty_folder_are_refused_saying_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = make(&[dir.path().join("nothing")], dir.path()).unwrap_err();
+        assert!(
+            err.is::<BadInput>() && err.to_string().contains("no such file"),
+            "{err}"
+        );
+        let err = check(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("cargo xtask knowledge --from"), "{err}");
     }
 }

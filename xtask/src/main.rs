@@ -96,12 +96,21 @@ enum Cmd {
         #[arg(long)]
         regenerate: bool,
     },
-    /// The knowledge files nppbench embeds (knowledge/*.json.gz), made from the committed atlas
-    /// runs of each NPP version; --check fails where a committed file differs from what its runs
-    /// make now.
+    /// The knowledge files nppbench embeds (knowledge/*.json.gz, one per NPP version and GPU
+    /// architecture): --from makes one from atlas runs; --check fits every committed file's rules
+    /// again on its own cases and fails where they differ; --refit writes them back.
+    #[command(group(clap::ArgGroup::new("job").required(true).args(["check", "refit", "from"])))]
     Knowledge {
+        /// Fail where a committed file's rules or scores are not what its cases give today.
         #[arg(long)]
         check: bool,
+        /// Fit every committed file's rules again on its cases and write them back.
+        #[arg(long)]
+        refit: bool,
+        /// Make the knowledge of these runs (files or folders, of one NPP version and GPU
+        /// architecture) into knowledge/NAME.json.gz.
+        #[arg(long, value_name = "RUN", num_args = 1..)]
+        from: Vec<PathBuf>,
     },
     /// Other NPP versions, from their wheels on the Python package index.
     Npp {
@@ -189,7 +198,13 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         }
         Cmd::History(args) => history::run(args),
         Cmd::Rerender => rerender::rerender(),
-        Cmd::Knowledge { check } => knowledge::knowledge(check),
+        Cmd::Knowledge { check, refit, from } => knowledge::knowledge(if check {
+            knowledge::Job::Check
+        } else if refit {
+            knowledge::Job::Refit
+        } else {
+            knowledge::Job::From(from)
+        }),
         Cmd::Install { to } => install::install(to.as_deref()),
         Cmd::Baseline { npp, out } => baseline::baseline(&npp, &out),
         Cmd::Compare { args } => {

@@ -2,8 +2,8 @@
 //! schema-versioned file per NPP version and GPU architecture (`knowledge/npp-13.0.1-sm90.json.gz`):
 //! the pooled cases the rules are fitted on (with the held-out ones and the scenarios that flip
 //! between processes), each function's fitted rules, and their held-out scores, so that an
-//! answer needs no fit. `cargo xtask knowledge` writes the files from atlas runs; the CLI embeds
-//! them.
+//! answer needs no fit. `cargo xtask knowledge --from` writes a file from atlas runs, `--check`
+//! fits a file's rules again on its own cases; the CLI embeds the files.
 
 use std::io::Read;
 
@@ -33,6 +33,19 @@ pub struct Scores {
     pub class: (usize, usize),
     pub race: (usize, usize),
     pub wrong: (usize, usize),
+}
+
+impl Scores {
+    /// `rules`' scores on the cases of `evidence` held out of their fit.
+    pub fn of(evidence: &Evidence, rules: &[FunctionRules]) -> Scores {
+        let score = held_out(evidence, rules);
+        let pair = |t: Tally| (t.right, t.total());
+        Scores {
+            class: pair(score.total),
+            race: pair(score.race_total),
+            wrong: pair(score.wrong_total),
+        }
+    }
 }
 
 /// The knowledge of one NPP version on one GPU architecture.
@@ -82,7 +95,7 @@ pub enum KnowledgeError {
     #[error("{origin}: not nppbench knowledge ({why})")]
     Foreign { origin: String, why: String },
     #[error(
-        "{origin}: knowledge schema {found} (made by {made_by}); this nppbench reads schema {SCHEMA_VERSION}: remake it from its runs with `cargo xtask knowledge`, or use the nppbench that made it"
+        "{origin}: knowledge schema {found} (made by {made_by}); this nppbench reads schema {SCHEMA_VERSION}: remake it from its runs with `cargo xtask knowledge --from RUN…`, or use the nppbench that made it"
     )]
     Schema {
         origin: String,
@@ -151,8 +164,7 @@ impl Knowledge {
         let members: Vec<&RunAnalysis<'_>> = analyses.iter().collect();
         let evidence = pool(&members);
         let rules = evidence.rules();
-        let score = held_out(&evidence, &rules);
-        let pair = |t: Tally| (t.right, t.total());
+        let scores = Scores::of(&evidence, &rules);
         let fixes = rules
             .iter()
             .map(|f| (f.primitive, merged_fixes(&members, f.primitive)))
@@ -172,11 +184,7 @@ impl Knowledge {
                 })
                 .collect(),
             made_by: made_by.to_owned(),
-            scores: Scores {
-                class: pair(score.total),
-                race: pair(score.race_total),
-                wrong: pair(score.wrong_total),
-            },
+            scores,
             evidence,
             rules,
             fixes,
@@ -195,6 +203,27 @@ impl Knowledge {
                 Knowledge::from_runs(&named, "this nppbench")
             })
             .collect()
+    }
+
+    /// The same knowledge with every function's rules fitted again on its own cases, and scored
+    /// again on those held out: what a committed file is checked against, so that a change to how
+    /// rules are fitted shows without the runs the file was made from.
+    pub fn refitted(&self) -> Knowledge {
+        let rules = self.evidence.rules();
+        let scores = Scores::of(&self.evidence, &rules);
+        Knowledge {
+            rules,
+            scores,
+            ..self.clone()
+        }
+    }
+
+    /// Whether its rules or scores differ from those its cases give today ([`Self::refitted`]),
+    /// compared as JSON text (a float read back may differ in its last bit from one computed).
+    pub fn drifted(&self) -> bool {
+        let again = self.refitted();
+        let text = |k: &Knowledge| serde_json::to_string(&(&k.rules, &k.scores)).expect("knowledge serialises");
+        text(self) != text(&again)
     }
 
     /// The fixes measured beside `p`'s leaking scenarios.

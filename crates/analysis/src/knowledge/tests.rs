@@ -85,3 +85,20 @@ fn runs_of_two_versions_make_no_knowledge() {
     );
     assert!(matches!(Knowledge::from_runs(&[], "test"), Err(KnowledgeError::NoRuns)));
 }
+
+/// A file's rules are fitted again on its own cases, as `cargo xtask knowledge --check` does: the
+/// knowledge made from runs has not drifted; one with a function's rules dropped has, and its
+/// refit gives back the rules the runs gave.
+#[test]
+fn knowledge_refitted_on_its_own_cases_gives_its_rules_back() {
+    let k = made();
+    assert!(!k.drifted());
+    let mut cut = Knowledge::from_bytes(&k.to_gz(), "k.json.gz").unwrap();
+    assert!(!cut.drifted(), "read back, it fits the same");
+    let dropped = cut.rules.remove(0).primitive;
+    assert!(cut.drifted(), "{} had rules", dropped.name());
+    let again = cut.refitted();
+    assert_eq!(again.rules, k.rules);
+    assert_eq!(again.scores, k.scores);
+    assert!(!again.drifted());
+}
