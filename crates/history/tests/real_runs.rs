@@ -11,7 +11,7 @@ use nppbench_analysis::LeakClass;
 use nppbench_analysis::compare::{Change, PassTest, Thresholds, compare};
 use nppbench_history::changes::{EnvField, LatestChanges, Settings, analyse};
 use nppbench_history::ingest::add_paths;
-use nppbench_history::rows::{Kind, RunRow};
+use nppbench_history::rows::Kind;
 use nppbench_history::{Added, Db, History};
 use nppbench_model::RunFile;
 
@@ -302,63 +302,6 @@ fn history_and_compare_judge_nothing_between_one_pass_runs() {
     assert_eq!(history, compared);
     assert_eq!((latest.slower, latest.faster), (0, 0));
     assert_eq!(latest.unjudged, compared.len());
-}
-
-/// Every run file committed under reports/ (any name: run.json, run-N-*.json, the calibration's
-/// quick-1.json, each of them gzip-compressed, `.json.gz`), each nppbench run.json by its
-/// content.
-fn committed_run_files() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = tracked_under_reports()
-        .into_iter()
-        .filter(|path| {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            (name.ends_with(".json") || name.ends_with(".json.gz"))
-                && !["compare.json", "trace.json", "plan.json"].contains(&name)
-                // Traces, shield reports and the plans shield applied, kept as evidence beside
-                // runs (NAME.trace.json.gz, NAME-shield.json, DIR/plan.json).
-                && !name.ends_with(".trace.json.gz")
-                && !name.ends_with("-trace.json.gz")
-                && !name.ends_with("shield.json")
-                // A trace of a process the traced program started (trace-<pid>.json).
-                && !name.starts_with(nppbench_model::TraceFile::DESCENDANT_PREFIX)
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// The committed history (reports/history/history.db) lacked eight committed runs, both H100
-/// atlases among them, though README says it holds every committed run. It holds every run file
-/// committed under reports/ but those made with a test hook (the calibration's delay runs, which
-/// `history add` refuses: they measure nppbench's calibration, not NPP).
-#[test]
-fn the_committed_history_holds_every_committed_run_without_a_test_hook() {
-    // A copy: opening a history migrates it, and the committed one must stay as the tool left it.
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("history.db");
-    std::fs::copy(reports().join("history/history.db"), &copy).unwrap();
-    let keys: std::collections::BTreeSet<String> = Db::open_existing(&copy)
-        .unwrap()
-        .runs()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.run.key)
-        .collect();
-    let mut checked = 0;
-    for path in committed_run_files() {
-        let run = RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        if !run.test_hooks.is_empty() {
-            continue;
-        }
-        checked += 1;
-        let name = Path::new("reports").join(path.strip_prefix(reports()).unwrap());
-        assert!(
-            keys.contains(&RunRow::key_of(&run)),
-            "{0} is not in reports/history/history.db: add it with `nppbench history add {0} --db reports/history/history.db`, then render the page again",
-            name.display()
-        );
-    }
-    assert!(checked > 0, "no committed run without a test hook under reports/");
 }
 
 /// #49: a base made by an older nppbench (today's quick run 3 of GPU-159df63b with each layout's

@@ -126,10 +126,30 @@ fn pages() -> Vec<(&'static str, String)> {
         ("versions-run", versions.run_pages[0].1.clone()),
         ("compare", compare),
     ];
-    if let Ok(history) = std::fs::read_to_string(root().join("reports/history/index.html")) {
-        pages.push(("history", history));
-    }
+    pages.push(("history", history_page()));
     pages
+}
+
+/// The history page of five H200 runs (both versions' atlases, quick and full runs: leak classes
+/// that changed, faster steps, charts), built in a temporary database as `nppbench history add`
+/// builds one.
+fn history_page() -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = nppbench_history::Db::open(&dir.path().join("history.db")).unwrap();
+    let runs: Vec<PathBuf> = [
+        "h200-atlas-npp-12.2.3/run.json",
+        "h200-atlas-npp-13.0.1/run.json",
+        "h200-quick-npp-12.2.3/run.json",
+        "h200-quick-npp-12.2.3-2/run.json",
+        "h200-full-npp-13.0.1/run.json",
+    ]
+    .iter()
+    .map(|p| root().join("reports").join(p))
+    .collect();
+    nppbench_history::ingest::add_paths(&mut db, &runs, false).unwrap();
+    let h = nppbench_history::History::load(&db).unwrap();
+    let f = nppbench_history::changes::analyse(&h, &nppbench_history::changes::Settings::default());
+    nppbench_report::history_view::render(&h, &f, &[]).unwrap().index_html
 }
 
 fn chromium(chrome: &Path, args: &[&str]) -> std::process::Output {
