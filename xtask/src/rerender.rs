@@ -69,7 +69,7 @@ mod tests {
     fn a_report_is_a_folder_with_runs_of_its_own() {
         let reports = root().join("reports");
         assert!(holds_a_report(&reports.join("h100-npp-13.0.1")));
-        assert!(holds_a_report(&reports.join("h100-versions")));
+        assert!(holds_a_report(&reports.join("h100-atlas-bisected-npp-13.0.1")));
         // Runs named otherwise, folders of reports, and the history are not reports.
         assert!(!holds_a_report(&reports.join("calibration")));
         assert!(!holds_a_report(&reports));

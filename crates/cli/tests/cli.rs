@@ -236,8 +236,21 @@ fn compare_exit_status_gates_ci() {
 fn compare_takes_a_report_of_several_runs_or_says_what_a_folder_holds() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
-    // A report folder of several runs (run-N-npp-V.json): each run in it, in order.
-    let several = reports().join("h100-versions");
+    // A report folder of several runs (run-N-npp-V.json), as `run --npp A --npp B` writes one:
+    // each run in it, in order.
+    let several = dir.path().join("h100-versions");
+    std::fs::create_dir_all(&several).unwrap();
+    for (i, (from, v)) in [
+        ("h100-npp-12.2.3.2", "12.2.3"),
+        ("h100-npp-13.0.1", "13.0.1"),
+        ("h100-npp-13.2.0.93", "13.2.0"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let to = several.join(format!("run-{}-npp-{v}.json", i + 1));
+        std::fs::copy(reports().join(from).join("run.json"), to).unwrap();
+    }
     let o = nppbench(&["compare", several.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let summary = String::from_utf8_lossy(&o.stdout);

@@ -249,8 +249,8 @@ mod tests {
             .map(|f| f.strip_prefix(&reports).unwrap().display().to_string())
             .collect();
         assert!(
-            names.contains(&"h100-versions/run-3-npp-13.2.0.json".to_owned()),
-            "{names:?}"
+            names.iter().any(|n| n.contains("/run-") && n.ends_with(".json")),
+            "a report of several runs (run-N-*.json): {names:?}"
         );
         assert!(
             names.contains(&"h100-quick-npp-13.0.1/run.json".to_owned()),
