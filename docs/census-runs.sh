@@ -8,7 +8,7 @@
 #                 crates/analysis/tests/ordering_phase/;
 #   plain-ab      the race program and our own program traced with efb5959's interposer (base)
 #                 and with the question's budget counted without locked adds (plain), six rounds
-#                 interleaved: reports/trace/cold-calls/plain-ab.log, re-judged by
+#                 interleaved: reports/trace/cold-calls/plain-ab.log in git at c433f41, re-judged by
 #                 crates/report/tests/trace_page/cold.rs;
 #   GPU tests     release test binaries of this build (engine gpu, cli batches, faults and cli,
 #                 gpu degrade), NPPBENCH_BIN set to the after build: reports/trace/gpu-tests-s42/.

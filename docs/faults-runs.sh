@@ -9,7 +9,7 @@
 #                     libraries in one run: reports/batches/atlas-two-versions-npp-*.json.gz.
 # Then, on another H100 (GPU-4ba8fd07), in a third call: the committed build's atlas the same way
 # (reports/batches/atlas-npp-13.0.1-confirm.json.gz), and the race program and our own program
-# traced four times each with its interposer (reports/trace/cold-calls/confirm.log; the commands
+# traced four times each with its interposer (reports/trace/cold-calls/confirm.log in git at c433f41; the commands
 # of docs/census-runs.sh's plain-ab loop).
 # The GPU tests of the final build, c58ccfd (engine gpu, cli batches, faults and cli, gpu degrade; release
 # binaries, NPPBENCH_BIN set, reports/ not carried, so cli's three tests that read committed runs

@@ -149,21 +149,6 @@ mod lifecycle;
 #[path = "trace_page/unsampled.rs"]
 mod unsampled;
 
-/// The recorder behind its seam, with the race question's budget on the whole recording (#32):
-/// its GPU evidence, `reports/trace/seam/`.
-#[path = "trace_page/seam.rs"]
-mod seam;
-
-/// The race program over 1 µs a call on four more H100s, and the two changes tried (#32):
-/// `reports/trace/cold-calls/`.
-#[path = "trace_page/cold.rs"]
-mod cold;
-
-/// The record path with fewer lines for a cold call to miss, where the race program was over
-/// 1 µs a call (#32): `reports/trace/cold-path/`.
-#[path = "trace_page/cold_path.rs"]
-mod cold_path;
-
 fn position(html: &str, needle: &str) -> usize {
     html.find(needle).unwrap_or_else(|| panic!("no {needle:?} on the page"))
 }

@@ -4,7 +4,7 @@
 //! invariant TSC) and calibrates it against the monotonic clock once, at start; where it chose
 //! the counter, a call reads it inline ([`now_ns`]: one instruction and one line of scale, in
 //! `hot.rs`), since a call into quanta is two more lines of code and one of its state that a
-//! cold call misses (`reports/trace/cold-path/steps/`). Elsewhere quanta's own clock (the
+//! cold call misses (`reports/trace/cold-path/steps/` in git at c433f41). Elsewhere quanta's own clock (the
 //! monotonic clock) is read.
 
 use std::sync::LazyLock;

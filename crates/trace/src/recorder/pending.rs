@@ -4,7 +4,7 @@
 //! thread's first call, which is every call of a thread-per-call service: asking every call broke
 //! the 1 µs a call the recorder is held to. And what recording costs without it depends on the
 //! program: 0.3 µs a call in the seed's program, 0.6 to 1.1 µs where each thread allocates and
-//! uploads before its call (its caches cold; `reports/trace/seam/`). So by default a call asks only
+//! uploads before its call (its caches cold; `reports/trace/seam/` in git at c433f41). So by default a call asks only
 //! while the recording of the calls that could race so far, question included, averages under
 //! [`TARGET_NS_PER_CALL`] over the process: the process's first such call always asks (the first
 //! once the writer has looked the driver up: a call never pays for that lookup,
