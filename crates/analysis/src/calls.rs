@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One function's line, as the command writes it (fields absent where they do not apply).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -21,6 +21,31 @@ pub struct CallLine {
     pub unaligned_status: Option<i32>,
     pub unaligned_error: Option<String>,
     pub unaligned_differing_bytes: Option<u64>,
+    /// The leak oracle: new host threads that each made the call once, and after how many of
+    /// them NPP kept streams it had created (CUPTI); the process's device memory over those
+    /// calls, bytes (NVML), where read.
+    pub leak_threads: Option<u32>,
+    pub leak_threads_keeping_streams: Option<u32>,
+    pub leak_growth_bytes: Option<i64>,
+    /// The race oracle: rounds with the inputs written late on the caller's stream and the
+    /// outputs read right after the call, and how many gave other bytes than the call
+    /// synchronised on the same inputs.
+    pub race_rounds: Option<u32>,
+    pub race_rounds_differing: Option<u32>,
+}
+
+/// What a function's calls from roles found that only a measurement can confirm.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Lead {
+    /// At the unaligned source step the call left the CUDA context dead: the error.
+    KilledContext(String),
+    /// At the unaligned source step the same pixels gave this many other output bytes.
+    OtherPixels(u64),
+    /// NPP kept streams after the calls of `kept` of `threads` new threads (half or more).
+    StreamsKept { threads: u32, kept: u32 },
+    /// With the inputs written late on the caller's stream, `differing` of `rounds` rounds gave
+    /// other outputs than the call synchronised.
+    RoundsDiffered { rounds: u32, differing: u32 },
 }
 
 /// What a function did.
@@ -79,6 +104,42 @@ impl CallLine {
             None => Outcome::Failed("no status".into()),
         }
     }
+}
+
+impl CallLine {
+    /// What the leak and race oracles found: NPP kept streams after the calls of half the new
+    /// threads or more (a leak keeps them after every one; a function that keeps none is the
+    /// rule), and any round with the inputs written late that gave other outputs.
+    pub fn leads(&self) -> Vec<Lead> {
+        let mut out = Vec::new();
+        if let (Some(threads), Some(kept)) = (self.leak_threads, self.leak_threads_keeping_streams)
+            && threads > 0
+            && 2 * kept >= threads
+        {
+            out.push(Lead::StreamsKept { threads, kept });
+        }
+        if let (Some(rounds), Some(differing)) = (self.race_rounds, self.race_rounds_differing)
+            && differing > 0
+        {
+            out.push(Lead::RoundsDiffered { rounds, differing });
+        }
+        out
+    }
+}
+
+/// Functions with each kind of lead from the leak and race oracles, in words (a function may have
+/// both, and either beside its outcome).
+pub fn lead_counts(lines: &[CallLine]) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for lead in lines.iter().flat_map(CallLine::leads) {
+        let kind = match lead {
+            Lead::StreamsKept { .. } => "NPP kept streams on half its new threads or more",
+            Lead::RoundsDiffered { .. } => "a round with its inputs written late gave other outputs",
+            Lead::KilledContext(_) | Lead::OtherPixels(_) => continue,
+        };
+        *counts.entry(kind.to_owned()).or_default() += 1;
+    }
+    counts.into_iter().collect()
 }
 
 /// Counts by kind of outcome, in words, the most first.
@@ -141,5 +202,39 @@ mod tests {
         assert!(s.contains(&("refused: NPP_STEP_ERROR".to_owned(), 1)));
         assert!(s.contains(&("not planned: no image".to_owned(), 1)));
         assert_eq!(s.iter().map(|x| x.1).sum::<usize>(), lines.len());
+        assert!(lead_counts(&lines).is_empty(), "no oracle ran on these lines");
+    }
+
+    /// Lines made up for the test: the leak oracle's streams kept on half the new threads or
+    /// more is a lead, on fewer is not; any round that differed is a lead.
+    #[test]
+    fn streams_kept_on_half_the_threads_and_a_round_that_differed_are_leads() {
+        let ran = r#""status":0,"unaligned_status":0,"unaligned_differing_bytes":0"#;
+        let leak = |kept: u32| {
+            line(&format!(
+                r#"{{"symbol":"a",{ran},"leak_threads":8,"leak_threads_keeping_streams":{kept},"race_rounds":4,"race_rounds_differing":0}}"#
+            ))
+        };
+        assert_eq!(leak(4).leads(), [Lead::StreamsKept { threads: 8, kept: 4 }]);
+        assert!(leak(3).leads().is_empty());
+        assert!(leak(0).leads().is_empty());
+        let race = line(&format!(
+            r#"{{"symbol":"b",{ran},"leak_threads":8,"leak_threads_keeping_streams":0,"race_rounds":4,"race_rounds_differing":1}}"#
+        ));
+        assert_eq!(
+            race.leads(),
+            [Lead::RoundsDiffered {
+                rounds: 4,
+                differing: 1
+            }]
+        );
+        let counts = lead_counts(&[leak(8), leak(1), race]);
+        assert_eq!(
+            counts,
+            [
+                ("NPP kept streams on half its new threads or more".to_owned(), 1),
+                ("a round with its inputs written late gave other outputs".to_owned(), 1)
+            ]
+        );
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod calibration;
 pub mod calls;
+pub mod catalogue;
 pub mod compare;
 pub mod design;
 pub mod evidence;

@@ -35,13 +35,25 @@ pub(crate) enum Cmd {
     /// List the NPP functions nppbench knows (the catalogue): a table, one function a row, with
     /// its library, source and destination formats and operation.
     Primitives,
-    /// Render index.html, summary.md and scenarios.csv from one run.json, or several side by side.
+    /// Render index.html, summary.md and scenarios.csv from one run.json, or several side by side;
+    /// or, with --catalogue, the page of every function a version's headers declare.
     Report {
         /// A run.json (or a folder holding runs, as `compare` takes them); give several (or
         /// repeat it) to put several runs (NPP versions) side by side. The runs of every shard
         /// of a `run --shard K/N` merge into one run.
-        #[arg(long, value_name = "RUN.json", required = true, num_args = 1..)]
+        #[arg(long, value_name = "RUN.json", required_unless_present = "catalogue", num_args = 1..)]
         from: Vec<PathBuf>,
+        /// Instead of runs: every function the headers of this NPP version declare (a catalogue
+        /// folder, `catalogue/npp-13.0.1.2`, or a version built in, `13.0`), each in its state:
+        /// measured by the knowledge of that version (built in, or --atlas), a lead or what
+        /// happened in the --calls given, or why no call can be synthesised. Writes index.html
+        /// and functions.csv.
+        #[arg(long, value_name = "DIR|VERSION", conflicts_with_all = ["from", "force"])]
+        catalogue: Option<PathBuf>,
+        /// With --catalogue: files of `nppbench call-catalogue` lines (one per host or shard; a
+        /// later line of a function replaces an earlier one).
+        #[arg(long, value_name = "FILE", requires = "catalogue", num_args = 1..)]
+        calls: Vec<PathBuf>,
         /// The folder the report is written to.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
@@ -49,7 +61,8 @@ pub(crate) enum Cmd {
         #[arg(long)]
         force: bool,
         /// Atlas runs whose rules and fixes a trace page shows beside each call site (only with
-        /// a trace.json in --from).
+        /// a trace.json in --from); with --catalogue, the knowledge (runs or a knowledge file) of
+        /// the catalogue's version, instead of the built-in.
         #[arg(long, value_name = "RUN")]
         atlas: Vec<PathBuf>,
     },

@@ -170,28 +170,19 @@ fn share_of(
     Ok(())
 }
 
-/// Prints the outcomes of a file of lines, counted, the most first.
+/// Prints the outcomes of a file of lines, counted, the most first, then the oracles' leads.
 fn summarize(file: &Path) -> anyhow::Result<()> {
-    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-    let text = if file.extension().is_some_and(|e| e == "gz") {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes.as_slice()), &mut s)
-            .with_context(|| format!("decompressing {}", file.display()))?;
-        s
-    } else {
-        String::from_utf8(bytes).with_context(|| format!("{} is not text", file.display()))?
-    };
-    let lines: Vec<nppbench_analysis::calls::CallLine> = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .with_context(|| format!("{} line {}: not a call-catalogue line", file.display(), i + 1))
-        })
-        .collect::<anyhow::Result<_>>()?;
+    let lines = crate::catalogue::read_call_lines(file)?;
     println!("{} functions in {}", lines.len(), file.display());
     for (kind, n) in nppbench_analysis::calls::summarize(&lines) {
         println!("{n:>6}  {kind}");
+    }
+    let leads = nppbench_analysis::calls::lead_counts(&lines);
+    if !leads.is_empty() {
+        println!("leads from the leak and race oracles:");
+        for (kind, n) in leads {
+            println!("{n:>6}  {kind}");
+        }
     }
     Ok(())
 }

@@ -130,6 +130,26 @@ pub(crate) fn for_shield(atlas: &[PathBuf]) -> anyhow::Result<Vec<Knowledge>> {
     given(atlas)
 }
 
+/// The knowledge the page of every function of NPP `version` shows: of `atlas` (runs or a
+/// knowledge file) where given, which must hold that version's; else the built-in, none where
+/// none is built in.
+pub(crate) fn of_catalogue(atlas: &[PathBuf], version: &str) -> anyhow::Result<Option<Knowledge>> {
+    if atlas.is_empty() {
+        return Ok(built_in_where(|v| v == short(version)).into_iter().next());
+    }
+    let all = given(atlas)?;
+    let found: Vec<String> = all.iter().map(|k| k.npp_version.clone()).collect();
+    all.into_iter()
+        .find(|k| short(&k.npp_version) == short(version))
+        .map(Some)
+        .ok_or_else(|| {
+            bad_input(format!(
+                "--atlas: knowledge of NPP {}, not of the catalogue's NPP {version}: give that version's runs or knowledge",
+                found.join(", ")
+            ))
+        })
+}
+
 /// Whether `path` is a knowledge file, from its first bytes (a run of tens of megabytes is not
 /// read whole to tell).
 fn is_knowledge_file(path: &Path) -> bool {

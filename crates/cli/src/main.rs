@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod catalogue;
 mod catalogue_call;
 mod compare;
 mod design;
@@ -49,7 +50,12 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             out,
             force,
             atlas,
-        } => report::report(&from, &out, force, &atlas),
+            catalogue,
+            calls,
+        } => match catalogue {
+            Some(catalogue) => report::catalogue_page(&catalogue, &calls, &atlas, &out),
+            None => report::report(&from, &out, force, &atlas),
+        },
         Cmd::Compare(args) => compare::compare(args),
         Cmd::History(args) => history::run(args),
         Cmd::Predict(args) => predict::predict(args),

@@ -21,6 +21,7 @@ use crate::exit::bad_input;
 
 mod fixes;
 mod tables;
+mod unmeasured;
 use crate::runs::{one_npp_version, read_runs};
 use fixes::{fixes, wrong_fixes};
 use tables::{score_table, table};
@@ -140,6 +141,22 @@ struct Row {
 }
 
 pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
+    // A function the headers declare and no row of nppbench's catalogue measures: answered
+    // unknown, after the knowledge is read (the answer names it).
+    if let Some(name) = args.primitive.as_deref().filter(|n| Primitive::from_name(n).is_none()) {
+        let found = unmeasured::declared(name);
+        if !found.is_empty() {
+            let known = crate::knowledge::resolve(&args.atlas, args.npp_version.as_deref(), args.npp.as_deref())?;
+            answered_from(&args, &known.from);
+            let row = unmeasured::row(&args, &found, &known.version, &known.from, known.rules.len());
+            let text = match args.format {
+                Format::Csv => csv_text(std::slice::from_ref(&row))?,
+                Format::Json => serde_json::to_string_pretty(&[row])? + "\n",
+                Format::Table => table(&[row], &known.version, &known.from),
+            };
+            return write(&args, text);
+        }
+    }
     // The question is checked before the atlas is read (which takes a while).
     let mut queries = queries(&args)?;
     let judged = match &args.against {
@@ -173,9 +190,7 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
             .map_err(|e| bad_input(format!("--against: {e}")))?;
     }
     let (evidence, rules) = (&known.evidence, &known.rules);
-    if !matches!(args.format, Format::Table) {
-        eprintln!("answered from {}", known.from);
-    }
+    answered_from(&args, &known.from);
     // A score needs the answers' classes alone, not every row's words (its fixes ask again).
     if matches!(args.format, Format::Table) && judged.is_some() {
         let score = nppbench_analysis::score::against(evidence, rules, &truth);
@@ -196,6 +211,13 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
         Format::Table => table(&rows, &version, &known.from),
     };
     write(&args, text)
+}
+
+/// What answered, on standard error where the answer is CSV or JSON (a table says it first).
+fn answered_from(args: &PredictArgs, from: &str) {
+    if !matches!(args.format, Format::Table) {
+        eprintln!("answered from {from}");
+    }
 }
 
 /// The answer to `--out`, or to standard output.

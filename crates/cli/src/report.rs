@@ -63,6 +63,14 @@ pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf
     Ok(())
 }
 
+/// `nppbench report --catalogue`: the page of every function a version's headers declare.
+pub(crate) fn catalogue_page(catalogue: &Path, calls: &[PathBuf], atlas: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    check_out_dir(out)?;
+    let written = crate::catalogue::page(catalogue, calls, atlas, out)?;
+    println!("{}", written.display());
+    Ok(())
+}
+
 /// Renders the trace at `trace_path` into `out` (index.html, summary.md, call_sites.csv, and the
 /// trace.json the page links to, copied unless it is already there), with the rules, fixes and
 /// predictions of the `atlas` runs; returns the page's path.

@@ -1,7 +1,7 @@
 //! `nppbench call-catalogue`: on a GPU, a function called from its roles gets its line (its
-//! status, whether its outputs vary, what the unaligned step gave), shared among children with
-//! `--jobs` and merged in the catalogue's order; without one, every child's failure is said and
-//! the command fails, leaving no share's file behind.
+//! status, whether its outputs vary, what the leak and race oracles and the unaligned step gave),
+//! shared among children with `--jobs` and merged in the catalogue's order; without one, every
+//! child's failure is said and the command fails, leaving no share's file behind.
 
 use std::path::Path;
 use std::process::Command;
@@ -56,6 +56,40 @@ fn functions_called_from_their_roles_get_one_line_each_in_order() {
     let add = lines.iter().find(|l| l["symbol"] == "nppiAdd_8u_C1RSfs_Ctx").unwrap();
     assert_eq!(add["status"], 0, "{add}");
     assert_eq!(add["outputs_vary"], true, "{add}");
+}
+
+/// The leak and race oracles on the GPU agree with what the atlas measured of two functions of
+/// NPP 13.0.1 at a 1918-sample row on a blocking stream: Convert_8u32f_C1R keeps NPP's streams on
+/// every new thread and races; Transpose_8u_C1R does neither (its rules: never).
+#[test]
+fn the_oracles_point_at_the_leak_and_race_the_atlas_measured_and_at_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |only: &str| {
+        let out = dir.path().join(format!("{only}.jsonl"));
+        let o = call(&out, only, "1");
+        (o, out)
+    };
+    let (o, out) = line("nppiConvert_8u32f_C1R_Ctx");
+    if !nppbench_engine::gpu_available("the_oracles_point_at_the_leak_and_race_the_atlas_measured_and_at_nothing_else")
+    {
+        assert!(!o.status.success());
+        return;
+    }
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = |out: &Path| -> nppbench_analysis::calls::CallLine {
+        serde_json::from_str(std::fs::read_to_string(out).unwrap().lines().next().unwrap()).unwrap()
+    };
+    let convert = read(&out);
+    assert_eq!(convert.leak_threads, Some(8), "{convert:?}");
+    assert!(convert.leak_threads_keeping_streams >= Some(4), "{convert:?}");
+    assert!(convert.race_rounds_differing > Some(0), "{convert:?}");
+    assert_eq!(convert.leads().len(), 2, "{convert:?}");
+    let (o, out) = line("nppiTranspose_8u_C1R_Ctx");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let transpose = read(&out);
+    assert_eq!(transpose.leak_threads_keeping_streams, Some(0), "{transpose:?}");
+    assert_eq!(transpose.race_rounds_differing, Some(0), "{transpose:?}");
+    assert!(transpose.leads().is_empty(), "{transpose:?}");
 }
 
 #[test]

@@ -19,6 +19,8 @@ fn nppbench(args: &[&str]) -> Output {
     command(args).output().unwrap()
 }
 
+#[path = "cli/catalogue_page.rs"]
+mod catalogue_page;
 #[path = "cli/history_add.rs"]
 mod history_add;
 #[path = "cli/unavailable.rs"]

@@ -49,33 +49,27 @@ fn a_wrong_answer_lists_the_stride_changes_that_compute_right() {
 /// Issue #46: a copy of the binary alone in an empty folder, with no repository and no atlas,
 /// answers the seed report's case from the knowledge built into it (leak, and races), naming the
 /// knowledge it used; a version it has no knowledge of is refused with the versions it knows.
+/// Issue #45: a function the built-in headers declare and no knowledge measured is answered
+/// unknown, naming the headers and the library; a name no header declares is bad input.
 #[test]
 fn a_copied_binary_answers_from_its_built_in_knowledge() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("nppbench");
     let built = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
     std::fs::copy(built, &bin).unwrap();
-    let command = |version: &str| {
+    let command = |primitive: &str, version: &str| {
         let mut c = std::process::Command::new(&bin);
-        c.args([
-            "predict",
-            "--primitive",
-            "Convert_8u32f_C1R",
-            "--width",
-            "31",
-            "--height",
-            "31",
-        ])
-        .args(["--src-stride", "32", "--dst-stride", "128", "--npp-version", version])
-        .current_dir(dir.path())
-        .env_remove("NPPBENCH_NPP_DIR");
+        c.args(["predict", "--primitive", primitive, "--width", "31", "--height", "31"])
+            .args(["--src-stride", "32", "--dst-stride", "128", "--npp-version", version])
+            .current_dir(dir.path())
+            .env_remove("NPPBENCH_NPP_DIR");
         c
     };
     // The copy was open for writing a moment ago: a process another test thread forks in that
     // moment keeps it open until it execs, and executing the copy then fails with ETXTBSY.
-    let ask = |version: &str| {
+    let ask_of = |primitive: &str, version: &str| {
         for _ in 0..100 {
-            match command(version).output() {
+            match command(primitive, version).output() {
                 Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
@@ -84,6 +78,7 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
         }
         panic!("{}: still busy", bin.display())
     };
+    let ask = |version: &str| ask_of("Convert_8u32f_C1R", version);
     let o = ask("13.0");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -100,6 +95,17 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
         err.contains("no knowledge of NPP 11.8") && err.contains("it knows 12.2.3, 13.0.1, 13.2.0"),
         "{err}"
     );
+    let o = ask_of("nppiResize_8u_C3R_Ctx", "13.0");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text.contains("Resize_8u_C3R 31x31 src 32 dst 128 blocking from_stream thread_per_call: pixels not measured (none); unknown (none, none: nppiResize_8u_C3R_Ctx is one of the 5516 image functions NPP 13.0.1.2's headers declare (exported by nppig)"),
+        "{text}"
+    );
+    assert!(text.contains("measured 61 functions and not this one"), "{text}");
+    assert!(text.contains("; not measured (none)"), "the race: {text}");
+    let o = ask_of("Resize_8u_C9R", "13.0");
+    assert_eq!(o.status.code(), Some(2), "no header declares it");
 }
 
 /// The knowledge built into the binary answers a stranger's draw (`reports/judge/`, which no

@@ -22,6 +22,12 @@ pub struct StreamEvent {
     pub thread: i64,
 }
 
+/// The calling host thread's kernel thread id, as [`StreamEvent::thread`] records it.
+pub fn thread_id() -> i64 {
+    // SAFETY: gettid has no preconditions.
+    i64::from(unsafe { libc::gettid() })
+}
+
 /// A CUPTI subscriber recording stream creations and destructions until dropped.
 pub struct StreamTracker {
     subscriber: sys::CUpti_SubscriberHandle,
@@ -66,8 +72,7 @@ unsafe extern "C" fn on_resource(
     let event = StreamEvent {
         created,
         stream: data.resourceHandle.bindgen_union_field,
-        // SAFETY: gettid has no preconditions.
-        thread: i64::from(unsafe { libc::gettid() }),
+        thread: thread_id(),
     };
     events.lock().unwrap_or_else(|p| p.into_inner()).push(event);
 }

@@ -19,7 +19,7 @@ use nppbench_npp_sys::toolkit;
 pub use context::{DeviceProps, Gpu};
 pub use error::GpuError;
 pub use event::{EventPair, copy_throughput};
-pub use hidden_streams::{StreamEvent, StreamTracker};
+pub use hidden_streams::{StreamEvent, StreamTracker, thread_id};
 pub use kernel_records::{KernelRecord, KernelRecorder};
 pub use memory::{DeviceBuffer, HostBuffer};
 pub use nvml::{DeviceProcess, DeviceReading, ProcessMemoryProbe};

@@ -27,7 +27,9 @@ use nppbench_analysis::knowledge::Knowledge;
 use nppbench_model::{RunFile, ShieldReport, TraceFile};
 
 pub use crate::error::ReportError;
-use crate::templates::{MACROS, PAGE, SHIELD_PAGE, SUMMARY, TRACE_PAGE, TRACE_SUMMARY, render_templates};
+use crate::templates::{
+    CATALOGUE_PAGE, MACROS, PAGE, SHIELD_PAGE, SUMMARY, TRACE_PAGE, TRACE_SUMMARY, render_templates,
+};
 
 /// The rendered files.
 #[derive(Debug, Clone)]
@@ -303,4 +305,46 @@ pub fn render_shield_to_dir(report: &ShieldReport, out: &Path) -> Result<PathBuf
     let page = view::shield::shield_page(report);
     let [index_html] = render_templates([("shield.html", SHIELD_PAGE)], &page)?;
     write_files(out, vec![("index.html".into(), &index_html)])
+}
+
+/// The page of every function a version's headers declare, and functions.csv.
+#[derive(Debug, Clone)]
+pub struct RenderedCatalogue {
+    pub index_html: String,
+    pub functions_csv: String,
+}
+
+/// Renders the page of every function of `catalogue` (judged by
+/// `nppbench_analysis::catalogue::judge`); `calls_given` says whether call lines were given.
+pub fn render_catalogue(
+    catalogue: &nppbench_analysis::catalogue::Catalogue,
+    calls_given: bool,
+) -> Result<RenderedCatalogue, ReportError> {
+    let page = view::catalogue::catalogue_page(catalogue, calls_given).map_err(ReportError::Chart)?;
+    let [index_html] = render_templates([("catalogue.html", CATALOGUE_PAGE)], &page)?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    for row in &page.functions {
+        csv.serialize(row)?;
+    }
+    Ok(RenderedCatalogue {
+        index_html,
+        functions_csv: csv_text(csv)?,
+    })
+}
+
+/// Renders the page of every function into `out` (`index.html`, `functions.csv`) and returns the
+/// page's path.
+pub fn render_catalogue_to_dir(
+    catalogue: &nppbench_analysis::catalogue::Catalogue,
+    calls_given: bool,
+    out: &Path,
+) -> Result<PathBuf, ReportError> {
+    let r = render_catalogue(catalogue, calls_given)?;
+    write_files(
+        out,
+        vec![
+            ("index.html".into(), &r.index_html),
+            ("functions.csv".into(), &r.functions_csv),
+        ],
+    )
 }

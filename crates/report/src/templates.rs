@@ -9,6 +9,7 @@ pub(crate) const STYLE: &str = include_str!("../../../templates/report.css");
 pub(crate) const COMPARE_PAGE: &str = include_str!("../../../templates/compare.html.tera");
 pub(crate) const COMPARE_SUMMARY: &str = include_str!("../../../templates/compare.md.tera");
 pub(crate) const TRACE_PAGE: &str = include_str!("../../../templates/trace.html.tera");
+pub(crate) const CATALOGUE_PAGE: &str = include_str!("../../../templates/catalogue.html.tera");
 pub(crate) const SHIELD_PAGE: &str = include_str!("../../../templates/shield.html.tera");
 pub(crate) const TRACE_SUMMARY: &str = include_str!("../../../templates/trace.md.tera");
 /// Macros both the report and the compare page use (a comparison's tables).

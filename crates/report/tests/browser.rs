@@ -127,7 +127,35 @@ fn pages() -> Vec<(&'static str, String)> {
         ("compare", compare),
     ];
     pages.push(("history", history_page()));
+    pages.push(("catalogue", catalogue_page()));
     pages
+}
+
+/// The page of every function NPP 13.0.1's headers declare, with the committed first run of its
+/// calls and the knowledge of that version, as `nppbench report --catalogue` renders it.
+fn catalogue_page() -> String {
+    use nppbench_analysis::catalogue::{Entry, judge};
+    use std::io::Read;
+    let prototypes = nppbench_headers::files::Prototypes::read(&root().join("catalogue/npp-13.0.1.2")).unwrap();
+    let entries: Vec<Entry> = nppbench_headers::generate::rows(&prototypes)
+        .unwrap()
+        .iter()
+        .map(|r| Entry::new(&r.symbol, r.library.as_deref(), &r.reasons))
+        .collect();
+    let gz = std::fs::read(root().join("reports/catalogue-calls/h200-GPU-cce5198b/calls-13.0.1.jsonl.gz")).unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(gz.as_slice())
+        .read_to_string(&mut text)
+        .unwrap();
+    let calls: Vec<nppbench_analysis::calls::CallLine> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let k = nppbench_analysis::knowledge::Knowledge::from_bytes(
+        &std::fs::read(root().join("knowledge/npp-13.0.1-sm90.json.gz")).unwrap(),
+        "npp-13.0.1-sm90",
+    )
+    .unwrap();
+    let c = judge(&prototypes.version, &entries, &calls, Some(&k));
+    nppbench_report::render_catalogue(&c, true).unwrap().index_html
 }
 
 /// The history page of five H200 runs (both versions' atlases, quick and full runs: leak classes

@@ -14,6 +14,8 @@ fn committed_runs() -> Vec<PathBuf> {
     runs
 }
 
+#[path = "report/catalogue.rs"]
+mod catalogue;
 #[path = "report/history_page.rs"]
 mod history_page;
 #[path = "report/pages.rs"]

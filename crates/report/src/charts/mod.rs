@@ -1,6 +1,7 @@
 //! Charts as inline SVG, one file per chart kind; sizes and colours live here alone.
 
 pub(crate) mod atlas_overview;
+pub(crate) mod catalogue_libraries;
 pub(crate) mod hidden_streams;
 pub(crate) mod history_series;
 pub(crate) mod latency;
@@ -47,6 +48,20 @@ pub(crate) fn class_colour(class: Option<LeakClass>) -> RGBColor {
         Some(LeakClass::Flat) => RGBColor(90, 170, 110),
         Some(LeakClass::Undecided) => RGBColor(200, 200, 225),
         None => RGBColor(170, 170, 170),
+    }
+}
+
+/// The colour of a function's state on the page of every function: hazards and leads warm, the
+/// rest cool to grey.
+pub(crate) fn state_colour(kind: nppbench_analysis::catalogue::StateKind) -> RGBColor {
+    use nppbench_analysis::catalogue::StateKind;
+    match kind {
+        StateKind::Measured => RGBColor(0, 114, 178),
+        StateKind::Lead => RGBColor(213, 94, 0),
+        StateKind::Called => RGBColor(0, 158, 115),
+        StateKind::NotRun => RGBColor(230, 159, 0),
+        StateKind::NotCalled => RGBColor(190, 190, 190),
+        StateKind::NotSynthesisable => RGBColor(120, 120, 120),
     }
 }
 

@@ -7,6 +7,7 @@
 //! Each view type lives beside the function that builds it.
 
 mod atlas;
+pub mod catalogue;
 mod evidence;
 mod format;
 mod kernels;

@@ -1,9 +1,12 @@
 //! The GPU half of `nppbench call-catalogue` (issue #45): every function of a version's catalogue
 //! a call can be synthesised for, called from its plan (`nppbench_headers::synth`,
-//! `nppbench_npp::generic`) at an aligned geometry and again at an unaligned source step (the
-//! wrong-pixel oracle: the same pixels at another layout must give the same ROI), each
-//! synchronised; one JSON line a function. A child process of the CLI runs it from one function
-//! on and exits 3 after a function that left the CUDA context dead; the CLI starts the next.
+//! `nppbench_npp::generic`) at an aligned geometry, asked the leak and race oracles
+//! (`oracles.rs`), and called again at an unaligned source step (the wrong-pixel oracle: the same
+//! pixels at another layout must give the same ROI), each synchronised; one JSON line a
+//! function. A child process of the CLI runs it from one function on and exits 3 after a function
+//! that left the CUDA context dead; the CLI starts the next.
+
+mod oracles;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -63,6 +66,7 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
     let npp = Npp::load(&NppSearch::new(args.npp.as_deref()))?;
     let stream = Stream::new(&gpu, StreamKind::NonBlocking)?;
     let ctx = npp.context(ContextFill::FromStream, &stream, gpu.props())?;
+    let oracles = oracles::Oracles::new(&gpu, &npp)?;
     let aligned = Shape {
         width: args.width,
         height: args.height,
@@ -75,7 +79,14 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         std::io::stdout().flush()?;
         let start = Instant::now();
         let mut line = json!({"index": i, "symbol": row.symbol, "library": row.library});
-        let dead = one(&npp, &gpu, &ctx, row, &sizers, &aligned, &mut line);
+        let called = Called {
+            npp: &npp,
+            gpu: &gpu,
+            ctx: &ctx,
+            oracles: &oracles,
+            sizers: &sizers,
+        };
+        let dead = one(&called, row, &aligned, &mut line);
         line["ms"] = json!(start.elapsed().as_secs_f64() * 1e3);
         append_line(&args.out, &line)?;
         // The parent writes the line of a function begun and never done.
@@ -88,16 +99,20 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
     Ok(())
 }
 
-/// One function's calls, written into `line`; whether the CUDA context is dead after them.
-fn one(
-    npp: &Npp,
-    gpu: &Gpu,
-    ctx: &StreamContext,
-    row: &FunctionRow,
-    sizers: &Sizers<'_>,
-    aligned: &Shape,
-    line: &mut serde_json::Value,
-) -> bool {
+/// What every function's calls are made with.
+struct Called<'a> {
+    npp: &'a Npp,
+    gpu: &'a Gpu,
+    ctx: &'a StreamContext,
+    oracles: &'a oracles::Oracles,
+    sizers: &'a Sizers<'a>,
+}
+
+/// One function's calls, written into `line`: at the aligned steps, the leak and race oracles
+/// where it ran, and at the unaligned source step (last: at that step many functions leave the
+/// context dead); whether the CUDA context is dead after them.
+fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json::Value) -> bool {
+    let (npp, gpu, ctx, sizers) = (c.npp, c.gpu, c.ctx, c.sizers);
     let a = match plan(row, sizers, aligned) {
         Ok(p) => p,
         Err(why) => {
@@ -127,6 +142,9 @@ fn one(
     let Some(out_a) = first.1 else { return false };
     line["outputs_vary"] = json!(out_a.varies());
     line["output_bytes"] = json!(out_a.by_param.iter().map(|(_, b)| b.len()).sum::<usize>());
+    if oracles::ask(c.oracles, npp, gpu, row, sizers, line) {
+        return true;
+    }
     // The wrong-pixel oracle: the same pixels with the sources' rows 3 samples (at least 6 bytes)
     // further apart than aligned, so that rows start off every 16 bytes but on a sample (a step
     // off the sample faults NPP's loads: a sticky error, not an answer).

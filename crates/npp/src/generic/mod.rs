@@ -14,6 +14,9 @@ use nppbench_npp_sys::{NppStatus, NppStreamContext};
 
 use crate::{Npp, NppError, StreamContext};
 
+mod again;
+pub use again::Snapshot;
+
 /// A planned call made: NPP's status, and the buffers it used (read back with [`Made::outputs`]
 /// once the stream is synchronised).
 pub struct Made<'p> {
@@ -130,19 +133,23 @@ fn context_type() -> Type {
     ])
 }
 
+/// An argument the plan cannot pass, or a buffer it could not have, as NPP's own error.
+fn bad(plan: &CallPlan, details: String) -> NppError {
+    NppError::BadArgument {
+        function: plan.symbol.clone(),
+        details,
+    }
+}
+
 impl Npp {
     /// Makes `plan`'s call on `ctx`'s stream: allocates and fills its buffers, sizes its scratch
     /// buffers by their sizers, and calls. The call is queued, not waited for.
     pub fn call_planned<'p>(&self, gpu: &Gpu, plan: &'p CallPlan, ctx: &StreamContext) -> Result<Made<'p>, NppError> {
-        let bad = |details: String| NppError::BadArgument {
-            function: plan.symbol.clone(),
-            details,
-        };
-        let (mut device, mut host) = allocate(gpu, &plan.buffers).map_err(|e| bad(e.to_string()))?;
+        let (mut device, mut host) = allocate(gpu, &plan.buffers).map_err(|e| bad(plan, e.to_string()))?;
         for (i, sizer) in &plan.scratch {
             let sized = self.call_planned(gpu, sizer, ctx)?;
             if sized.status < 0 {
-                return Err(bad(format!("{} returned {}", sizer.symbol, sized.status)));
+                return Err(bad(plan, format!("{} returned {}", sizer.symbol, sized.status)));
             }
             let h = sized
                 .host
@@ -150,12 +157,29 @@ impl Npp {
                 .zip(&sizer.buffers)
                 .find(|(_, b)| b.host)
                 .map(|(h, b)| (h, b.elem))
-                .ok_or_else(|| bad(format!("{} wrote no size", sizer.symbol)))?;
+                .ok_or_else(|| bad(plan, format!("{} wrote no size", sizer.symbol)))?;
             let mut word = [0u8; 8];
             word[..h.1.bytes().min(8) as usize].copy_from_slice(&h.0[..h.1.bytes().min(8) as usize]);
             let bytes = u64::from_le_bytes(word).max(1);
-            device[*i] = Some(DeviceBuffer::alloc(gpu, bytes).map_err(|e| bad(e.to_string()))?);
+            device[*i] = Some(DeviceBuffer::alloc(gpu, bytes).map_err(|e| bad(plan, e.to_string()))?);
         }
+        let status = self.invoke(plan, ctx, &device, &mut host)?;
+        Ok(Made {
+            status,
+            plan,
+            device,
+            host,
+        })
+    }
+
+    /// `plan`'s function called with the buffers given, on `ctx`'s stream (queued); its status.
+    fn invoke(
+        &self,
+        plan: &CallPlan,
+        ctx: &StreamContext,
+        device: &[Option<DeviceBuffer>],
+        host: &mut [Vec<u8>],
+    ) -> Result<NppStatus, NppError> {
         let f = self
             .libs
             .symbol_named(&plan.library, &plan.symbol)
@@ -165,23 +189,19 @@ impl Npp {
             })?;
         // Host arrays (planes, constants, steps) outlive the call.
         let mut arrays: Vec<Vec<u64>> = Vec::new();
-        let slots = slots(plan, &ctx.raw, &device, &mut host, &mut arrays).map_err(bad)?;
+        let slots = slots(plan, &ctx.raw, device, host, &mut arrays).map_err(|e| bad(plan, e))?;
         let cif = Cif::new(slots.iter().map(|s| s.ty.clone()), Type::i32());
         let args: Vec<Arg> = slots.iter().map(|s| Arg::new(&s.bytes[0])).collect();
         // SAFETY: `f` is `plan.symbol`, looked up in the library the prototypes name; the cif is
         // built from the prototype's parameters as the headers declare them (numbers by their
         // typedefs' C types, NppiSize/NppiPoint/NppiRect and NppStreamContext as the structs of
         // their fields, pointers as pointers), so libffi passes each as the C ABI does. Every
-        // pointer is a buffer allocated above with the margins the plan gives around each image,
-        // a host array alive until the call returns, or NPP's own stream handle.
+        // pointer is a buffer of `device` (allocated with the margins the plan gives around each
+        // image, its scratch sized by its sizer), of `host`, a host array alive until the call
+        // returns, or NPP's own stream handle.
         let status: NppStatus = unsafe { cif.call(CodePtr::from_fun(f), &args) };
         drop(arrays);
-        Ok(Made {
-            status,
-            plan,
-            device,
-            host,
-        })
+        Ok(status)
     }
 }
 
@@ -305,27 +325,40 @@ fn allocate(gpu: &Gpu, buffers: &[Buffer]) -> Result<Memory, nppbench_gpu::GpuEr
     Ok((device, host))
 }
 
+/// Whether NPP writes a buffer of this role.
+fn written(role: Role) -> bool {
+    matches!(
+        role,
+        Role::Destination
+            | Role::DestinationPlanes
+            | Role::SourceDestination
+            | Role::SourceDestinationPlanes
+            | Role::Result
+    )
+}
+
 impl Made<'_> {
     /// What the call wrote, read once the caller synchronised its stream: each destination
     /// image's ROI rows (planes in order) and each result.
     pub fn outputs(&self) -> Result<Outputs, nppbench_gpu::GpuError> {
+        self.outputs_from(|i| match &self.device[i] {
+            Some(d) => d.download(),
+            None => Ok(self.host[i].clone()),
+        })
+    }
+
+    /// The outputs, each written buffer's bytes given by `bytes` (by buffer index) and cut to its
+    /// ROI.
+    fn outputs_from(
+        &self,
+        mut bytes: impl FnMut(usize) -> Result<Vec<u8>, nppbench_gpu::GpuError>,
+    ) -> Result<Outputs, nppbench_gpu::GpuError> {
         let mut by_param = Vec::new();
         for (i, b) in self.plan.buffers.iter().enumerate() {
-            let written = matches!(
-                b.role,
-                Role::Destination
-                    | Role::DestinationPlanes
-                    | Role::SourceDestination
-                    | Role::SourceDestinationPlanes
-                    | Role::Result
-            );
-            if !written {
+            if !written(b.role) {
                 continue;
             }
-            let bytes = match &self.device[i] {
-                Some(d) => d.download()?,
-                None => self.host[i].clone(),
-            };
+            let bytes = bytes(i)?;
             let roi = match b.image {
                 Some(im) => (0..im.rows)
                     .flat_map(|y| {
@@ -360,58 +393,4 @@ impl Outputs {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn values_are_passed_as_their_c_types_bytes() {
-        assert_eq!(words(&scalar_bytes(Scalar::I32, -3.0)), vec![0xffff_fffd]);
-        assert_eq!(
-            words(&scalar_bytes(Scalar::F32, 0.75)),
-            vec![u64::from(0.75f32.to_bits())]
-        );
-        assert_eq!(words(&scalar_bytes(Scalar::U8, 3.0)), vec![3]);
-        let pair = words(&[7i32.to_le_bytes(), 9i32.to_le_bytes()].concat());
-        assert_eq!(pair, vec![7 | (9 << 32)]);
-    }
-
-    #[test]
-    fn an_images_pattern_is_the_same_at_every_step() {
-        let e = Elem {
-            scalar: Scalar::U16,
-            lanes: 1,
-        };
-        let at = |step: u64| {
-            let im = ImageLayout {
-                step,
-                row_bytes: 128,
-                rows: 4,
-                offset: 8 * step + MARGIN_BYTES,
-            };
-            let bytes = image_pattern(e, &im, step * 20);
-            // The ROI's rows, and a margin's bytes left of it.
-            (0..4)
-                .map(|y| {
-                    let start = (im.offset + y * step) as usize;
-                    bytes[start - 64..start + 128].to_vec()
-                })
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(at(512), at(518));
-        assert_eq!(at(512), at(1024));
-    }
-
-    #[test]
-    fn a_pattern_varies_and_stays_small_in_every_type() {
-        let p = pattern(
-            Elem {
-                scalar: Scalar::F32,
-                lanes: 1,
-            },
-            64,
-        );
-        let v: Vec<f32> = p.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
-        assert!(v.iter().all(|x| (0.0..64.0).contains(x)));
-        assert!(v.iter().any(|x| *x != v[0]));
-    }
-}
+mod tests;

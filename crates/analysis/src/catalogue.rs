@@ -1,0 +1,269 @@
+//! Every function a version's headers declare, each in one state (issue #45): measured by that
+//! version's knowledge (the hazards its scenarios showed, and its rules); a lead, where its calls
+//! from roles (`nppbench call-catalogue`) found what only a measurement can confirm; called, with
+//! nothing found; not run (NPP refused the call, or it failed, and how); not yet called; or not
+//! synthesisable, with every reason. This crate reads no header: the CLI makes the [`Entry`]s
+//! from `nppbench_headers`' rows.
+
+use std::collections::BTreeMap;
+
+use nppbench_model::Primitive;
+use serde::Serialize;
+
+use crate::calls::{CallLine, Lead, Outcome, Unaligned};
+use crate::evidence::{Evidence, FunctionRules};
+use crate::knowledge::Knowledge;
+
+/// A function the headers declare, as its catalogue row gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub symbol: String,
+    /// The library that exports it; `None` where none does.
+    pub library: Option<String>,
+    /// Every reason a call cannot be synthesised; empty where one can.
+    pub reasons: Vec<String>,
+}
+
+impl Entry {
+    pub fn new(symbol: &str, library: Option<&str>, reasons: &[String]) -> Entry {
+        Entry {
+            symbol: symbol.to_owned(),
+            library: library.map(str::to_owned),
+            reasons: reasons.to_vec(),
+        }
+    }
+}
+
+/// A hazard some measured scenario of a function showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hazard {
+    Leak,
+    Race,
+    Wrong,
+}
+
+/// A function's state, one of six.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    /// Measured by the knowledge: the hazards its scenarios showed (none: it showed none), and
+    /// its rules.
+    Measured {
+        hazards: Vec<Hazard>,
+        rules: Box<FunctionRules>,
+    },
+    Lead(Vec<Lead>),
+    /// Called from its roles, and nothing found.
+    Called,
+    /// Its call could not be made or NPP refused it: how.
+    NotRun(String),
+    /// A call can be synthesised, but none of the calls given is of it.
+    NotCalled,
+    /// Every reason no call can be synthesised.
+    NotSynthesisable(Vec<String>),
+}
+
+/// The six states by name, in the order pages count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateKind {
+    Measured,
+    Lead,
+    Called,
+    NotRun,
+    NotCalled,
+    NotSynthesisable,
+}
+
+impl StateKind {
+    pub const ALL: [StateKind; 6] = [
+        StateKind::Measured,
+        StateKind::Lead,
+        StateKind::Called,
+        StateKind::NotRun,
+        StateKind::NotCalled,
+        StateKind::NotSynthesisable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateKind::Measured => "measured",
+            StateKind::Lead => "lead",
+            StateKind::Called => "called",
+            StateKind::NotRun => "not run",
+            StateKind::NotCalled => "not called",
+            StateKind::NotSynthesisable => "not synthesisable",
+        }
+    }
+}
+
+impl State {
+    pub fn kind(&self) -> StateKind {
+        match self {
+            State::Measured { .. } => StateKind::Measured,
+            State::Lead(_) => StateKind::Lead,
+            State::Called => StateKind::Called,
+            State::NotRun(_) => StateKind::NotRun,
+            State::NotCalled => StateKind::NotCalled,
+            State::NotSynthesisable(_) => StateKind::NotSynthesisable,
+        }
+    }
+
+    /// Whether a reader should look first: a measured hazard, or a lead.
+    pub fn flagged(&self) -> bool {
+        match self {
+            State::Measured { hazards, .. } => !hazards.is_empty(),
+            State::Lead(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// One function and its state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Function {
+    pub symbol: String,
+    pub library: Option<String>,
+    /// The name's stem (`Add` of `nppiAdd_8u_C1RSfs_Ctx`): the functions of one operation.
+    pub family: String,
+    pub state: State,
+}
+
+/// Every function of a version's headers, judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalogue {
+    /// The headers' NPP version (`13.0.1.2`).
+    pub version: String,
+    /// Flagged first, then by family and symbol.
+    pub functions: Vec<Function>,
+    /// The knowledge's name (`npp-13.0.1-sm90`), where one was given.
+    pub knowledge: Option<String>,
+    /// Call lines given, and those of symbols the headers do not declare (another version's).
+    pub calls: usize,
+    pub foreign_calls: usize,
+}
+
+/// `Add` of `nppiAdd_8u_C1RSfs_Ctx`.
+pub fn family(symbol: &str) -> &str {
+    let bare = symbol.strip_prefix("nppi").unwrap_or(symbol);
+    bare.split('_').next().unwrap_or(bare)
+}
+
+/// Each entry in its state, from the calls (the last line of a symbol counts, so that a later
+/// run's lines replace an earlier's) and the knowledge of the same version.
+pub fn judge(version: &str, entries: &[Entry], calls: &[CallLine], knowledge: Option<&Knowledge>) -> Catalogue {
+    let by_symbol: BTreeMap<&str, &CallLine> = calls.iter().map(|l| (l.symbol.as_str(), l)).collect();
+    let declared: std::collections::BTreeSet<&str> = entries.iter().map(|e| e.symbol.as_str()).collect();
+    let mut functions: Vec<Function> = entries
+        .iter()
+        .map(|e| Function {
+            symbol: e.symbol.clone(),
+            library: e.library.clone(),
+            family: family(&e.symbol).to_owned(),
+            state: state(e, by_symbol.get(e.symbol.as_str()).copied(), knowledge),
+        })
+        .collect();
+    functions
+        .sort_by(|a, b| (!a.state.flagged(), &a.family, &a.symbol).cmp(&(!b.state.flagged(), &b.family, &b.symbol)));
+    Catalogue {
+        version: version.to_owned(),
+        functions,
+        knowledge: knowledge.map(Knowledge::name),
+        calls: by_symbol.len(),
+        foreign_calls: by_symbol.keys().filter(|s| !declared.contains(*s)).count(),
+    }
+}
+
+fn state(e: &Entry, call: Option<&CallLine>, knowledge: Option<&Knowledge>) -> State {
+    let measured = knowledge.and_then(|k| {
+        let p = Primitive::from_name(&e.symbol)?;
+        let rules = k.rules.iter().find(|r| r.primitive == p)?;
+        Some(State::Measured {
+            hazards: hazards_of(&k.evidence, p),
+            rules: Box::new(rules.clone()),
+        })
+    });
+    if let Some(m) = measured {
+        return m;
+    }
+    if !e.reasons.is_empty() {
+        return State::NotSynthesisable(e.reasons.clone());
+    }
+    let Some(line) = call else {
+        return State::NotCalled;
+    };
+    let mut leads = Vec::new();
+    match line.outcome() {
+        Outcome::NotPlanned(why) => return State::NotRun(format!("not planned: {why}")),
+        Outcome::EndedProcess(how) => return State::NotRun(format!("ended its process: {how}")),
+        Outcome::Failed(why) => return State::NotRun(format!("failed: {why}")),
+        Outcome::Refused(status) => return State::NotRun(format!("refused: {status}")),
+        Outcome::Ran(Unaligned::Faulted(e)) => leads.push(Lead::KilledContext(e)),
+        Outcome::Ran(Unaligned::Differs(n)) => leads.push(Lead::OtherPixels(n)),
+        Outcome::Ran(_) => {}
+    }
+    leads.extend(line.leads());
+    if leads.is_empty() {
+        State::Called
+    } else {
+        State::Lead(leads)
+    }
+}
+
+/// The hazards `p`'s pooled scenarios showed.
+fn hazards_of(evidence: &Evidence, p: Primitive) -> Vec<Hazard> {
+    let of_p = || evidence.cases.iter().filter(move |c| c.primitive == p);
+    let mut out = Vec::new();
+    if of_p().any(|c| c.leaks()) {
+        out.push(Hazard::Leak);
+    }
+    if of_p().any(|c| c.race == Some(true)) {
+        out.push(Hazard::Race);
+    }
+    if evidence
+        .outputs
+        .iter()
+        .chain(&evidence.cases)
+        .any(|c| c.primitive == p && c.wrong == Some(true))
+    {
+        out.push(Hazard::Wrong);
+    }
+    out
+}
+
+impl Catalogue {
+    /// Functions in each state.
+    pub fn counts(&self) -> BTreeMap<StateKind, usize> {
+        let mut out = BTreeMap::new();
+        for f in &self.functions {
+            *out.entry(f.state.kind()).or_insert(0) += 1;
+        }
+        out
+    }
+
+    /// Functions in each state, per library (the functions no library exports under `none`), in
+    /// name order.
+    pub fn by_library(&self) -> Vec<(String, BTreeMap<StateKind, usize>)> {
+        self.grouped(|f| f.library.clone().unwrap_or_else(|| "none".to_owned()))
+    }
+
+    /// Functions in each state, per family, in name order.
+    pub fn by_family(&self) -> Vec<(String, BTreeMap<StateKind, usize>)> {
+        self.grouped(|f| f.family.clone())
+    }
+
+    fn grouped(&self, key: impl Fn(&Function) -> String) -> Vec<(String, BTreeMap<StateKind, usize>)> {
+        let mut out: BTreeMap<String, BTreeMap<StateKind, usize>> = BTreeMap::new();
+        for f in &self.functions {
+            *out.entry(key(f)).or_default().entry(f.state.kind()).or_insert(0) += 1;
+        }
+        out.into_iter().collect()
+    }
+
+    pub fn flagged(&self) -> usize {
+        self.functions.iter().filter(|f| f.state.flagged()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests;

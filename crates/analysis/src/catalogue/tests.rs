@@ -1,0 +1,97 @@
+//! Each state from made-up entries and call lines (labelled so: no GPU wrote them), and the
+//! measured state from the committed knowledge of NPP 13.0.1.
+
+use std::path::Path;
+
+use super::*;
+
+fn line(json: &str) -> CallLine {
+    serde_json::from_str(json).unwrap()
+}
+
+fn entry(symbol: &str, reasons: &[&str]) -> Entry {
+    let reasons: Vec<String> = reasons.iter().map(|r| (*r).to_owned()).collect();
+    Entry::new(symbol, Some("nppial"), &reasons)
+}
+
+fn knowledge_13_0() -> Knowledge {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../knowledge/npp-13.0.1-sm90.json.gz");
+    Knowledge::from_bytes(&std::fs::read(&path).unwrap(), "npp-13.0.1-sm90").unwrap()
+}
+
+#[test]
+fn each_function_has_one_state_and_the_flagged_come_first_by_family() {
+    let entries = [
+        entry("nppiZed_8u_C1R_Ctx", &[]),
+        entry("nppiAbs_8u_C1R_Ctx", &[]),
+        entry("nppiAbs_16s_C1R_Ctx", &[]),
+        entry("nppiBee_8u_C1R_Ctx", &[]),
+        entry("nppiCee_8u_C1R_Ctx", &["no image: a size query"]),
+        entry("nppiDee_8u_C1R_Ctx", &[]),
+        entry("nppiEff_8u_C1R_Ctx", &[]),
+    ];
+    let ran = r#""status":0,"unaligned_status":0,"unaligned_differing_bytes":0"#;
+    let calls = [
+        line(&format!(r#"{{"symbol":"nppiZed_8u_C1R_Ctx",{ran}}}"#)),
+        line(r#"{"symbol":"nppiAbs_8u_C1R_Ctx","status":0,"unaligned_error":"CUDA_ERROR_MISALIGNED_ADDRESS"}"#),
+        line(r#"{"symbol":"nppiAbs_16s_C1R_Ctx","status":0,"unaligned_status":0,"unaligned_differing_bytes":12}"#),
+        line(r#"{"symbol":"nppiBee_8u_C1R_Ctx","status":-14,"status_name":"NPP_STEP_ERROR"}"#),
+        line(&format!(
+            r#"{{"symbol":"nppiEff_8u_C1R_Ctx",{ran},"leak_threads":8,"leak_threads_keeping_streams":8}}"#
+        )),
+        line(&format!(r#"{{"symbol":"nppiOther_8u_C1R_Ctx",{ran}}}"#)),
+    ];
+    let c = judge("13.0.1.2", &entries, &calls, None);
+    let states: Vec<(&str, StateKind)> = c
+        .functions
+        .iter()
+        .map(|f| (f.symbol.as_str(), f.state.kind()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("nppiAbs_16s_C1R_Ctx", StateKind::Lead),
+            ("nppiAbs_8u_C1R_Ctx", StateKind::Lead),
+            ("nppiEff_8u_C1R_Ctx", StateKind::Lead),
+            ("nppiBee_8u_C1R_Ctx", StateKind::NotRun),
+            ("nppiCee_8u_C1R_Ctx", StateKind::NotSynthesisable),
+            ("nppiDee_8u_C1R_Ctx", StateKind::NotCalled),
+            ("nppiZed_8u_C1R_Ctx", StateKind::Called),
+        ]
+    );
+    assert_eq!(c.functions[0].state, State::Lead(vec![Lead::OtherPixels(12)]));
+    assert_eq!(
+        c.functions[3].state,
+        State::NotRun("refused: NPP_STEP_ERROR".to_owned())
+    );
+    assert_eq!((c.calls, c.foreign_calls, c.flagged()), (6, 1, 3));
+    assert_eq!(c.counts().values().sum::<usize>(), entries.len());
+    assert_eq!(c.by_family()[0], ("Abs".to_owned(), [(StateKind::Lead, 2)].into()));
+    assert_eq!(c.by_library().len(), 1);
+}
+
+#[test]
+fn a_function_the_knowledge_measured_is_measured_with_the_hazards_its_scenarios_showed() {
+    let k = knowledge_13_0();
+    let entries = [
+        entry("nppiConvert_8u32f_C1R_Ctx", &[]),
+        entry("nppiAdd_8u_C1RSfs_Ctx", &[]),
+        entry("nppiResize_8u_C3R_Ctx", &[]),
+    ];
+    let c = judge("13.0.1.2", &entries, &[], Some(&k));
+    let of = |s: &str| &c.functions.iter().find(|f| f.symbol == s).unwrap().state;
+    let State::Measured { hazards, rules } = of("nppiConvert_8u32f_C1R_Ctx") else {
+        panic!("{:?}", of("nppiConvert_8u32f_C1R_Ctx"))
+    };
+    assert!(
+        hazards.contains(&Hazard::Leak) && hazards.contains(&Hazard::Race),
+        "{hazards:?}"
+    );
+    assert_eq!(rules.primitive.name(), "Convert_8u32f_C1R");
+    let State::Measured { hazards, .. } = of("nppiAdd_8u_C1RSfs_Ctx") else {
+        panic!()
+    };
+    assert!(hazards.contains(&Hazard::Wrong), "{hazards:?}");
+    assert_eq!(*of("nppiResize_8u_C3R_Ctx"), State::NotCalled);
+    assert_eq!(c.knowledge.as_deref(), Some("npp-13.0.1-sm90"));
+}

@@ -1,0 +1,99 @@
+//! `nppbench report --catalogue`: the page of every function NPP 13.0.1's headers declare, from
+//! the committed catalogue folder and the committed first run of its calls, with the built-in
+//! knowledge; and what it says of bad input.
+
+use super::{nppbench, reports, stderr};
+
+fn catalogue() -> std::path::PathBuf {
+    reports().join("../catalogue/npp-13.0.1.2")
+}
+
+fn calls() -> std::path::PathBuf {
+    reports().join("catalogue-calls/h200-GPU-cce5198b/calls-13.0.1.jsonl.gz")
+}
+
+#[test]
+fn the_page_lists_every_declared_function_once_with_the_measured_and_the_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("page");
+    let o = nppbench(&[
+        "report",
+        "--catalogue",
+        catalogue().to_str().unwrap(),
+        "--calls",
+        calls().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(out.join("functions.csv")).unwrap();
+    let symbols: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    let unique: std::collections::BTreeSet<&str> = symbols.iter().copied().collect();
+    assert_eq!(symbols.len(), 5516, "every function NPP 13.0.1's headers declare");
+    assert_eq!(unique.len(), symbols.len(), "each once");
+    let state = |s: &str| csv.lines().filter(|l| l.contains(&format!(",{s},"))).count();
+    assert_eq!(state("measured"), 61, "the functions the built-in knowledge measured");
+    assert!(state("lead") > 400, "the context deaths of the first run are leads");
+    assert!(csv.contains("nppiConvert_8u32f_C1R_Ctx,nppidei,Convert,measured,true,\"leaks, races"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("the knowledge npp-13.0.1-sm90") && html.contains("2306 call lines"));
+}
+
+#[test]
+fn a_version_of_built_in_headers_renders_without_a_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("page");
+    let o = nppbench(&["report", "--catalogue", "12.2", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("every image function of NPP 12.2.3.2") && html.contains("5511 image functions"));
+}
+
+#[test]
+fn bad_catalogues_calls_and_knowledge_are_refused_saying_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("page");
+    let out = out.to_str().unwrap();
+    let o = nppbench(&["report", "--catalogue", "11.8", "--out", out]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("nor the version of headers built into nppbench (12.2.3.2, 13.0.1.2, 13.2.0.58)"),
+        "{}",
+        stderr(&o)
+    );
+    let bad = dir.path().join("calls.jsonl");
+    std::fs::write(&bad, "{\"symbol\":\"a\",\"status\":0}\nnot json\n").unwrap();
+    let o = nppbench(&[
+        "report",
+        "--catalogue",
+        "13.0",
+        "--calls",
+        bad.to_str().unwrap(),
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("calls.jsonl line 2: not a call-catalogue line"),
+        "{}",
+        stderr(&o)
+    );
+    let other = reports().join("../knowledge/npp-12.2.3-sm90.json.gz");
+    let o = nppbench(&[
+        "report",
+        "--catalogue",
+        "13.0",
+        "--atlas",
+        other.to_str().unwrap(),
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not of the catalogue's NPP 13.0.1.2"),
+        "{}",
+        stderr(&o)
+    );
+    let o = nppbench(&["report", "--calls", bad.to_str().unwrap(), "--from", "x", "--out", out]);
+    assert_eq!(o.status.code(), Some(2), "--calls goes with --catalogue");
+}
