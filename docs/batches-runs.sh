@@ -1,7 +1,8 @@
 #!/bin/bash
 # The runs of reports/batches/ (docs/performance.md, issue #30): the atlas batched (seed 1), then
 # with a fresh process per scenario by a build from before batches, then batched again (seed 2),
-# back to back on one GPU. The test crates/analysis/tests/batches.rs re-judges the three.
+# back to back on one GPU. The test crates/analysis/tests/batches.rs re-judged the three (both in
+# git at c433f41).
 # Usage: batches-runs.sh NPPBENCH_BIN OLD_NPPBENCH_BIN OUT_DIR
 #   NPPBENCH_BIN      a build of this repository;
 #   OLD_NPPBENCH_BIN  a build from before batches (commit 094b970, which measures every memory
