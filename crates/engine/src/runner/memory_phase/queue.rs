@@ -33,7 +33,7 @@ pub(super) fn head_rank(s: &MemoryScenario) -> Option<u32> {
 /// again alone, `memory_phase::page_bound`): one that did not grow in a batch tells nothing,
 /// since its threads' default streams (half a MiB each) may fit in what earlier scenarios'
 /// threads left, where a fresh process grows by them (flat in the batch, bounded alone). In a
-/// first run of the atlas of NPP 13.0.1 with heads (an H100; docs/performance.md, "Heads of
+/// first run of the atlas of NPP 13.0.1 with heads (an H100; CHANGELOG.md, "Heads of
 /// batches"), 58 of 64 pools of 16 measured inside a batch were flat, against bounded at the head
 /// of one or alone; pools of 2 and 4 inside batches judged as alone.
 pub(super) const MUST_HEAD_ABOVE: u32 = 4;
