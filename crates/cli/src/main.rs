@@ -54,6 +54,10 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             calls,
         } => match catalogue {
             Some(catalogue) => report::catalogue_page(&catalogue, &calls, &atlas, &out),
+            // clap leaves `requires` unchecked once --from is given.
+            None if !calls.is_empty() => Err(exit::bad_input(
+                "--calls goes with --catalogue: name the catalogue the call lines are of (a folder, or a version built in)",
+            )),
             None => report::report(&from, &out, force, &atlas),
         },
         Cmd::Compare(args) => compare::compare(args),

@@ -49,51 +49,45 @@ fn a_version_of_built_in_headers_renders_without_a_repository() {
     assert!(html.contains("every image function of NPP 12.2.3.2") && html.contains("5511 image functions"));
 }
 
+/// `nppbench ARGS` exits 2 (bad input), its message saying `says`.
+fn refused(args: &[&str], says: &str) {
+    let o = nppbench(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+}
+
 #[test]
 fn bad_catalogues_calls_and_knowledge_are_refused_saying_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("page");
     let out = out.to_str().unwrap();
-    let o = nppbench(&["report", "--catalogue", "11.8", "--out", out]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("nor the version of headers built into nppbench (12.2.3.2, 13.0.1.2, 13.2.0.58)"),
-        "{}",
-        stderr(&o)
+    refused(
+        &["report", "--catalogue", "11.8", "--out", out],
+        "nor the version of headers built into nppbench (12.2.3.2, 13.0.1.2, 13.2.0.58)",
     );
     let bad = dir.path().join("calls.jsonl");
     std::fs::write(&bad, "{\"symbol\":\"a\",\"status\":0}\nnot json\n").unwrap();
-    let o = nppbench(&[
-        "report",
-        "--catalogue",
-        "13.0",
-        "--calls",
-        bad.to_str().unwrap(),
-        "--out",
-        out,
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("calls.jsonl line 2: not a call-catalogue line"),
-        "{}",
-        stderr(&o)
+    let bad = bad.to_str().unwrap();
+    refused(
+        &["report", "--catalogue", "13.0", "--calls", bad, "--out", out],
+        "calls.jsonl line 2: not a call-catalogue line",
     );
     let other = reports().join("../knowledge/npp-12.2.3-sm90.json.gz");
-    let o = nppbench(&[
-        "report",
-        "--catalogue",
-        "13.0",
-        "--atlas",
-        other.to_str().unwrap(),
-        "--out",
-        out,
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("not of the catalogue's NPP 13.0.1.2"),
-        "{}",
-        stderr(&o)
+    refused(
+        &[
+            "report",
+            "--catalogue",
+            "13.0",
+            "--atlas",
+            other.to_str().unwrap(),
+            "--out",
+            out,
+        ],
+        "not of the catalogue's NPP 13.0.1.2",
     );
-    let o = nppbench(&["report", "--calls", bad.to_str().unwrap(), "--from", "x", "--out", out]);
-    assert_eq!(o.status.code(), Some(2), "--calls goes with --catalogue");
+    // --calls goes with --catalogue.
+    refused(
+        &["report", "--calls", bad, "--from", "x", "--out", out],
+        "--calls goes with --catalogue",
+    );
 }
