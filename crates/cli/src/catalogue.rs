@@ -42,12 +42,16 @@ pub(crate) fn built_in_all() -> Vec<Prototypes> {
         .collect()
 }
 
+/// Gzip-compressed text, decompressed.
+fn gunzip(bytes: &[u8]) -> std::io::Result<String> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(bytes).read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// They are the binary's own files: one that does not read is nppbench's fault.
 fn read_built_in(name: &str, bytes: &[u8]) -> Prototypes {
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(bytes)
-        .read_to_string(&mut text)
-        .unwrap_or_else(|e| panic!("the built-in headers {name} do not decompress: {e}"));
+    let text = gunzip(bytes).unwrap_or_else(|e| panic!("the built-in headers {name} do not decompress: {e}"));
     let version = name.trim_start_matches("npp-");
     Prototypes::from_text(version, &text).unwrap_or_else(|e| panic!("the built-in headers {name}: {e}"))
 }
@@ -94,11 +98,7 @@ pub(crate) fn entries(prototypes: &Prototypes) -> anyhow::Result<Vec<Entry>> {
 pub(crate) fn read_call_lines(file: &Path) -> anyhow::Result<Vec<CallLine>> {
     let bytes = std::fs::read(file).map_err(|e| bad_input(format!("{}: {e}", file.display())))?;
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut s = String::new();
-        flate2::read::GzDecoder::new(bytes.as_slice())
-            .read_to_string(&mut s)
-            .map_err(|e| bad_input(format!("{}: gzip-compressed, but {e}", file.display())))?;
-        s
+        gunzip(&bytes).map_err(|e| bad_input(format!("{}: gzip-compressed, but {e}", file.display())))?
     } else {
         String::from_utf8(bytes).map_err(|_| bad_input(format!("{} is not text", file.display())))?
     };

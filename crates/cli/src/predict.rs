@@ -149,12 +149,7 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
             let known = crate::knowledge::resolve(&args.atlas, args.npp_version.as_deref(), args.npp.as_deref())?;
             answered_from(&args, &known.from);
             let row = unmeasured::row(&args, &found, &known.version, &known.from, known.rules.len());
-            let text = match args.format {
-                Format::Csv => csv_text(std::slice::from_ref(&row))?,
-                Format::Json => serde_json::to_string_pretty(&[row])? + "\n",
-                Format::Table => table(&[row], &known.version, &known.from),
-            };
-            return write(&args, text);
+            return write(&args, answers(&args, &[row], &known.version, &known.from)?);
         }
     }
     // The question is checked before the atlas is read (which takes a while).
@@ -205,12 +200,16 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
         r.measured_race = Some(race_word(c.race).to_owned());
         r.measured_wrong = Some(wrong_word(c.wrong).to_owned());
     }
-    let text = match args.format {
-        Format::Csv => csv_text(&rows)?,
-        Format::Json => serde_json::to_string_pretty(&rows)? + "\n",
-        Format::Table => table(&rows, &version, &known.from),
-    };
-    write(&args, text)
+    write(&args, answers(&args, &rows, &version, &known.from)?)
+}
+
+/// The answers in the format asked for.
+fn answers(args: &PredictArgs, rows: &[Row], version: &str, from: &str) -> anyhow::Result<String> {
+    Ok(match args.format {
+        Format::Csv => csv_text(rows)?,
+        Format::Json => serde_json::to_string_pretty(rows)? + "\n",
+        Format::Table => table(rows, version, from),
+    })
 }
 
 /// What answered, on standard error where the answer is CSV or JSON (a table says it first).

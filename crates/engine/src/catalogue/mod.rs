@@ -99,6 +99,11 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
     Ok(())
 }
 
+/// An error after which the CUDA context is dead; its line says so, and the child ends.
+fn sticky(e: impl std::fmt::Display) -> String {
+    format!("sticky: {e}")
+}
+
 /// What every function's calls are made with.
 struct Called<'a> {
     npp: &'a Npp,
@@ -122,11 +127,8 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
     };
     let made = |p| -> Result<(i32, Option<nppbench_npp::generic::Outputs>), String> {
         let m = npp.call_planned(gpu, p, ctx).map_err(|e| e.to_string())?;
-        gpu.synchronize().map_err(|e| format!("sticky: {e}"))?;
-        let out = (m.status >= 0)
-            .then(|| m.outputs())
-            .transpose()
-            .map_err(|e| format!("sticky: {e}"))?;
+        gpu.synchronize().map_err(sticky)?;
+        let out = (m.status >= 0).then(|| m.outputs()).transpose().map_err(sticky)?;
         Ok((m.status, out))
     };
     let first = match made(&a) {

@@ -22,6 +22,8 @@ use nppbench_model::{ContextFill, StreamKind};
 use nppbench_npp::{Npp, StreamContext};
 use serde_json::json;
 
+use super::sticky;
+
 /// A row's samples: not a multiple of 16, wide enough for the functions measured to split their
 /// work (rows shorter than a function's chunk do not leak).
 pub(crate) const WIDTH: u32 = 1918;
@@ -47,9 +49,10 @@ impl Oracles {
     pub(crate) fn new(gpu: &Gpu, npp: &Npp) -> anyhow::Result<Oracles> {
         let stream = Stream::new(gpu, StreamKind::Blocking)?;
         let ctx = npp.context(ContextFill::FromStream, &stream, gpu.props())?;
-        let delay = match serialised() {
-            Some(why) => Err(why),
-            None => DelayKernel::compile(gpu).map_err(|e| format!("no delay kernel to write the inputs late: {e}")),
+        let delay = if crate::probe::one_connection() {
+            Err("CUDA_DEVICE_MAX_CONNECTIONS=1 queues every stream behind the others: unset it".to_owned())
+        } else {
+            DelayKernel::compile(gpu).map_err(|e| format!("no delay kernel to write the inputs late: {e}"))
         };
         Ok(Oracles {
             stream,
@@ -59,18 +62,6 @@ impl Oracles {
             memory: ProcessMemoryProbe::new(&gpu.props().uuid).ok(),
         })
     }
-}
-
-/// Why this process cannot show a race: one hardware connection queues every stream's work
-/// behind the others'.
-fn serialised() -> Option<String> {
-    let v = std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok()?;
-    (v.trim() == "1").then(|| "CUDA_DEVICE_MAX_CONNECTIONS=1 queues every stream behind the others".to_owned())
-}
-
-/// A sticky error: the context is dead.
-fn sticky(e: impl std::fmt::Display) -> String {
-    format!("sticky: {e}")
 }
 
 /// The oracles of `row`, written into `line`; whether the CUDA context is dead after them.

@@ -18,6 +18,7 @@ mod throughput;
 
 /// The GPU clock cycles an ordering round's caller's stream spins before the late write.
 pub(crate) const ORDERING_DELAY_CYCLES: u64 = ordering::DELAY_CYCLES;
+pub(crate) use ordering::one_connection;
 
 use std::path::Path;
 

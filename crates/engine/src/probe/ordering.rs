@@ -141,11 +141,15 @@ fn run(
     result
 }
 
-/// Why this process cannot show a race, if it cannot: one hardware connection queues every
-/// stream's work behind the others', so NPP's stream never overtakes the caller's.
+/// Whether this process has one hardware connection: it queues every stream's work behind the
+/// others', so NPP's stream never overtakes the caller's and no race can show.
+pub(crate) fn one_connection() -> bool {
+    std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").is_ok_and(|v| v.trim() == "1")
+}
+
+/// Why this process cannot show a race, if it cannot.
 fn serialised() -> Option<String> {
-    let v = std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok()?;
-    (v.trim() == "1").then(|| {
+    one_connection().then(|| {
         "CUDA_DEVICE_MAX_CONNECTIONS=1 queues every stream behind the others, so NPP's stream cannot overtake the caller's here; run with --probe-connections inherit".to_owned()
     })
 }
