@@ -30,10 +30,20 @@ fn neighbours(c: &Case) -> Vec<(Geometry, StreamKind, ContextFill, Threading)> {
             ..g
         });
         geometries.push(Geometry {
-            src_stride: g.src_stride.next_multiple_of(align) + if g.src_stride % align == 0 { align / 2 } else { 0 },
+            src_stride: g.src_stride.next_multiple_of(align)
+                + if g.src_stride.is_multiple_of(align) {
+                    align / 2
+                } else {
+                    0
+                },
             ..g
         });
-        let dst_stride = g.dst_stride.next_multiple_of(align) + if g.dst_stride % align == 0 { align / 2 } else { 0 };
+        let dst_stride = g.dst_stride.next_multiple_of(align)
+            + if g.dst_stride.is_multiple_of(align) {
+                align / 2
+            } else {
+                0
+            };
         // Set has no source: its one stride is both (a reduction has none: validate drops it).
         let src_stride = if c.primitive.row().sources == 0 {
             dst_stride

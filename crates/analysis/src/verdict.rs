@@ -413,13 +413,14 @@ fn measure_fix(a: &RunAnalysis<'_>, title: &'static str, pick: &Pick) -> Fix {
             let changes_kernel = ms.stream != ls.stream
                 || ms.geometry != ls.geometry
                 || declares_non_blocking(ms) != declares_non_blocking(ls);
-            if changes_kernel && ls.geometry.pixels() >= LAUNCH_BOUND_PIXELS {
-                if let (Some(with), Some(without)) = (
+            if changes_kernel
+                && ls.geometry.pixels() >= LAUNCH_BOUND_PIXELS
+                && let (Some(with), Some(without)) = (
                     a.throughput_for(m).and_then(|t| t.median_us),
                     a.throughput_for(l).and_then(|t| t.median_us),
-                ) {
-                    ratios.push(change_pct(with, without));
-                }
+                )
+            {
+                ratios.push(change_pct(with, without));
             }
             if let (Some(with), Some(without)) = (m.latency_us, l.latency_us) {
                 latency.push(change_pct(with, without));

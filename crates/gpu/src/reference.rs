@@ -76,7 +76,7 @@ impl ReferenceConvert {
     /// Which path a geometry takes: `vector` where the source stride is a multiple of 4, the
     /// destination stride of 16 and the width at least 4; else `plain`.
     pub fn path(g: &Geometry) -> &'static str {
-        if g.src_stride % 4 == 0 && g.dst_stride % 16 == 0 && g.width >= 4 {
+        if g.src_stride.is_multiple_of(4) && g.dst_stride.is_multiple_of(16) && g.width >= 4 {
             "vector"
         } else {
             "plain"

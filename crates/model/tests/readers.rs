@@ -24,14 +24,13 @@ proptest! {
         let mut bytes = Preset::Quick.toml().as_bytes().to_vec();
         let pos = pos % bytes.len();
         bytes[pos] = byte;
-        if let Ok(text) = String::from_utf8(bytes) {
-            if let Ok(m) = Matrix::from_toml(&text, Path::new("fuzz.toml")) {
+        if let Ok(text) = String::from_utf8(bytes)
+            && let Ok(m) = Matrix::from_toml(&text, Path::new("fuzz.toml")) {
                 // Whatever parses is valid: every geometry holds its rows.
                 for (p, g) in m.buffers() {
                     prop_assert!(g.validate(p).is_ok());
                 }
             }
-        }
     }
 
     #[test]

@@ -121,7 +121,10 @@ mod tests {
                 continue;
             }
             let twin = twin_geometry(p, &g).unwrap_or_else(|| panic!("{p}: no twin of {}", g.label()));
-            assert!(twin.src_stride as u64 % TWIN_ALIGN == 0 || p.row().sources == 0, "{p}");
+            assert!(
+                (twin.src_stride as u64).is_multiple_of(TWIN_ALIGN) || p.row().sources == 0,
+                "{p}"
+            );
             let sources = source_buffers(p, &g);
             let expected = expected_output(p, &g, &sources);
             let twin_expected = expected_output(p, &twin, &twin_sources(p, &g, &twin, &sources));

@@ -164,7 +164,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    Some(if v.len() % 2 == 0 {
+    Some(if v.len().is_multiple_of(2) {
         (v[mid - 1] + v[mid]) / 2.0
     } else {
         v[mid]
@@ -181,7 +181,7 @@ mod tests {
         let x: Vec<f64> = (1..=50).map(f64::from).collect();
         let y: Vec<f64> = x
             .iter()
-            .map(|v| 3.0 + 1.5 * v + if (*v as u32) % 2 == 0 { 0.1 } else { -0.1 })
+            .map(|v| 3.0 + 1.5 * v + if (*v as u32).is_multiple_of(2) { 0.1 } else { -0.1 })
             .collect();
         let f = least_squares(&x, &y).unwrap();
         assert!((f.slope - 1.5).abs() < 0.01, "{f:?}");

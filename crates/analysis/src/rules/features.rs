@@ -110,13 +110,13 @@ impl Quantity {
 impl Feature {
     pub fn holds(&self, c: &Case) -> bool {
         let g = &c.geometry;
-        let multiple = |value: u64, m: u32| value % u64::from(m) == 0;
+        let multiple = |value: u64, m: u32| value.is_multiple_of(u64::from(m));
         match self {
             Feature::SrcRowBytesMultiple(m) => multiple(Quantity::SrcRowBytes.of(c), *m),
             Feature::DstRowBytesMultiple(m) => multiple(Quantity::DstRowBytes.of(c), *m),
-            Feature::WidthPixelsMultiple(m) => g.width % m == 0,
-            Feature::SrcStrideMultiple(m) => g.src_stride % m == 0,
-            Feature::DstStrideMultiple(m) => g.dst_stride % m == 0,
+            Feature::WidthPixelsMultiple(m) => g.width.is_multiple_of(*m),
+            Feature::SrcStrideMultiple(m) => g.src_stride.is_multiple_of(*m),
+            Feature::DstStrideMultiple(m) => g.dst_stride.is_multiple_of(*m),
             Feature::SrcRowBytesAtLeast(k) => Quantity::SrcRowBytes.of(c) >= *k,
             Feature::DstRowBytesAtLeast(k) => Quantity::DstRowBytes.of(c) >= *k,
             Feature::WidthAtLeast(k) => Quantity::Width.of(c) >= *k,

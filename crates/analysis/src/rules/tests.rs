@@ -195,7 +195,7 @@ fn random_cases(n: usize, seed: u64, rule: impl Fn(&Case) -> bool) -> Vec<Case> 
 fn a_destination_stride_rule_is_told_from_a_source_stride_rule() {
     // Generated: leaks iff the destination stride is a multiple of 64 and the width is not a
     // multiple of 16.
-    let truth = |c: &Case| c.geometry.dst_stride % 64 == 0 && c.geometry.width % 16 != 0;
+    let truth = |c: &Case| c.geometry.dst_stride.is_multiple_of(64) && !c.geometry.width.is_multiple_of(16);
     let mut cases = random_cases(160, 7, truth);
     for c in cases.iter_mut().skip(120) {
         c.held_out = true;
@@ -240,7 +240,7 @@ fn a_row_length_threshold_is_found_and_generalises() {
 
 #[test]
 fn a_rule_is_not_earned_without_held_out_scenarios_or_with_one_wrong() {
-    let truth = |c: &Case| c.geometry.width % 16 != 0;
+    let truth = |c: &Case| !c.geometry.width.is_multiple_of(16);
     let cases = random_cases(60, 3, truth);
     let rule = leak_rule(&cases);
     assert_eq!(rule.standing(), Standing::NotValidated);

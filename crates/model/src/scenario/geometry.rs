@@ -100,11 +100,11 @@ impl Geometry {
 
     /// Whether a row's bytes are a multiple of 16.
     pub fn width_aligned(&self, primitive: Primitive) -> bool {
-        self.width_bytes(primitive) % u64::from(ALIGNMENT) == 0
+        self.width_bytes(primitive).is_multiple_of(u64::from(ALIGNMENT))
     }
 
     pub fn src_stride_aligned(&self) -> bool {
-        self.src_stride % ALIGNMENT == 0
+        self.src_stride.is_multiple_of(ALIGNMENT)
     }
 
     /// The destination's width and height.

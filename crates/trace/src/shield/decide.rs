@@ -156,8 +156,8 @@ fn holds(e: &Entry, f: &Facts, t: &Test) -> Option<bool> {
     let src = f.src_step.or(f.dst_step).map(|s| s as u64);
     let dst = f.dst_step.map(|s| s as u64);
     let v = match t.op {
-        Op::SrcRowBytesMultiple => (w * e.src_bytes_per_pixel) % t.arg == 0,
-        Op::DstRowBytesMultiple => (w * e.dst_bytes_per_pixel) % t.arg == 0,
+        Op::SrcRowBytesMultiple => (w * e.src_bytes_per_pixel).is_multiple_of(t.arg),
+        Op::DstRowBytesMultiple => (w * e.dst_bytes_per_pixel).is_multiple_of(t.arg),
         Op::WidthMultiple => w % t.arg == 0,
         Op::SrcStepMultiple => src? % t.arg == 0,
         Op::DstStepMultiple => dst? % t.arg == 0,
