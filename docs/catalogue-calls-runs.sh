@@ -2,9 +2,12 @@
 # Every synthesisable function of each NPP version's catalogue called from its roles on the GPU
 # machine (issue #45; docs/catalogue.md, "Calling every function from its roles"), JOBS children
 # at once, then each run's outcomes counted (`call-catalogue --summarize`).
+# After each version the kernel's NVIDIA lines are kept (dmesg-VERSION.txt), and the script stops
+# at a GPU that needs a reset: runs with twelve children have left H100s in a full-chip reset
+# (reports/catalogue-calls/h100-oracles/). Start with JOBS=1 on a shared machine.
 # Usage: catalogue-calls-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
 #   VERSION   a folder of catalogue/ (npp-13.0.1.2); NPP_DIR the libraries of that version.
-# Example: catalogue-calls-runs.sh /tmp/b/nppbench /tmp/o 8 npp-13.0.1.2=/usr/local/cuda/lib64
+# Example: catalogue-calls-runs.sh /tmp/b/nppbench /tmp/o 1 npp-13.0.1.2=/usr/local/cuda/lib64
 set -u
 bin=$1; out=$2; jobs=$3; shift 3
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,4 +21,9 @@ for pair in "$@"; do
   echo "$version rc=$? $(( $(date +%s) - s )) s"
   "$bin" call-catalogue --summarize "$out/calls-$version.jsonl" | tee "$out/summary-$version.txt"
   gzip -f "$out/calls-$version.jsonl"
+  (dmesg 2>&1 | grep -i -E "xid|nvrm" | tail -50) > "$out/dmesg-$version.txt"
+  if nvidia-smi -q 2>&1 | grep -q "requires reset"; then
+    echo "the GPU needs a reset after $version: stopping (dmesg-$version.txt)"
+    exit 1
+  fi
 done

@@ -168,6 +168,61 @@ pub fn summarize(lines: &[CallLine]) -> Vec<(String, usize)> {
     out
 }
 
+/// How two runs' oracles agree on the functions both asked: how many each flagged, alone or
+/// together (a run on another GPU, or after a change, against one before).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Agreement {
+    /// Functions both runs asked this oracle.
+    pub asked: usize,
+    pub both: usize,
+    pub first_only: usize,
+    pub second_only: usize,
+}
+
+/// The three oracles' agreement between `first` and `second` (functions matched by symbol): the
+/// leak (streams kept on half the new threads or more), the race (a round that differed) and the
+/// wrong pixels (other bytes at the unaligned step, where both runs compared).
+pub fn agreement(first: &[CallLine], second: &[CallLine]) -> Vec<(&'static str, Agreement)> {
+    let by_symbol: BTreeMap<&str, &CallLine> = second.iter().map(|l| (l.symbol.as_str(), l)).collect();
+    type Flag = fn(&CallLine) -> Option<bool>;
+    let oracles: [(&'static str, Flag); 3] = [
+        ("leak", |l| {
+            l.leak_threads
+                .map(|_| l.leads().iter().any(|x| matches!(x, Lead::StreamsKept { .. })))
+        }),
+        ("race", |l| {
+            l.race_rounds
+                .map(|_| l.leads().iter().any(|x| matches!(x, Lead::RoundsDiffered { .. })))
+        }),
+        ("wrong", |l| match l.outcome() {
+            Outcome::Ran(Unaligned::Same) => Some(false),
+            Outcome::Ran(Unaligned::Differs(_)) => Some(true),
+            _ => None,
+        }),
+    ];
+    oracles
+        .map(|(name, flag)| {
+            let mut a = Agreement::default();
+            for l in first {
+                let Some(other) = by_symbol.get(l.symbol.as_str()) else {
+                    continue;
+                };
+                let (Some(x), Some(y)) = (flag(l), flag(other)) else {
+                    continue;
+                };
+                a.asked += 1;
+                match (x, y) {
+                    (true, true) => a.both += 1,
+                    (true, false) => a.first_only += 1,
+                    (false, true) => a.second_only += 1,
+                    (false, false) => {}
+                }
+            }
+            (name, a)
+        })
+        .into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +289,40 @@ mod tests {
             [
                 ("NPP kept streams on half its new threads or more".to_owned(), 1),
                 ("a round with its inputs written late gave other outputs".to_owned(), 1)
+            ]
+        );
+    }
+
+    /// Lines made up for the test: functions matched by symbol, each oracle counted only where
+    /// both runs asked it.
+    #[test]
+    fn two_runs_agree_where_both_asked_and_each_flag_is_counted_once() {
+        let l = |symbol: &str, kept: u32, differing: u32, wrong: u64| {
+            line(&format!(
+                r#"{{"symbol":"{symbol}","status":0,"unaligned_status":0,"unaligned_differing_bytes":{wrong},"leak_threads":8,"leak_threads_keeping_streams":{kept},"race_rounds":4,"race_rounds_differing":{differing}}}"#
+            ))
+        };
+        let first = [
+            l("a", 8, 4, 0),
+            l("b", 0, 1, 6),
+            l("c", 8, 0, 0),
+            l("only-first", 8, 4, 9),
+        ];
+        let not_asked = line(r#"{"symbol":"c","status":-14}"#);
+        let second = [l("b", 0, 0, 6), l("a", 8, 4, 3), not_asked];
+        let got = agreement(&first, &second);
+        let want = |asked, both, first_only, second_only| Agreement {
+            asked,
+            both,
+            first_only,
+            second_only,
+        };
+        assert_eq!(
+            got,
+            [
+                ("leak", want(2, 1, 0, 0)),
+                ("race", want(2, 1, 1, 0)),
+                ("wrong", want(2, 1, 0, 1))
             ]
         );
     }

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context;
 use clap::Args;
-use nppbench_engine::{CatalogueCalls, append_line, call_catalogue_from};
+use nppbench_engine::{CatalogueCalls, GpuTurns, append_line, call_catalogue_from};
 use serde_json::json;
 
 #[derive(Debug, Args)]
@@ -27,6 +27,10 @@ pub(crate) struct CallArgs {
     /// Instead of calling: count the outcomes of a file of such lines (`.gz` too), the most first.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["catalogue", "out"])]
     summarize: Option<PathBuf>,
+    /// With --summarize: how another run's oracles agree with that file's, on the functions both
+    /// asked (another GPU, or a run before a change).
+    #[arg(long, value_name = "FILE", requires = "summarize")]
+    against: Option<PathBuf>,
     /// Only functions whose symbol contains this.
     #[arg(long)]
     only: Option<String>,
@@ -48,6 +52,9 @@ pub(crate) struct CallArgs {
     from: Option<usize>,
     #[arg(long, hide = true)]
     to: Option<usize>,
+    /// Internal: the lock files the children take turns on the GPU with (`GpuTurns`).
+    #[arg(long, hide = true)]
+    turns: Option<PathBuf>,
 }
 
 impl CallArgs {
@@ -60,13 +67,18 @@ impl CallArgs {
             shard: self.shard,
             width: self.width,
             height: self.height,
+            turns: self.turns.clone(),
         }
     }
 }
 
 pub(crate) fn call_catalogue(args: CallArgs) -> anyhow::Result<()> {
     if let Some(file) = &args.summarize {
-        return summarize(file);
+        summarize(file)?;
+        return match &args.against {
+            Some(other) => against(file, other),
+            None => Ok(()),
+        };
     }
     match args.from {
         Some(from) => {
@@ -80,7 +92,8 @@ pub(crate) fn call_catalogue(args: CallArgs) -> anyhow::Result<()> {
 }
 
 /// Splits the functions into `--jobs` runs of consecutive ones, each written to a file of its own
-/// by its children, then appends the files to `--out` in the catalogue's order.
+/// by its children, then appends the files to `--out` in the catalogue's order. The children take
+/// turns on the GPU through lock files beside `--out` (the unaligned step alone), removed after.
 fn parent(args: &CallArgs) -> anyhow::Result<()> {
     let calls = args.calls();
     let (_, rows) = calls.functions()?;
@@ -93,6 +106,7 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
             (PathBuf::from(name), k * share, ((k + 1) * share).min(rows.len()))
         })
         .collect();
+    GpuTurns::open(&calls.out).with_context(|| format!("creating the lock files beside {}", calls.out.display()))?;
     let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .iter()
@@ -108,6 +122,9 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
         let mut all = std::fs::OpenOptions::new().create(true).append(true).open(&calls.out)?;
         std::io::Write::write_all(&mut all, text.as_bytes())?;
         let _ = std::fs::remove_file(out);
+    }
+    for lock in GpuTurns::paths(&calls.out) {
+        let _ = std::fs::remove_file(lock);
     }
     results.into_iter().collect()
 }
@@ -130,7 +147,9 @@ fn share_of(
             .arg("--out")
             .arg(out)
             .args(["--width", &args.width.to_string(), "--height", &args.height.to_string()])
-            .args(["--from", &from.to_string(), "--to", &to.to_string()]);
+            .args(["--from", &from.to_string(), "--to", &to.to_string()])
+            .arg("--turns")
+            .arg(args.out.as_deref().unwrap_or(Path::new("")));
         if let Some(npp) = &args.npp {
             cmd.arg("--npp").arg(npp);
         }
@@ -183,6 +202,23 @@ fn summarize(file: &Path) -> anyhow::Result<()> {
         for (kind, n) in leads {
             println!("{n:>6}  {kind}");
         }
+    }
+    Ok(())
+}
+
+/// Prints how the oracles of `other` agree with those of `file`.
+fn against(file: &Path, other: &Path) -> anyhow::Result<()> {
+    let first = crate::catalogue::read_call_lines(file)?;
+    let second = crate::catalogue::read_call_lines(other)?;
+    println!(
+        "against {}: functions both asked, flagged by both, by this file only, by the other only",
+        other.display()
+    );
+    for (oracle, a) in nppbench_analysis::calls::agreement(&first, &second) {
+        println!(
+            "{oracle:>6}  {:>5} asked  {:>5} both  {:>5} this only  {:>5} other only",
+            a.asked, a.both, a.first_only, a.second_only
+        );
     }
     Ok(())
 }

@@ -44,7 +44,7 @@ impl DeviceBuffer {
         self.bytes == 0
     }
 
-    /// Copies `data` to the start of the buffer (synchronous).
+    /// Copies `data` to the start of the buffer (synchronous: written on the device on return).
     pub fn upload(&mut self, data: &[u8]) -> Result<(), GpuError> {
         assert!(
             data.len() <= self.bytes,
@@ -54,7 +54,8 @@ impl DeviceBuffer {
         );
         self.gpu.bind_to_thread()?;
         // SAFETY: `data` fits inside the allocation (checked above).
-        unsafe { result::memcpy_htod_sync(self.ptr, data) }.map_err(GpuError::driver("cuMemcpyHtoD"))
+        unsafe { result::memcpy_htod_sync(self.ptr, data) }.map_err(GpuError::driver("cuMemcpyHtoD"))?;
+        legacy_stream_done()
     }
 
     /// Copies the whole buffer to the host (synchronous, after all preceding work).
@@ -117,12 +118,26 @@ impl DeviceBuffer {
         unsafe { result::memcpy_dtoh_async(out, self.ptr, stream.raw()) }.map_err(GpuError::driver("cuMemcpyDtoHAsync"))
     }
 
-    /// Sets every byte to `value` (synchronous).
+    /// Sets every byte to `value` (synchronous: written on the device on return).
     pub fn fill(&mut self, value: u8) -> Result<(), GpuError> {
         self.gpu.bind_to_thread()?;
         // SAFETY: writes exactly the allocation's bytes.
-        unsafe { result::memset_d8_sync(self.ptr, value, self.bytes) }.map_err(GpuError::driver("cuMemsetD8"))
+        unsafe { result::memset_d8_sync(self.ptr, value, self.bytes) }.map_err(GpuError::driver("cuMemsetD8"))?;
+        legacy_stream_done()
     }
+}
+
+/// Waits for the legacy default stream, where `cuMemsetD8` and `cuMemcpyHtoD` run. Both return
+/// before the device has written (a memset of device memory, a copy from pageable memory once it
+/// is staged), and work on a non-blocking stream does not wait for the legacy stream: without
+/// this, a call on such a stream right after [`DeviceBuffer::fill`] or [`DeviceBuffer::upload`]
+/// could read the old bytes or have its output overwritten by the fill (seen on an H100 with
+/// twelve processes calling at once: outputs all sentinel). Only the legacy stream is waited for,
+/// so other threads' streams run on.
+fn legacy_stream_done() -> Result<(), GpuError> {
+    // SAFETY: the null handle is the legacy default stream of the current context, which the
+    // callers bound.
+    unsafe { result::stream::synchronize(std::ptr::null_mut()) }.map_err(GpuError::driver("cuStreamSynchronize"))
 }
 
 impl Drop for DeviceBuffer {

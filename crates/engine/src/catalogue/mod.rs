@@ -7,6 +7,9 @@
 //! that left the CUDA context dead; the CLI starts the next.
 
 mod oracles;
+mod turns;
+
+pub use turns::GpuTurns;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,6 +37,8 @@ pub struct CatalogueCalls {
     pub shard: Option<nppbench_model::Shard>,
     pub width: u32,
     pub height: u32,
+    /// The lock files the children share ([`GpuTurns`]); `None`: calls take no turns.
+    pub turns: Option<PathBuf>,
 }
 
 impl CatalogueCalls {
@@ -67,6 +72,12 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
     let stream = Stream::new(&gpu, StreamKind::NonBlocking)?;
     let ctx = npp.context(ContextFill::FromStream, &stream, gpu.props())?;
     let oracles = oracles::Oracles::new(&gpu, &npp)?;
+    let turns = args
+        .turns
+        .as_deref()
+        .map(GpuTurns::open)
+        .transpose()
+        .context("opening the GPU's turns")?;
     let aligned = Shape {
         width: args.width,
         height: args.height,
@@ -78,13 +89,19 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         println!("begin {i}");
         std::io::stdout().flush()?;
         let start = Instant::now();
-        let mut line = json!({"index": i, "symbol": row.symbol, "library": row.library});
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        // When it began: a stall of every child (a GPU reset) is found among the lines by it.
+        let mut line = json!({"index": i, "symbol": row.symbol, "library": row.library,
+            "started_unix_ms": started});
         let called = Called {
             npp: &npp,
             gpu: &gpu,
             ctx: &ctx,
             oracles: &oracles,
             sizers: &sizers,
+            turns: turns.as_ref(),
         };
         let dead = one(&called, row, &aligned, &mut line);
         line["ms"] = json!(start.elapsed().as_secs_f64() * 1e3);
@@ -111,6 +128,7 @@ struct Called<'a> {
     ctx: &'a StreamContext,
     oracles: &'a oracles::Oracles,
     sizers: &'a Sizers<'a>,
+    turns: Option<&'a GpuTurns>,
 }
 
 /// One function's calls, written into `line`: at the aligned steps, the leak and race oracles
@@ -118,6 +136,7 @@ struct Called<'a> {
 /// context dead); whether the CUDA context is dead after them.
 fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json::Value) -> bool {
     let (npp, gpu, ctx, sizers) = (c.npp, c.gpu, c.ctx, c.sizers);
+    let shared = take(c.turns, false, line);
     let a = match plan(row, sizers, aligned) {
         Ok(p) => p,
         Err(why) => {
@@ -161,6 +180,8 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
         return false;
     };
     line["unaligned_src_step"] = json!(step + off);
+    drop(shared);
+    let _alone = take(c.turns, true, line);
     match made(&b) {
         Ok((status, out_b)) => {
             line["unaligned_status"] = json!(status);
@@ -173,6 +194,19 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
             let dead = e.starts_with("sticky");
             line["unaligned_error"] = json!(e);
             dead
+        }
+    }
+}
+
+/// A turn on the GPU, alone or shared, where the children take turns; a lock that fails is said
+/// in the line, and the calls are made without.
+fn take<'t>(turns: Option<&'t GpuTurns>, alone: bool, line: &mut serde_json::Value) -> Option<turns::Turn<'t>> {
+    let t = turns?;
+    match if alone { t.alone() } else { t.shared() } {
+        Ok(turn) => Some(turn),
+        Err(e) => {
+            line["turns_error"] = json!(e.to_string());
+            None
         }
     }
 }
@@ -192,6 +226,7 @@ mod tests {
             shard,
             width: 64,
             height: 32,
+            turns: None,
         };
         let symbols = |shard| -> Vec<String> {
             calls(shard)

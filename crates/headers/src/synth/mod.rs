@@ -277,7 +277,13 @@ fn image(
     };
     let (src_part, dst_part) = sides(&row.formats.layout);
     let part = if destination { dst_part } else { src_part };
-    let row_bytes = u64::from(shape.width) * per_pixel;
+    // A transpose's ROI is its source's: its destination has the ROI's height as its width.
+    let (width, height) = if destination && crate::name::operation(&row.symbol) == "Transpose" {
+        (shape.height, shape.width)
+    } else {
+        (shape.width, shape.height)
+    };
+    let row_bytes = u64::from(width) * per_pixel;
     let wanted = if is_source(p.role) {
         shape.src_step
     } else {
@@ -293,14 +299,14 @@ fn image(
     let image = ImageLayout {
         step,
         row_bytes,
-        rows: u64::from(shape.height),
+        rows: u64::from(height),
         offset: MARGIN_ROWS * step + MARGIN_BYTES,
     };
     let buffer = Buffer {
         param: p.param.name.clone(),
         role: p.role,
         elem: e,
-        bytes: step * (u64::from(shape.height) + 2 * MARGIN_ROWS),
+        bytes: step * (u64::from(height) + 2 * MARGIN_ROWS),
         fill: if is_source(p.role) {
             Fill::Pattern
         } else {

@@ -163,3 +163,20 @@ fn the_first_runs_refusals_are_planned_as_npp_asks() {
     let interpolation = cfa.args.iter().find(|a| a.param == "eInterpolation").unwrap();
     assert_eq!(interpolation.value, Value::Number(0.0));
 }
+
+/// A transpose's destination is the ROI turned: as many rows as the ROI is wide (the first GPU
+/// run with the oracles, at a 1918×32 ROI, wrote past a destination of 32 rows and left the
+/// context dead).
+#[test]
+fn a_transposes_destination_has_the_rois_width_as_its_rows() {
+    let v = version("npp-13.0.1.2");
+    let t = one(&v, "nppiTranspose_16u_C3R_Ctx");
+    let layouts: Vec<(u64, u64)> = t
+        .buffers
+        .iter()
+        .map(|b| b.image.map(|im| (im.row_bytes, im.rows)).unwrap())
+        .collect();
+    assert_eq!(layouts, [(64 * 6, 32), (32 * 6, 64)]);
+    let dst = &t.buffers[1];
+    assert!(dst.bytes >= dst.image.unwrap().step * (64 + 2 * MARGIN_ROWS));
+}
