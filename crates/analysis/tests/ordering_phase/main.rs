@@ -1,6 +1,6 @@
 //! The rounds made beside the memory phase, once per configuration, judge as the ordering phase
 //! after it did (issue #30): build 151cde0 against build faec88f, back to back on one H100
-//! (`reports/batches/atlas-npp-13.0.1-beside-{before,after}.json`, `gpu-beside.txt`). (The pairs
+//! (`reports/batches/atlas-npp-13.0.1-beside-{before,after}.json.gz`, `gpu-beside.txt`). (The pairs
 //! that showed the ordering rounds in probes of their own judging as the rounds in the memory
 //! probes, pools at the heads of batches, and a probe reading its process's memory alone, judging
 //! as the builds before, left the tree with issue #46; they are in git at 9cbff37 and c433f41,
@@ -100,8 +100,8 @@ fn leaks_compared(before: &str, after: &str) -> (Vec<String>, Vec<String>) {
 #[test]
 fn rounds_beside_the_memory_phase_find_the_races_the_phase_after_it_found() {
     let (differ, unstable, compared, races) = races_compared(
-        "atlas-npp-13.0.1-beside-before.json",
-        "atlas-npp-13.0.1-beside-after.json",
+        "atlas-npp-13.0.1-beside-before.json.gz",
+        "atlas-npp-13.0.1-beside-after.json.gz",
     );
     assert!(compared > 7_000, "{compared}");
     assert_eq!(
@@ -110,7 +110,7 @@ fn rounds_beside_the_memory_phase_find_the_races_the_phase_after_it_found() {
     );
     assert_eq!(unstable.len(), 7, "{unstable:?}");
     assert_eq!(races, (730, 730));
-    let after = load("atlas-npp-13.0.1-beside-after.json");
+    let after = load("atlas-npp-13.0.1-beside-after.json.gz");
     let shared = after
         .memory
         .iter()
@@ -129,8 +129,8 @@ fn rounds_beside_the_memory_phase_find_the_races_the_phase_after_it_found() {
 #[test]
 fn rounds_beside_the_memory_phase_leave_the_leak_classes_as_they_were() {
     let (differ, runtime) = leaks_compared(
-        "atlas-npp-13.0.1-beside-before.json",
-        "atlas-npp-13.0.1-beside-after.json",
+        "atlas-npp-13.0.1-beside-before.json.gz",
+        "atlas-npp-13.0.1-beside-after.json.gz",
     );
     assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
     assert_eq!(runtime.len(), 2, "{runtime:?}");

@@ -1,7 +1,7 @@
 //! What a run is expected to take, said before it starts: the matrix's scenarios and settings,
 //! times the costs of a scenario measured on an H100 (docs/performance.md; the memory and
 //! throughput costs are fitted to the atlas runs with heads of batches,
-//! `reports/batches/atlas-npp-13.0.1-heads-after.json` and
+//! `reports/batches/atlas-npp-13.0.1-heads-after.json.gz` and
 //! `reports/h100-preset-atlas-npp-13.0.1/run.json`, and a test holds them to those runs). A plan,
 //! not a measurement: run.json records what each phase took.
 
@@ -22,7 +22,7 @@ const MEMORY_SETUP_S: f64 = 0.010;
 const PROCESS_START_S: f64 = 0.4;
 /// A memory scenario's ordering rounds in an ordering probe, with eight probes at once on one
 /// GPU: its set-up, a first call and four rounds (fitted to the ordering phase of
-/// `reports/batches/atlas-npp-13.0.1-ordering-after.json`: 29.0 s for 7,198 scenarios, an H200).
+/// `reports/batches/atlas-npp-13.0.1-ordering-after.json.gz`: 29.0 s for 7,198 scenarios, an H200).
 const ORDERING_SCENARIO_S: f64 = 0.030;
 /// A throughput scenario's time beyond criterion's warm-up and measurement: set-up, CUPTI's
 /// kernel records, host latency and the output check.
@@ -138,7 +138,7 @@ mod tests {
         let atlas = Preset::Atlas.matrix().unwrap();
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/batches");
         for name in [
-            "atlas-npp-13.0.1-heads-after.json",
+            "atlas-npp-13.0.1-heads-after.json.gz",
             "../h100-preset-atlas-npp-13.0.1/run.json",
         ] {
             let run = nppbench_model::RunFile::read(&dir.join(name)).unwrap();

@@ -108,10 +108,10 @@ fn the_real_race_program_names_the_racing_call_site_and_no_other() {
 }
 
 /// The atlas of NPP 13.0.1 with the race measured that the race program's traces are rendered
-/// with (`reports/batches/atlas-npp-13.0.1-ordering-after.json`).
+/// with (`reports/batches/atlas-npp-13.0.1-ordering-after.json.gz`).
 pub(super) fn ordering_atlas() -> RunFile {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json")).unwrap()
+    RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json.gz")).unwrap()
 }
 
 /// `race_program 20`'s trace in `dir` under reports/trace/, rendered with `atlas`: of its five

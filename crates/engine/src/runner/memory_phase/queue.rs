@@ -19,7 +19,7 @@ pub(super) type Queued<'a> = (usize, &'a MemoryScenario);
 /// process (`page_bound`), the larger the likelier; `None` where it seldom does. Pools on the
 /// per-thread default stream: each pool thread's default stream costs memory that earlier
 /// scenarios' threads may have left room for. In the atlas of NPP 13.0.1 batched on an H100
-/// (`reports/batches/atlas-npp-13.0.1-beside-after.json`), 167 of 187 pools of 16 on that stream
+/// (`reports/batches/atlas-npp-13.0.1-beside-after.json.gz`), 167 of 187 pools of 16 on that stream
 /// were measured again alone, 113 of 196 pools of 4 and 60 of 228 pools of 2: 340 of the 422
 /// processes of one scenario.
 pub(super) fn head_rank(s: &MemoryScenario) -> Option<u32> {
