@@ -32,6 +32,15 @@ pub struct CallLine {
     /// synchronised on the same inputs.
     pub race_rounds: Option<u32>,
     pub race_rounds_differing: Option<u32>,
+    /// Why the oracles were not asked (no plan at their geometry), or how their calls failed (a
+    /// sticky error ends the child), or why one of them measured nothing.
+    pub oracles_not_planned: Option<String>,
+    /// NPP's status at the oracles' geometry (an error there: neither oracle asked).
+    pub oracles_status: Option<i32>,
+    pub oracles_status_name: Option<String>,
+    pub oracles_error: Option<String>,
+    pub leak_not_measured: Option<String>,
+    pub race_not_measured: Option<String>,
 }
 
 /// What a function's calls from roles found that only a measurement can confirm.
@@ -140,6 +149,52 @@ pub fn lead_counts(lines: &[CallLine]) -> Vec<(String, usize)> {
         *counts.entry(kind.to_owned()).or_default() += 1;
     }
     counts.into_iter().collect()
+}
+
+impl CallLine {
+    /// Why a function that ran was not judged by the leak or race oracle, in words: their plan,
+    /// their calls' failure, what one of them lacked (CUPTI, the delay kernel), or that they were
+    /// not asked (a run before them). `None` where both answered or the function did not run.
+    pub fn oracles_missing(&self) -> Option<String> {
+        if !matches!(self.outcome(), Outcome::Ran(_)) {
+            return None;
+        }
+        let first = |e: &str| e.split(": ").next().unwrap_or(e).to_owned();
+        if let Some(why) = &self.oracles_not_planned {
+            return Some(format!("not planned at their geometry: {}", first(why)));
+        }
+        if let Some(e) = &self.oracles_error {
+            let what = e.strip_prefix(&format!("{}: ", self.symbol)).unwrap_or(e);
+            // A sticky error names the driver call and its error, then the driver's words.
+            let kind = what.split(" (").next().unwrap_or(what);
+            return Some(format!("failed: {kind}"));
+        }
+        if let Some(s) = self.oracles_status.filter(|s| *s < 0) {
+            let name = self
+                .oracles_status_name
+                .clone()
+                .unwrap_or_else(|| format!("status {s}"));
+            return Some(format!("refused at their geometry: {name}"));
+        }
+        match (&self.leak_not_measured, &self.race_not_measured) {
+            (Some(why), _) => Some(format!("leak not measured: {why}")),
+            (None, Some(why)) => Some(format!("race not measured: {why}")),
+            // A line of a run made before the oracles, or cut off between its calls.
+            (None, None) if self.leak_threads.is_none() && self.race_rounds.is_none() => Some("not asked".to_owned()),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Functions that ran but that the leak or race oracle did not judge, by why, the most first.
+pub fn oracles_missing(lines: &[CallLine]) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for why in lines.iter().filter_map(CallLine::oracles_missing) {
+        *counts.entry(why).or_default() += 1;
+    }
+    let mut out: Vec<(String, usize)> = counts.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
 }
 
 /// Counts by kind of outcome, in words, the most first.
@@ -325,5 +380,57 @@ mod tests {
                 ("wrong", want(2, 1, 0, 1))
             ]
         );
+    }
+
+    /// Lines made up for the test: a function the oracles could not judge says why (a sticky
+    /// error's call and code without the driver's words, the function's name left out); one
+    /// they judged says nothing.
+    #[test]
+    fn a_function_the_oracles_did_not_judge_is_counted_by_why() {
+        let sticky = line(
+            r#"{"symbol":"t","status":0,"oracles_error":"sticky: cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"}"#,
+        );
+        let refused = line(r#"{"symbol":"u","status":0,"oracles_error":"u: NPP returned -6 at 1918x32"}"#);
+        let unplanned = line(r#"{"symbol":"v","status":0,"oracles_not_planned":"pSrc: a step of 4 leaves no margin"}"#);
+        let no_cupti = line(
+            r#"{"symbol":"w","status":0,"leak_not_measured":"no CUPTI","race_rounds":4,"race_rounds_differing":0}"#,
+        );
+        let step = line(r#"{"symbol":"y","status":0,"oracles_status":-14}"#);
+        assert_eq!(
+            step.oracles_missing().as_deref(),
+            Some("refused at their geometry: status -14")
+        );
+        let named = line(r#"{"symbol":"z","status":0,"oracles_status":-14,"oracles_status_name":"NPP_STEP_ERROR"}"#);
+        assert_eq!(
+            named.oracles_missing().as_deref(),
+            Some("refused at their geometry: NPP_STEP_ERROR")
+        );
+        let judged = line(
+            r#"{"symbol":"x","status":0,"leak_threads":8,"leak_threads_keeping_streams":0,"race_rounds":4,"race_rounds_differing":0}"#,
+        );
+        assert_eq!(
+            sticky.oracles_missing().as_deref(),
+            Some("failed: sticky: cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS")
+        );
+        assert_eq!(
+            refused.oracles_missing().as_deref(),
+            Some("failed: NPP returned -6 at 1918x32")
+        );
+        assert_eq!(judged.oracles_missing(), None);
+        let before_them = line(r#"{"symbol":"o","status":0,"unaligned_status":0,"unaligned_differing_bytes":0}"#);
+        assert_eq!(before_them.oracles_missing().as_deref(), Some("not asked"));
+        let not_run = line(r#"{"symbol":"r","status":-14}"#);
+        assert_eq!(not_run.oracles_missing(), None, "not run: nothing to judge");
+        let counts = oracles_missing(&[sticky.clone(), sticky, refused, unplanned, no_cupti, judged]);
+        assert_eq!(
+            counts[0],
+            (
+                "failed: sticky: cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS".to_owned(),
+                2
+            )
+        );
+        assert_eq!(counts.iter().map(|c| c.1).sum::<usize>(), 5);
+        assert!(counts.contains(&("not planned at their geometry: pSrc".to_owned(), 1)));
+        assert!(counts.contains(&("leak not measured: no CUPTI".to_owned(), 1)));
     }
 }

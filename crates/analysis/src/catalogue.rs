@@ -53,8 +53,9 @@ pub enum State {
         rules: Box<FunctionRules>,
     },
     Lead(Vec<Lead>),
-    /// Called from its roles, and nothing found.
-    Called,
+    /// Called from its roles, and nothing found; what the leak and race oracles did not judge,
+    /// and why, where they did not ([`CallLine::oracles_missing`]).
+    Called(Option<String>),
     /// Its call could not be made or NPP refused it: how.
     NotRun(String),
     /// A call can be synthesised, but none of the calls given is of it.
@@ -102,7 +103,7 @@ impl State {
         match self {
             State::Measured { .. } => StateKind::Measured,
             State::Lead(_) => StateKind::Lead,
-            State::Called => StateKind::Called,
+            State::Called(_) => StateKind::Called,
             State::NotRun(_) => StateKind::NotRun,
             State::NotCalled => StateKind::NotCalled,
             State::NotSynthesisable(_) => StateKind::NotSynthesisable,
@@ -204,7 +205,7 @@ fn state(e: &Entry, call: Option<&CallLine>, knowledge: Option<&Knowledge>) -> S
     }
     leads.extend(line.leads());
     if leads.is_empty() {
-        State::Called
+        State::Called(line.oracles_missing())
     } else {
         State::Lead(leads)
     }

@@ -196,6 +196,13 @@ fn summarize(file: &Path) -> anyhow::Result<()> {
     for (kind, n) in nppbench_analysis::calls::summarize(&lines) {
         println!("{n:>6}  {kind}");
     }
+    let missing = nppbench_analysis::calls::oracles_missing(&lines);
+    if !missing.is_empty() {
+        println!("ran, not judged by the leak or race oracle:");
+        for (why, n) in missing {
+            println!("{n:>6}  {why}");
+        }
+    }
     let leads = nppbench_analysis::calls::lead_counts(&lines);
     if !leads.is_empty() {
         println!("leads from the leak and race oracles:");

@@ -99,12 +99,13 @@ fn no_jobs_is_refused() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// `--summarize` counts a file's outcomes (the committed first run, gzip-compressed), and every
-/// line counts once.
+/// `--summarize` counts a file's outcomes (a committed run with the oracles, gzip-compressed),
+/// every line once, the most first; then, apart, the functions that ran and that the oracles did
+/// not judge, and the oracles' leads.
 #[test]
 fn a_file_of_lines_is_summarized_the_most_first() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../reports/catalogue-calls/h200-GPU-cce5198b/calls-13.0.1.jsonl.gz");
+        .join("../../reports/catalogue-calls/h100-oracles/2-GPU-4005c4d3/calls-1of2.jsonl.gz");
     let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
         .args(["call-catalogue", "--summarize"])
         .arg(&file)
@@ -113,20 +114,18 @@ fn a_file_of_lines_is_summarized_the_most_first() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let mut lines = text.lines();
-    let total: usize = lines
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let counts: Vec<usize> = lines
-        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
-        .collect();
+    let number = |l: &str| l.split_whitespace().next().and_then(|n| n.parse::<usize>().ok());
+    let total = number(lines.next().unwrap()).unwrap();
+    // The outcomes, up to the first section's heading.
+    let counts: Vec<usize> = lines.by_ref().map_while(number).collect();
     assert_eq!(counts.iter().sum::<usize>(), total);
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{text}");
     assert!(text.contains("ran; killed the context at the unaligned step"), "{text}");
+    assert!(
+        text.contains("ran, not judged by the leak or race oracle:\n") && text.contains("refused at their geometry"),
+        "{text}"
+    );
+    assert!(text.contains("leads from the leak and race oracles:\n"), "{text}");
     let bad = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(bad.path(), "{\"symbol\":\"x\"}\nnot json\n").unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))

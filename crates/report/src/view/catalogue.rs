@@ -117,7 +117,11 @@ fn line(f: &nppbench_analysis::catalogue::Function) -> FunctionLine {
             leads.iter().map(lead_words).collect::<Vec<_>>().join("; "),
             String::new(),
         ),
-        State::Called => ("nothing found".to_owned(), String::new()),
+        State::Called(None) => ("nothing found".to_owned(), String::new()),
+        State::Called(Some(why)) => (
+            format!("nothing found; the leak and race oracles did not judge it ({why})"),
+            String::new(),
+        ),
         State::NotRun(how) => (how.clone(), String::new()),
         State::NotCalled => ("not among the calls given".to_owned(), String::new()),
         State::NotSynthesisable(reasons) => (reasons.join("; "), String::new()),
