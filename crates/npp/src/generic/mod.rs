@@ -101,15 +101,20 @@ fn pattern(e: Elem, n: u64) -> Vec<u8> {
 
 /// An image's pattern by position in the image, margins included (`Fill::Pattern`): the same
 /// pixel holds the same value whatever the step, so that a call at two steps reads the same
-/// image, its margins too.
-fn image_pattern(e: Elem, im: &ImageLayout, n: u64) -> Vec<u8> {
+/// image, its margins too. `seed` is the image's place among the call's patterned images (its
+/// planes each one): no two of a call's images hold the same pixels, nor one the other's shifted
+/// by a constant, so that a difference, a norm of one against another, a logical xor or a
+/// comparison gives outputs that vary (with one pattern for all, 371 of the 3,428 functions that
+/// ran on the first H100 runs gave one value throughout: NormDiff, Sub, Xor …).
+fn image_pattern(e: Elem, im: &ImageLayout, n: u64, seed: u64) -> Vec<u8> {
     let size = e.scalar.bytes();
     let mut out = Vec::with_capacity(n as usize);
     for r in 0..n / im.step {
         for k in 0..im.step / size {
             // Columns from the ROI's left edge, rows from the image's top.
             let col = (k * size) as i64 - MARGIN_BYTES as i64;
-            let v = (col.rem_euclid(509) * 7 + r as i64 * 13) % 64;
+            let s = seed as i64;
+            let v = (col.rem_euclid(509) * (7 + 2 * s) + r as i64 * (13 + 4 * s) + 5 * s) % 64;
             out.extend(scalar_bytes(e.scalar, v as f64));
         }
         out.resize(((r + 1) * im.step) as usize, 0);
@@ -297,6 +302,8 @@ type Memory = (Vec<Option<DeviceBuffer>>, Vec<Vec<u8>>);
 fn allocate(gpu: &Gpu, buffers: &[Buffer]) -> Result<Memory, nppbench_gpu::GpuError> {
     let mut device = Vec::new();
     let mut host = Vec::new();
+    // The patterned images so far: the next one's seed.
+    let mut images = 0;
     for b in buffers {
         if b.host {
             device.push(None);
@@ -314,7 +321,10 @@ fn allocate(gpu: &Gpu, buffers: &[Buffer]) -> Result<Memory, nppbench_gpu::GpuEr
         let mut d = DeviceBuffer::alloc(gpu, b.bytes.max(1))?;
         match b.fill {
             Fill::Pattern => d.upload(&match b.image {
-                Some(im) => image_pattern(b.elem, &im, b.bytes),
+                Some(im) => {
+                    images += 1;
+                    image_pattern(b.elem, &im, b.bytes, images - 1)
+                }
                 None => pattern(b.elem, b.bytes),
             })?,
             Fill::Sentinel => d.fill(crate::DST_FILL)?,
