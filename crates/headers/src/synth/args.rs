@@ -141,7 +141,27 @@ fn memory(
                 lanes: 1,
             });
             let host = name.starts_with("pConstant") && !row.symbol.contains("DeviceC");
-            arg(Abi::Pointer, device(buffers, e, SMALL, Fill::Pattern, host))
+            if p.param.pointers >= 1 && p.param.array.is_some() {
+                // `const Npp32s * pValues[3]`: a host array of one device array per channel
+                // (one device array read as that host array ended the child by SIGSEGV: LUT,
+                // LUT_Linear, LUT_Cubic, LUTPalette, on the H100 runs).
+                let tables = (0..array_len(&p.param.c, channels))
+                    .map(|_| match device(buffers, e, SMALL, Fill::Pattern, false) {
+                        Value::Buffer(i) => i,
+                        _ => unreachable!("device() gives a buffer"),
+                    })
+                    .collect();
+                arg(Abi::Pointer, Value::Planes(tables))
+            } else {
+                arg(Abi::Pointer, device(buffers, e, SMALL, Fill::Pattern, host))
+            }
+        }
+        // A noise level per channel (`nppiFilterWienerBorder…`'s `aNoise[4]`, between 0 and 1) is
+        // an input the host reads, as device memory it ended the child by SIGSEGV.
+        Role::Result if name == "aNoise" => {
+            let e = elem(&p.param.base).ok_or_else(|| format!("{}: no number type", p.param.c))?;
+            let n = array_len(&p.param.c, channels);
+            arg(Abi::Pointer, Value::Array(e, vec![0.5; n as usize]))
         }
         // Bounds are inputs the host reads (`nppiCountInRange…`'s `aLowerBound[3]`).
         Role::Result if name.contains("Bound") => {

@@ -180,3 +180,28 @@ fn a_transposes_destination_has_the_rois_width_as_its_rows() {
     let dst = &t.buffers[1];
     assert!(dst.bytes >= dst.image.unwrap().step * (64 + 2 * MARGIN_ROWS));
 }
+
+/// What ended children by SIGSEGV on the H100 runs: a per-channel array of device tables is a
+/// host array of device pointers, and a Wiener filter's noise levels are host numbers.
+#[test]
+fn per_channel_tables_are_pointers_on_the_host_and_noise_levels_host_numbers() {
+    let v = version("npp-13.0.1.2");
+    let lut = one(&v, "nppiLUT_8u_C3R_Ctx");
+    let values = lut.args.iter().find(|a| a.param == "pValues").unwrap();
+    match &values.value {
+        Value::Planes(tables) => {
+            assert_eq!(tables.len(), 3);
+            assert!(tables.iter().all(|i| !lut.buffers[*i].host));
+        }
+        other => panic!("{other:?}"),
+    }
+    let one_channel = one(&v, "nppiLUT_8u_C1R_Ctx");
+    let values = one_channel.args.iter().find(|a| a.param == "pValues").unwrap();
+    assert!(matches!(values.value, Value::Buffer(_)), "{values:?}");
+    let wiener = one(&v, "nppiFilterWienerBorder_8u_C4R_Ctx");
+    let noise = wiener.args.iter().find(|a| a.param == "aNoise").unwrap();
+    assert!(
+        matches!(&noise.value, Value::Array(_, n) if n.len() == 4 && n.iter().all(|x| (0.0..=1.0).contains(x))),
+        "{noise:?}"
+    );
+}
