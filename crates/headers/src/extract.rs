@@ -13,6 +13,8 @@ pub struct Declarations {
     pub prototypes: Vec<(String, String)>,
     /// Each type a `typedef` names: (kind, name).
     pub types: Vec<(TypeKind, String)>,
+    /// Each member of `NppStatus` given a number: (value, name).
+    pub statuses: Vec<(i32, String)>,
 }
 
 /// What a typedef'd name is.
@@ -118,9 +120,30 @@ fn typedef(node: Node<'_>, src: &[u8], found: &mut Declarations) {
     let mut cursor = node.walk();
     for declarator in node.children_by_field_name("declarator", &mut cursor) {
         if declarator.kind() == "type_identifier" {
-            found.types.push((kind, text(declarator, src).to_owned()));
+            let name = text(declarator, src);
+            if name == "NppStatus" && kind == TypeKind::Enum {
+                found.statuses.extend(enumerators(ty, src));
+            }
+            found.types.push((kind, name.to_owned()));
         }
     }
+}
+
+/// An enum's members given a number literal (`NPP_STEP_ERROR = -16`): (value, name). A member
+/// given another's name (`NPP_SUCCESS = NPP_NO_ERROR`) or none is left out.
+fn enumerators(enum_specifier: Node<'_>, src: &[u8]) -> Vec<(i32, String)> {
+    let Some(body) = enum_specifier.child_by_field_name("body") else {
+        return Vec::new();
+    };
+    let mut cursor = body.walk();
+    body.children(&mut cursor)
+        .filter(|c| c.kind() == "enumerator")
+        .filter_map(|e| {
+            let name = text(e.child_by_field_name("name")?, src).to_owned();
+            let value = text(e.child_by_field_name("value")?, src).replace(' ', "");
+            Some((value.parse().ok()?, name))
+        })
+        .collect()
 }
 
 pub(crate) fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
@@ -201,6 +224,23 @@ typedef unsigned char Npp8u;
                 (TypeKind::Enum, "NppiBorderType".to_owned()),
                 (TypeKind::Struct, "NppiSize".to_owned()),
                 (TypeKind::Scalar, "Npp8u".to_owned()),
+            ]
+        );
+    }
+
+    /// `NppStatus`'s members with a number, as the header gives them (made up for the test: a
+    /// member named after another, or with no number, is left out).
+    #[test]
+    fn the_status_enum_gives_each_code_its_name() {
+        let header = "typedef enum { NPP_STEP_ERROR = -16, NPP_NO_ERROR = 0, NPP_SUCCESS = NPP_NO_ERROR, \
+                      NPP_WARNING = 1, NPP_LATER } NppStatus; typedef enum { A = 3 } Other;";
+        let found = declarations("nppdefs.h", header).unwrap();
+        assert_eq!(
+            found.statuses,
+            vec![
+                (-16, "NPP_STEP_ERROR".to_owned()),
+                (0, "NPP_NO_ERROR".to_owned()),
+                (1, "NPP_WARNING".to_owned())
             ]
         );
     }

@@ -24,13 +24,16 @@ pub struct Prototypes {
     pub version: String,
     /// (kind, name) of each type the headers' typedefs name, sorted.
     pub types: Vec<(TypeKind, String)>,
+    /// (code, name) of each `NppStatus` member with a number, sorted: NPP 13 numbered its
+    /// errors anew, and each version's names come from its own headers.
+    pub statuses: Vec<(i32, String)>,
     /// (symbol, library or `None` where no library exports it, prototype), sorted by symbol.
     pub functions: Vec<(String, Option<String>, String)>,
 }
 
 impl Prototypes {
-    /// The file's text: a comment line, then `type\tKIND\tNAME` and `fn\tLIBRARY\tPROTOTYPE` lines
-    /// (`-` for a function no library exports).
+    /// The file's text: a comment line, then `type\tKIND\tNAME`, `status\tCODE\tNAME` and
+    /// `fn\tLIBRARY\tPROTOTYPE` lines (`-` for a function no library exports).
     pub fn to_text(&self) -> String {
         let mut out = format!(
             "# nppbench-headers prototypes of NPP {}: typedef'd types, then each nppi…_Ctx function with the library exporting it\n",
@@ -38,6 +41,9 @@ impl Prototypes {
         );
         for (kind, name) in &self.types {
             out.push_str(&format!("type\t{}\t{name}\n", kind.as_str()));
+        }
+        for (code, name) in &self.statuses {
+            out.push_str(&format!("status\t{code}\t{name}\n"));
         }
         for (_, library, line) in &self.functions {
             out.push_str(&format!("fn\t{}\t{line}\n", library.as_deref().unwrap_or("-")));
@@ -61,6 +67,9 @@ impl Prototypes {
                     found
                         .types
                         .push((TypeKind::parse(kind).ok_or_else(bad)?, name.to_owned()));
+                }
+                (Some("status"), Some(code), Some(name)) => {
+                    found.statuses.push((code.parse().map_err(|_| bad())?, name.to_owned()));
                 }
                 (Some("fn"), Some(library), Some(prototype)) => {
                     let symbol = prototype
@@ -130,6 +139,7 @@ mod tests {
         let p = Prototypes {
             version: "12.2.3.2".into(),
             types: vec![(TypeKind::Enum, "NppiBorderType".into())],
+            statuses: vec![(-16, "NPP_STEP_ERROR".into()), (0, "NPP_NO_ERROR".into())],
             functions: vec![
                 (
                     "nppiA_Ctx".into(),

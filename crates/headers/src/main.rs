@@ -83,11 +83,13 @@ fn read_headers(version: &str, headers: &std::path::Path, libs: &std::path::Path
     );
     let exported = exports::exports(libs)?;
     let mut types = Vec::new();
+    let mut statuses = Vec::new();
     let mut functions = std::collections::BTreeMap::new();
     for file in &files {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let found = extract::declarations(&file.display().to_string(), &text)?;
         types.extend(found.types);
+        statuses.extend(found.statuses);
         for (symbol, line) in found.prototypes {
             let library = exported.get(&symbol).cloned();
             functions.entry(symbol.clone()).or_insert((symbol, library, line));
@@ -95,9 +97,12 @@ fn read_headers(version: &str, headers: &std::path::Path, libs: &std::path::Path
     }
     types.sort();
     types.dedup();
+    statuses.sort();
+    statuses.dedup();
     Ok(Prototypes {
         version: version.to_owned(),
         types,
+        statuses,
         functions: functions.into_values().collect(),
     })
 }

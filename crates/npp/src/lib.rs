@@ -109,6 +109,11 @@ impl Npp {
         self.version
     }
 
+    /// The name this NPP's headers give `status` (NPP 13.2 numbered its errors anew).
+    pub fn status_name(&self, status: nppbench_npp_sys::NppStatus) -> &'static str {
+        status_name(status, self.version)
+    }
+
     /// The file each library was opened from so far, `libnppc` first.
     pub fn library_paths(&self) -> Vec<PathBuf> {
         self.libs.paths()
@@ -163,7 +168,7 @@ impl Npp {
                 // SAFETY: `set` and `get` were just looked up by name in libnppc, which `self`
                 // keeps open; `stream` is borrowed, so alive, for the call.
                 let (status, ctx) = unsafe { launch::legacy_context(set, get, stream.raw().cast()) };
-                check("nppSetStream/nppGetStreamContext", status, String::new)?;
+                check("nppSetStream/nppGetStreamContext", status, self.version, String::new)?;
                 raw = ctx;
             }
         }
@@ -197,7 +202,9 @@ impl Npp {
         // SAFETY: `f` is the row's `…GetBufferHostSize_…_Ctx` function, looked up by the name the
         // row declares in the row's library, which `self` keeps open.
         let (status, size) = unsafe { launch::buffer_size(f, roi(g), ctx.raw) };
-        check(buffer_size, status, || format!("width {} height {}", g.width, g.height))?;
+        check(buffer_size, status, self.version, || {
+            format!("width {} height {}", g.width, g.height)
+        })?;
         Ok(size)
     }
 
@@ -279,7 +286,7 @@ impl Npp {
         // size, like the liveness of `ctx`'s stream, is the caller's (see this function's
         // documentation: sized by `Npp::scratch_bytes`, the stream alive while its context is used).
         let status = unsafe { launch::call(row, f, &launch) };
-        check(&function, status, || {
+        check(&function, status, self.version, || {
             format!(
                 "width {} height {} src_stride {} dst_stride {}",
                 g.width, g.height, g.src_stride, g.dst_stride

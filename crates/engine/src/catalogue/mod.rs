@@ -21,7 +21,7 @@ use nppbench_headers::files::Prototypes;
 use nppbench_headers::generate::FunctionRow;
 use nppbench_headers::synth::{Shape, Sizers, plan};
 use nppbench_model::{ContextFill, StreamKind};
-use nppbench_npp::{Npp, NppSearch, StreamContext, status_name};
+use nppbench_npp::{Npp, NppSearch, StreamContext};
 use serde_json::json;
 
 /// What to call and where the lines go.
@@ -159,7 +159,7 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
         }
     };
     line["status"] = json!(first.0);
-    line["status_name"] = json!(status_name(first.0));
+    line["status_name"] = json!(npp.status_name(first.0));
     let Some(out_a) = first.1 else { return false };
     line["outputs_vary"] = json!(out_a.varies());
     line["output_bytes"] = json!(out_a.by_param.iter().map(|(_, b)| b.len()).sum::<usize>());

@@ -108,7 +108,7 @@ fn asked(
     gpu.synchronize().map_err(sticky)?;
     line["oracles_status"] = json!(made.status);
     if made.status < 0 {
-        line["oracles_status_name"] = json!(nppbench_npp::status_name(made.status));
+        line["oracles_status_name"] = json!(npp.status_name(made.status));
         return Ok(());
     }
     // What every round must give: the call synchronised on the inputs the rounds write late.

@@ -17,6 +17,7 @@ fn prototypes() -> Prototypes {
             (TypeKind::Scalar, "Npp32f".into()),
             (TypeKind::Scalar, "Npp64f".into()),
         ],
+        statuses: Vec::new(),
         functions: vec![
             f(
                 "nppiConvert_8u32f_C1R_Ctx",
