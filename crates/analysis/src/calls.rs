@@ -164,7 +164,7 @@ impl CallLine {
             return Some(format!("not planned at their geometry: {}", first(why)));
         }
         if let Some(e) = &self.oracles_error {
-            let what = e.strip_prefix(&format!("{}: ", self.symbol)).unwrap_or(e);
+            let what = self.without_symbol(e);
             // A sticky error names the driver call and its error, then the driver's words.
             let kind = what.split(" (").next().unwrap_or(what);
             return Some(format!("failed: {kind}"));
@@ -186,41 +186,45 @@ impl CallLine {
     }
 }
 
-/// Functions that ran but that the leak or race oracle did not judge, by why, the most first.
-pub fn oracles_missing(lines: &[CallLine]) -> Vec<(String, usize)> {
+impl CallLine {
+    /// An error message without the function's name it starts with: what differs between kinds.
+    fn without_symbol<'e>(&self, e: &'e str) -> &'e str {
+        e.strip_prefix(&format!("{}: ", self.symbol)).unwrap_or(e)
+    }
+}
+
+/// Each kind counted, the most first (ties in name order).
+fn most_first(kinds: impl Iterator<Item = String>) -> Vec<(String, usize)> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for why in lines.iter().filter_map(CallLine::oracles_missing) {
-        *counts.entry(why).or_default() += 1;
+    for kind in kinds {
+        *counts.entry(kind).or_default() += 1;
     }
     let mut out: Vec<(String, usize)> = counts.into_iter().collect();
     out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out
 }
 
+/// Functions that ran but that the leak or race oracle did not judge, by why, the most first.
+pub fn oracles_missing(lines: &[CallLine]) -> Vec<(String, usize)> {
+    most_first(lines.iter().filter_map(CallLine::oracles_missing))
+}
+
 /// Counts by kind of outcome, in words, the most first.
 pub fn summarize(lines: &[CallLine]) -> Vec<(String, usize)> {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for l in lines {
-        let kind = match l.outcome() {
-            Outcome::NotPlanned(why) => format!("not planned: {}", why.split(':').next().unwrap_or(&why)),
-            Outcome::EndedProcess(how) => format!("ended its process: {how}"),
-            // The message names the function first: what follows is what differs between kinds.
-            Outcome::Failed(e) => {
-                let what = e.strip_prefix(&format!("{}: ", l.symbol)).unwrap_or(&e);
-                format!("failed: {}", what.split(": ").next().unwrap_or(what))
-            }
-            Outcome::Refused(status) => format!("refused: {status}"),
-            Outcome::Ran(Unaligned::Same) => "ran; the same at the unaligned step".into(),
-            Outcome::Ran(Unaligned::Differs(_)) => "ran; other pixels at the unaligned step".into(),
-            Outcome::Ran(Unaligned::Refused(_)) => "ran; refused at the unaligned step".into(),
-            Outcome::Ran(Unaligned::Faulted(_)) => "ran; killed the context at the unaligned step".into(),
-            Outcome::Ran(Unaligned::NotCalled) => "ran; not called unaligned".into(),
-        };
-        *counts.entry(kind).or_default() += 1;
-    }
-    let mut out: Vec<(String, usize)> = counts.into_iter().collect();
-    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    out
+    most_first(lines.iter().map(|l| match l.outcome() {
+        Outcome::NotPlanned(why) => format!("not planned: {}", why.split(':').next().unwrap_or(&why)),
+        Outcome::EndedProcess(how) => format!("ended its process: {how}"),
+        Outcome::Failed(e) => {
+            let what = l.without_symbol(&e);
+            format!("failed: {}", what.split(": ").next().unwrap_or(what))
+        }
+        Outcome::Refused(status) => format!("refused: {status}"),
+        Outcome::Ran(Unaligned::Same) => "ran; the same at the unaligned step".into(),
+        Outcome::Ran(Unaligned::Differs(_)) => "ran; other pixels at the unaligned step".into(),
+        Outcome::Ran(Unaligned::Refused(_)) => "ran; refused at the unaligned step".into(),
+        Outcome::Ran(Unaligned::Faulted(_)) => "ran; killed the context at the unaligned step".into(),
+        Outcome::Ran(Unaligned::NotCalled) => "ran; not called unaligned".into(),
+    }))
 }
 
 /// How two runs' oracles agree on the functions both asked: how many each flagged, alone or
