@@ -19,12 +19,12 @@ fn read(role: Role) -> bool {
     )
 }
 
-/// The byte a written buffer is set back to before a call made again: what it was allocated
-/// with, so that the bytes the call leaves alone (a result buffer larger than the value NPP
+/// The byte a buffer planned as `fill` is set to when allocated (a pattern is uploaded instead),
+/// and a written buffer set back to before a call made again: the same byte, so that the bytes the call leaves alone (a result buffer larger than the value NPP
 /// writes, zeroed) are the same as when the outputs it is compared with were made. Set to the
 /// sentinel instead, every round of a reduction differed in the bytes after its value (the
 /// first GPU run of the oracles: 593 functions with no kept streams, Max, Mean, Norm …).
-fn refill(fill: Fill) -> u8 {
+pub(super) fn refill(fill: Fill) -> u8 {
     match fill {
         Fill::Zero => 0,
         Fill::Sentinel | Fill::Pattern => DST_FILL,

@@ -327,8 +327,7 @@ fn allocate(gpu: &Gpu, buffers: &[Buffer]) -> Result<Memory, nppbench_gpu::GpuEr
                 }
                 None => pattern(b.elem, b.bytes),
             })?,
-            Fill::Sentinel => d.fill(crate::DST_FILL)?,
-            Fill::Zero => d.fill(0)?,
+            Fill::Sentinel | Fill::Zero => d.fill(again::refill(b.fill))?,
         }
         device.push(Some(d));
     }
