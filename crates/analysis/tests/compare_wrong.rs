@@ -10,7 +10,7 @@ use nppbench_model::{FailureKind, RunFile};
 fn run(version: &str) -> RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../reports")
-        .join(format!("h100-atlas-bisected-npp-{version}/run-1-npp-{version}.json"));
+        .join(format!("h100-atlas-bisected-npp-{version}/run-1-npp-{version}.json.gz"));
     RunFile::read(&path).unwrap()
 }
 

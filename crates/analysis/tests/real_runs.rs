@@ -193,7 +193,7 @@ fn addc_c3s_leak_comes_and_goes_between_processes_under_either_setting() {
 #[test]
 fn two_atlas_runs_pooled_find_the_function_that_flips_between_processes() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-npp-13.0.1");
-    let runs: Vec<RunFile> = ["run-1-npp-13.0.1.json", "run-2-npp-13.0.1.json"]
+    let runs: Vec<RunFile> = ["run-1-npp-13.0.1.json.gz", "run-2-npp-13.0.1.json.gz"]
         .iter()
         .map(|f| load(&dir.join(f)))
         .collect();
@@ -223,7 +223,8 @@ fn two_atlas_runs_pooled_find_the_function_that_flips_between_processes() {
 /// the H100 atlas recorded, for every stream kind and context filling.
 #[test]
 fn the_declared_flags_assumed_for_a_query_are_the_ones_measured() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json.gz");
     let run = load(&path);
     let mut seen = std::collections::BTreeSet::new();
     for m in &run.memory {
@@ -245,8 +246,8 @@ fn a_pool_whose_threads_have_not_each_called_twice_is_undecided_never_a_leak() {
     let mut undecided = 0;
     let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
     for name in [
-        "h100-atlas-npp-13.0.1/run-2-npp-13.0.1.json",
-        "h100-atlas-npp-12.2.3/run-2-npp-12.2.3.json",
+        "h100-atlas-npp-13.0.1/run-2-npp-13.0.1.json.gz",
+        "h100-atlas-npp-12.2.3/run-2-npp-12.2.3.json.gz",
     ] {
         let path = reports.join(name);
         let run = load(&path);
@@ -295,7 +296,7 @@ fn a_pool_whose_threads_have_not_each_called_twice_is_undecided_never_a_leak() {
 fn fixes_are_judged_on_the_race_too_and_those_that_end_both_come_first() {
     // The committed atlas of NPP 13.0.1, its race measured in every memory scenario (#29).
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json");
+        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json.gz");
     let run = load(&path);
     let a = RunAnalysis::new(&run);
     let fixes = nppbench_analysis::verdict::fixes(&a);
@@ -313,7 +314,7 @@ fn fixes_are_judged_on_the_race_too_and_those_that_end_both_come_first() {
 #[test]
 fn the_race_is_shown_by_what_a_user_sees() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json");
+        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json.gz");
     let run = load(&path);
     let v = nppbench_analysis::verdict::verdict(&RunAnalysis::new(&run));
     assert!(v.races > 500 && v.races_without_leak > 0, "{} races", v.races);

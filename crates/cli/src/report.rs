@@ -44,11 +44,18 @@ pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf
         runs
     };
     check_not_another_report(out, &runs, force)?;
-    let written = nppbench_report::render_to_dir(&runs, out)
+    // A run read from a .json.gz stays compressed beside the page (committed evidence is kept so);
+    // a merged run is written whole.
+    let compressed: Vec<bool> = (0..runs.len())
+        .map(|i| !sharded && nppbench_model::is_gzip(&from[i]))
+        .collect();
+    let written = nppbench_report::render_to_dir(&runs, &compressed, out)
         .with_context(|| format!("rendering the report into {}", out.display()))?;
     // Each run.json beside the page, under the name the page links to.
     for (i, run) in runs.iter().enumerate() {
-        let dest = out.join(nppbench_report::view::run_json_name(i, run, runs.len()));
+        let mut name = nppbench_report::view::run_json_name(i, run, runs.len());
+        nppbench_report::view::link_compressed(&mut name, compressed[i]);
+        let dest = out.join(name);
         if sharded {
             let text = serde_json::to_string_pretty(run).context("serialising the merged run")?;
             std::fs::write(&dest, text).with_context(|| format!("writing {}", dest.display()))?;

@@ -29,6 +29,9 @@ mod unavailable;
 #[path = "cli/shards.rs"]
 mod shards;
 
+#[path = "cli/compressed.rs"]
+mod compressed;
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

@@ -24,7 +24,7 @@ const ATLAS_H200: &str = "h200-atlas-npp-13.0.1/run.json";
 /// A quick run with leaks and no failed scenario.
 const QUICK: &str = "calibration/quick-npp-13.0.1-1.json";
 /// An atlas run with 58 failed scenarios.
-const ATLAS_H100: &str = "h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json";
+const ATLAS_H100: &str = "h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json.gz";
 
 /// `compare BASE CAND --out DIR EXTRA…`: the output, summary.md, and compare.json parsed.
 fn compare(base: &str, cand: &str, extra: &[&str]) -> (Output, String, serde_json::Value) {

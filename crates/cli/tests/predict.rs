@@ -178,7 +178,7 @@ threading = ["thread_per_call_own_stream"]
 
 #[test]
 fn a_measured_scenario_is_answered_from_its_measurement() {
-    let run = RunFile::read(&reports().join("h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json")).unwrap();
+    let run = RunFile::read(&reports().join("h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json.gz")).unwrap();
     let s = run
         .memory
         .iter()
@@ -347,7 +347,7 @@ fn the_next_round_proposes_unmeasured_scenarios_where_rules_are_weak() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let next = nppbench_model::Matrix::from_file(&out).unwrap();
     assert!(next.throughput.is_empty());
-    let runs: Vec<RunFile> = ["run-1-npp-13.0.1.json", "run-2-npp-13.0.1.json"]
+    let runs: Vec<RunFile> = ["run-1-npp-13.0.1.json.gz", "run-2-npp-13.0.1.json.gz"]
         .iter()
         .map(|f| RunFile::read(&Path::new(&atlas("13.0.1")).join(f)).unwrap())
         .collect();

@@ -45,7 +45,7 @@ fn interposer() -> PathBuf {
 /// One atlas run of NPP 12.2.3 (small: the bisection's second round).
 fn atlas() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../reports/h100-atlas-bisected-npp-12.2.3/run-2-npp-12.2.3.json")
+        .join("../../reports/h100-atlas-bisected-npp-12.2.3/run-2-npp-12.2.3.json.gz")
         .display()
         .to_string()
 }

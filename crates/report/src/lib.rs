@@ -123,16 +123,32 @@ fn page_of(
 /// Renders the pages, the Markdown summary and the CSVs of `runs` (several runs: the
 /// upgrade-first page and a page for each run).
 pub fn render(runs: &[RunFile]) -> Result<Rendered, ReportError> {
+    render_linking(runs, &[])
+}
+
+/// [`render`], where run `i`'s run.json sits beside the pages gzip-compressed when
+/// `compressed[i]` (a run read from a `.json.gz`, kept so): the pages link `run….json.gz`.
+pub fn render_linking(runs: &[RunFile], compressed: &[bool]) -> Result<Rendered, ReportError> {
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
     let evidence = view::Evidence::of(&analyses);
     let mut views = run_views(&analyses, &evidence)?;
+    let gz = |i: usize| compressed.get(i).copied().unwrap_or(false);
+    for (i, v) in views.iter_mut().enumerate() {
+        view::link_compressed(&mut v.run_json, gz(i));
+    }
     // Several runs keep their views for a page each; one run's go to the first page alone.
     let first_page_views = if runs.len() > 1 {
         views.clone()
     } else {
         std::mem::take(&mut views)
     };
-    let page = page_of(runs, &analyses, &evidence, first_page_views)?;
+    let mut page = page_of(runs, &analyses, &evidence, first_page_views)?;
+    for (i, r) in page.pooled.iter_mut().flat_map(|p| p.runs.iter_mut()).enumerate() {
+        view::link_compressed(&mut r.run_json, gz(i));
+    }
+    for (i, v) in page.upgrade.iter_mut().flat_map(|u| u.versions.iter_mut()).enumerate() {
+        view::link_compressed(&mut v.run_json, gz(i));
+    }
     let [index_html, summary_md] = render_templates(
         [("report.html", PAGE), ("summary.md", SUMMARY), ("macros.html", MACROS)],
         &page,
@@ -214,9 +230,10 @@ pub fn render_compare(
 
 /// Renders into `out` (`index.html`, `summary.md`, `scenarios.csv`; `atlas.csv` for a run of
 /// several functions; `run-N.html` for each of several runs) and returns the first page's path.
-/// The caller places the run.json files beside it, named by [`view::run_json_name`].
-pub fn render_to_dir(runs: &[RunFile], out: &Path) -> Result<PathBuf, ReportError> {
-    let r = render(runs)?;
+/// The caller places the run.json files beside it, named by [`view::run_json_name`], with `.gz`
+/// after the name of each run `compressed` marks (see [`render_linking`]).
+pub fn render_to_dir(runs: &[RunFile], compressed: &[bool], out: &Path) -> Result<PathBuf, ReportError> {
+    let r = render_linking(runs, compressed)?;
     let mut files: Vec<(String, &String)> = vec![
         ("index.html".into(), &r.index_html),
         ("summary.md".into(), &r.summary_md),

@@ -134,7 +134,7 @@ fn the_page_makes_no_request_outside_itself() {
 fn the_atlas_page_lists_every_catalogued_function_with_its_rule() {
     // The H100 atlas with held-out scenarios: two runs of NPP 13.0.1, pooled.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-npp-13.0.1");
-    let runs: Vec<RunFile> = ["run-1-npp-13.0.1.json", "run-2-npp-13.0.1.json"]
+    let runs: Vec<RunFile> = ["run-1-npp-13.0.1.json.gz", "run-2-npp-13.0.1.json.gz"]
         .iter()
         .map(|f| load(&dir.join(f)))
         .collect();

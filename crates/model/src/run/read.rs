@@ -10,6 +10,16 @@ use crate::ModelError;
 /// The first bytes of every gzip file (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// Whether the file at `path` is gzip-compressed, as [`RunFile::read`] tells (its first two
+/// bytes); false for a file that cannot be read.
+pub fn is_gzip(path: &Path) -> bool {
+    let mut magic = [0u8; 2];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && magic == GZIP_MAGIC
+}
+
 /// Schema version 1 → 2, on the JSON: the matrix named one primitive (`primitive`), version 2
 /// lists them (`primitives`). Every field version 2 added has a default.
 fn migrate_v1(value: &mut serde_json::Value) {

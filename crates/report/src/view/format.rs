@@ -224,6 +224,13 @@ pub fn run_json_name(index: usize, run: &RunFile, total: usize) -> String {
     }
 }
 
+/// A run.json link made the name of its gzip-compressed file where `compressed`.
+pub fn link_compressed(link: &mut String, compressed: bool) {
+    if compressed && !link.ends_with(".gz") {
+        link.push_str(".gz");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,9 @@ use serde::Serialize;
 
 pub use atlas::{AtlasRow, FunctionView};
 pub(crate) use evidence::Evidence;
-pub use format::{built_from, labels, measured_by, named_labels, rendered_by, run_json_name, run_page_name};
+pub use format::{
+    built_from, labels, link_compressed, measured_by, named_labels, rendered_by, run_json_name, run_page_name,
+};
 pub(crate) use format::{class_name, counted, fmt, fmt_p, fmt_sig};
 pub(crate) use prose::by_kind;
 pub use prose::{FixView, RuleView, VerdictView};

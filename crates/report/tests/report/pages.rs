@@ -18,7 +18,7 @@ fn page(run: &str) -> String {
 /// The atlas page that `predict` uses opened with 17 notes before "N of 61 functions leak".
 #[test]
 fn the_atlas_page_gives_its_verdict_before_its_notes_and_folds_all_but_three() {
-    let html = page("h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json");
+    let html = page("h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json.gz");
     let body = &html[html.find("<body>").unwrap()..];
     let headline = body.find("class=\"headline\"").expect("a headline");
     let first_note = body.find("class=\"warning\"").expect("notes on this page");

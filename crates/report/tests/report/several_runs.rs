@@ -91,7 +91,7 @@ fn pages_name_the_build_that_rendered_them_apart_from_the_one_that_measured() {
 
 /// #29: a page of several versions gives each function's race rule run by run, as it gives the
 /// leak rule, with the scenario that shows a difference. The H100 atlases of NPP 12.2.3 and
-/// 13.0.1 with the race measured (`reports/h100-atlas-bisected-npp-*/run-1-*.json`): 16 of 61
+/// 13.0.1 with the race measured (`reports/h100-atlas-bisected-npp-*/run-1-*.json.gz`): 16 of 61
 /// functions race under another rule in 13.0.1. Copy_8u_C1R races where a source row is not a
 /// multiple of 32 bytes in 12.2.3 and of 128 in 13.0.1: 3392x256 (3392 bytes, 32 x 106) races in
 /// 13.0.1 only.
@@ -99,8 +99,8 @@ fn pages_name_the_build_that_rendered_them_apart_from_the_one_that_measured() {
 fn the_versions_page_gives_each_functions_race_run_by_run() {
     let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
     let runs: Vec<RunFile> = [
-        "h100-atlas-bisected-npp-12.2.3/run-1-npp-12.2.3.json",
-        "h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json",
+        "h100-atlas-bisected-npp-12.2.3/run-1-npp-12.2.3.json.gz",
+        "h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json.gz",
     ]
     .iter()
     .map(|p| load(&reports.join(p)))

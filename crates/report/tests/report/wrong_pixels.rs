@@ -10,7 +10,7 @@ fn bisected(version: &str) -> RunFile {
     load(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../reports")
-            .join(format!("h100-atlas-bisected-npp-{version}/run-1-npp-{version}.json")),
+            .join(format!("h100-atlas-bisected-npp-{version}/run-1-npp-{version}.json.gz")),
     )
 }
 

@@ -1,7 +1,7 @@
 //! The trace page's race (#29 item 5): the call sites called with work pending on their stream,
 //! each with what the atlas says of its configuration. The traces are generated, not
 //! measurements; the atlas run is real (the H100 atlas of NPP 13.0.1 with the race measured,
-//! `reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json`).
+//! `reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json.gz`).
 
 use std::path::Path;
 
@@ -29,7 +29,7 @@ fn racing_trace() -> TraceFile {
 
 fn race_atlas() -> RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json");
+        .join("../../reports/h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json.gz");
     RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
