@@ -34,10 +34,12 @@ pub(crate) struct CallArgs {
     /// Only functions whose symbol contains this.
     #[arg(long)]
     only: Option<String>,
-    /// The ROI's width and height.
-    #[arg(long, default_value_t = 64)]
+    /// The ROI's width and height, of every call (default: the leak and race oracles' 1918×32,
+    /// a row wide enough for the functions measured to split their work and to compute the wrong
+    /// pixels of NPP 13; at 64×32, as before, a source row of 64 bytes is shorter than that).
+    #[arg(long, default_value_t = nppbench_engine::ORACLE_WIDTH)]
     width: u32,
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = nppbench_engine::ORACLE_HEIGHT)]
     height: u32,
     /// This host's part of the functions (K/N by symbol, as `run --shard`): the N parts' lines
     /// together are every function's, each once.
@@ -58,6 +60,11 @@ pub(crate) struct CallArgs {
 }
 
 impl CallArgs {
+    /// Whether these arguments only read and print (`--summarize`).
+    pub(crate) fn only_prints(&self) -> bool {
+        self.summarize.is_some()
+    }
+
     fn calls(&self) -> CatalogueCalls {
         CatalogueCalls {
             catalogue: self.catalogue.clone().unwrap_or_default(),

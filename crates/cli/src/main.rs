@@ -39,6 +39,17 @@ fn main() -> ExitCode {
 }
 
 fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
+    // A command that only prints ends quietly when what reads it stops (`| head`), as C tools do,
+    // rather than panicking at the next line; one that measures keeps Rust's default and sees
+    // the error, so that its results are written whatever became of its terminal.
+    let only_prints = match &cmd {
+        Cmd::Primitives | Cmd::Preset { .. } | Cmd::Npp { .. } | Cmd::Predict(_) => true,
+        Cmd::CallCatalogue(args) => args.only_prints(),
+        _ => false,
+    };
+    if only_prints {
+        sigpipe::reset();
+    }
     match cmd {
         Cmd::Run(args) => run::run(args),
         Cmd::Primitives => {

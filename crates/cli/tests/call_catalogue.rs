@@ -92,6 +92,31 @@ fn the_oracles_point_at_the_leak_and_race_the_atlas_measured_and_at_nothing_else
     assert!(transpose.leads().is_empty(), "{transpose:?}");
 }
 
+/// The wrong-pixel oracle at the default ROI (the oracles' 1918×32) sees what the atlas measured
+/// of Add_8u_C1RSfs: NPP 13 computes other pixels where some source row starts 9 to 10 bytes
+/// past a 16-byte boundary and a row has at least 128 bytes (the unaligned step, 6 bytes longer,
+/// starts row 7 at 10), and NPP 12 computes the same; Transpose_8u_C1R's pixels never change.
+#[test]
+fn the_wrong_pixel_oracle_sees_npp_13s_wrong_pixels_at_its_default_roi() {
+    if !nppbench_engine::gpu_available("the_wrong_pixel_oracle_sees_npp_13s_wrong_pixels_at_its_default_roi") {
+        return;
+    }
+    let major = nppbench_engine::load_npp(None).unwrap().version().major;
+    let dir = tempfile::tempdir().unwrap();
+    let line = |only: &str| -> nppbench_analysis::calls::CallLine {
+        let out = dir.path().join(format!("{only}.jsonl"));
+        let o = call(&out, only, "1");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_str(std::fs::read_to_string(&out).unwrap().lines().next().unwrap()).unwrap()
+    };
+    let add = line("nppiAdd_8u_C1RSfs_Ctx");
+    assert_eq!(add.unaligned_status, Some(0), "{add:?}");
+    let wrong = add.unaligned_differing_bytes.unwrap();
+    assert_eq!(wrong > 0, major >= 13, "NPP {major}: {wrong} bytes differ, {add:?}");
+    let transpose = line("nppiTranspose_8u_C1R_Ctx");
+    assert_eq!(transpose.unaligned_differing_bytes, Some(0), "{transpose:?}");
+}
+
 #[test]
 fn no_jobs_is_refused() {
     let dir = tempfile::tempdir().unwrap();

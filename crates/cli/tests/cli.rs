@@ -32,6 +32,9 @@ mod shards;
 #[path = "cli/compressed.rs"]
 mod compressed;
 
+#[path = "cli/closed_pipe.rs"]
+mod closed_pipe;
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

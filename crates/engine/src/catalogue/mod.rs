@@ -9,6 +9,7 @@
 mod oracles;
 mod turns;
 
+pub use oracles::{HEIGHT as ORACLE_HEIGHT, WIDTH as ORACLE_WIDTH};
 pub use turns::GpuTurns;
 
 use std::io::Write;

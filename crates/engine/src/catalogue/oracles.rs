@@ -26,8 +26,8 @@ use super::sticky;
 
 /// A row's samples: not a multiple of 16, wide enough for the functions measured to split their
 /// work (rows shorter than a function's chunk do not leak).
-pub(crate) const WIDTH: u32 = 1918;
-pub(crate) const HEIGHT: u32 = 32;
+pub const WIDTH: u32 = 1918;
+pub const HEIGHT: u32 = 32;
 pub(crate) const LEAK_THREADS: u32 = 8;
 pub(crate) const RACE_ROUNDS: u32 = 4;
 /// The spin before the late write, as the ordering rounds of a memory scenario make it.
