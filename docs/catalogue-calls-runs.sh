@@ -3,8 +3,9 @@
 # machine (issue #45; docs/catalogue.md, "Calling every function from its roles"), JOBS children
 # at once, then each run's outcomes counted (`call-catalogue --summarize`).
 # After each version the kernel's NVIDIA lines are kept (dmesg-VERSION.txt), and the script stops
-# at a GPU that needs a reset: runs with twelve children have left H100s in a full-chip reset
-# (reports/catalogue-calls/h100-oracles/). Start with JOBS=1 on a shared machine.
+# at a GPU that needs a reset: runs with twelve children, before the children took turns, left
+# H100s in a full-chip reset (reports/catalogue-calls/h100-oracles/); four with the turns did not
+# (reports/catalogue-calls/h100-roi/). Twelve with the turns have not been tried.
 # Usage: catalogue-calls-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
 #   VERSION   a folder of catalogue/ (npp-13.0.1.2); NPP_DIR the libraries of that version.
 # Example: catalogue-calls-runs.sh /tmp/b/nppbench /tmp/o 1 npp-13.0.1.2=/usr/local/cuda/lib64

@@ -234,8 +234,9 @@ pub struct Agreement {
     /// Functions both runs asked this oracle.
     pub asked: usize,
     pub both: usize,
-    pub first_only: usize,
-    pub second_only: usize,
+    /// The functions (symbols) only one run flagged, in the first run's order.
+    pub first_only: Vec<String>,
+    pub second_only: Vec<String>,
 }
 
 /// The three oracles' agreement between `first` and `second` (functions matched by symbol): the
@@ -272,8 +273,8 @@ pub fn agreement(first: &[CallLine], second: &[CallLine]) -> Vec<(&'static str, 
                 a.asked += 1;
                 match (x, y) {
                     (true, true) => a.both += 1,
-                    (true, false) => a.first_only += 1,
-                    (false, true) => a.second_only += 1,
+                    (true, false) => a.first_only.push(l.symbol.clone()),
+                    (false, true) => a.second_only.push(l.symbol.clone()),
                     (false, false) => {}
                 }
             }
@@ -370,18 +371,19 @@ mod tests {
         let not_asked = line(r#"{"symbol":"c","status":-14}"#);
         let second = [l("b", 0, 0, 6), l("a", 8, 4, 3), not_asked];
         let got = agreement(&first, &second);
-        let want = |asked, both, first_only, second_only| Agreement {
+        let names = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
+        let want = |asked, both, first_only: &[&str], second_only: &[&str]| Agreement {
             asked,
             both,
-            first_only,
-            second_only,
+            first_only: names(first_only),
+            second_only: names(second_only),
         };
         assert_eq!(
             got,
             [
-                ("leak", want(2, 1, 0, 0)),
-                ("race", want(2, 1, 1, 0)),
-                ("wrong", want(2, 1, 0, 1))
+                ("leak", want(2, 1, &[], &[])),
+                ("race", want(2, 1, &["b"], &[])),
+                ("wrong", want(2, 1, &[], &["a"]))
             ]
         );
     }

@@ -74,9 +74,7 @@ pub(crate) fn resolve(given: &Path) -> anyhow::Result<Prototypes> {
 /// A function the headers of `prototypes` declare: `nppiResize_8u_C3R_Ctx`, `Resize_8u_C3R` or
 /// `nppiResize_8u_C3R` name the same; its symbol and library.
 pub(crate) fn declared<'a>(prototypes: &'a Prototypes, name: &str) -> Option<(&'a str, Option<&'a str>)> {
-    let bare = name.strip_prefix("nppi").unwrap_or(name);
-    let bare = bare.strip_suffix("_Ctx").unwrap_or(bare);
-    let symbol = format!("nppi{bare}_Ctx");
+    let symbol = format!("nppi{}_Ctx", nppbench_headers::name::bare(name));
     prototypes
         .functions
         .iter()

@@ -113,6 +113,16 @@ pub(crate) struct DoesNotCompare(pub(crate) String);
 #[error("interrupted: run.json holds the scenarios that finished; continue with `nppbench run --resume --out {0}`")]
 pub(crate) struct Interrupted(pub(crate) String);
 
+/// A `call-catalogue` stopped early: `--out` holds the lines of the functions that finished.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "interrupted: {out} holds the {lines} function lines written before the stop (every function that finished); the others have none"
+)]
+pub(crate) struct CallsInterrupted {
+    pub(crate) out: String,
+    pub(crate) lines: usize,
+}
+
 /// The exit status of a command that failed with `e`: 2 bad input, 3 a tripped gate, 4 runs that
 /// do not compare, 5 nothing to measure with, 130 interrupted, else 1.
 pub(crate) fn exit_code(e: &anyhow::Error) -> ExitCode {
@@ -120,7 +130,7 @@ pub(crate) fn exit_code(e: &anyhow::Error) -> ExitCode {
         ExitCode::from(BAD_INPUT)
     } else if e.downcast_ref::<Unavailable>().is_some() {
         ExitCode::from(UNAVAILABLE)
-    } else if e.downcast_ref::<Interrupted>().is_some() {
+    } else if e.downcast_ref::<Interrupted>().is_some() || e.downcast_ref::<CallsInterrupted>().is_some() {
         ExitCode::from(INTERRUPTED)
     } else if e.downcast_ref::<GateFailed>().is_some() {
         ExitCode::from(GATE_FAILED)

@@ -161,3 +161,36 @@ fn a_file_of_lines_is_summarized_the_most_first() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 2: not a call-catalogue line"));
 }
+
+/// `--summarize A --against B` of NPP 13.0.1's and 12.2.3.2's lines of one card and build
+/// (`reports/catalogue-calls/h100-roi/2-GPU-e4f53849`, the functions with `_8u_C1` in their
+/// names): each oracle's counts, then by name the functions it flagged in one file only, as many
+/// as counted; Add_8u_C1RSfs computes other pixels at the unaligned step on 13.0.1 alone.
+#[test]
+fn two_files_are_compared_oracle_by_oracle_naming_what_one_flagged_alone() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/catalogue-calls/h100-roi/2-GPU-e4f53849");
+    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        .args(["call-catalogue", "--summarize"])
+        .arg(dir.join("calls-13.0.1.2_8u_C1.jsonl.gz"))
+        .arg("--against")
+        .arg(dir.join("calls-12.2.3.2_8u_C1.jsonl.gz"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let counted = |oracle: &str| -> usize {
+        let row = text.lines().find(|l| l.trim_start().starts_with(&format!("{oracle} "))).unwrap();
+        let words: Vec<&str> = row.split_whitespace().collect();
+        words[words.iter().position(|w| *w == "both").unwrap() + 1].parse().unwrap()
+    };
+    let named = |oracle: &str| -> Vec<String> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{oracle}, this only: ")))
+            .map(|names| names.split(' ').map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    let wrong = named("wrong");
+    assert_eq!(wrong.len(), counted("wrong"), "{text}");
+    assert!(wrong.iter().any(|n| n == "Add_8u_C1RSfs"), "{text}");
+    assert!(wrong.iter().all(|n| !n.starts_with("nppi") && !n.ends_with("_Ctx")), "{text}");
+}

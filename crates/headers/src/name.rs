@@ -27,10 +27,16 @@ pub fn operation(symbol: &str) -> &str {
     bare.split('_').next().unwrap_or(bare)
 }
 
+/// A function's name as nppbench writes it: `Add_8u_C1RSfs` of `nppiAdd_8u_C1RSfs_Ctx` (a name
+/// without the prefix or the suffix is left as it is).
+pub fn bare(symbol: &str) -> &str {
+    let bare = symbol.strip_prefix("nppi").unwrap_or(symbol);
+    bare.strip_suffix("_Ctx").unwrap_or(bare)
+}
+
 /// The formats of `symbol`.
 pub fn formats(symbol: &str) -> Formats {
-    let bare = symbol.strip_prefix("nppi").unwrap_or(symbol);
-    let bare = bare.strip_suffix("_Ctx").unwrap_or(bare);
+    let bare = bare(symbol);
     let mut found = Formats::default();
     for part in bare.split('_').skip(1) {
         if let Some(samples) = sample_types(part) {

@@ -4,9 +4,12 @@
 //! function that cannot be planned or loaded says why, and one that kills the CUDA context (a
 //! fault, a sticky error) is recorded here, and a new child starts at the next function.
 
+mod stop;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
@@ -114,10 +117,13 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
         })
         .collect();
     GpuTurns::open(&calls.out).with_context(|| format!("creating the lock files beside {}", calls.out.display()))?;
+    let children = Arc::new(stop::Children::default());
+    let on_signal = children.clone();
+    ctrlc::set_handler(move || on_signal.stop()).context("installing the Ctrl-C and SIGTERM handler")?;
     let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .iter()
-            .map(|(out, from, to)| scope.spawn(|| share_of(args, &rows, out, *from, *to)))
+            .map(|(out, from, to)| scope.spawn(|| share_of(args, &rows, out, (*from, *to), &children)))
             .collect();
         handles
             .into_iter()
@@ -133,20 +139,29 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
     for lock in GpuTurns::paths(&calls.out) {
         let _ = std::fs::remove_file(lock);
     }
+    if children.stopped() {
+        let lines = std::fs::read_to_string(&calls.out).map_or(0, |t| t.lines().count());
+        return Err(crate::exit::CallsInterrupted {
+            out: calls.out.display().to_string(),
+            lines,
+        }
+        .into());
+    }
     results.into_iter().collect()
 }
 
 /// Starts children over functions `from..to` until every one has its line in `out`: a child that
 /// dies leaves the function it began without one, which gets a line saying how the child ended.
+/// After a stop (`children`), no child starts and the function a child was stopped in gets no line.
 fn share_of(
     args: &CallArgs,
     rows: &[nppbench_headers::generate::FunctionRow],
     out: &Path,
-    mut from: usize,
-    to: usize,
+    (mut from, to): (usize, usize),
+    children: &stop::Children,
 ) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
-    while from < to {
+    while from < to && !children.stopped() {
         let mut cmd = Command::new(&exe);
         cmd.arg("call-catalogue")
             .arg("--catalogue")
@@ -167,6 +182,7 @@ fn share_of(
             cmd.args(["--shard", &s.to_string()]);
         }
         let mut child = cmd.stdout(Stdio::piped()).spawn().context("starting a child")?;
+        children.started(child.id());
         // The last function the child began, and whether its line was written.
         let mut last: Option<(usize, bool)> = None;
         for line in BufReader::new(child.stdout.take().unwrap()).lines() {
@@ -178,6 +194,10 @@ fn share_of(
             }
         }
         let status = child.wait()?;
+        children.ended(child.id());
+        if children.stopped() {
+            break;
+        }
         match (status.success(), last) {
             (true, _) => break,
             (false, Some((i, done))) => {
@@ -220,7 +240,8 @@ fn summarize(file: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints how the oracles of `other` agree with those of `file`.
+/// Prints how the oracles of `other` agree with those of `file`, then, by name, the functions
+/// each oracle flagged in one of them only.
 fn against(file: &Path, other: &Path) -> anyhow::Result<()> {
     let first = crate::catalogue::read_call_lines(file)?;
     let second = crate::catalogue::read_call_lines(other)?;
@@ -228,11 +249,25 @@ fn against(file: &Path, other: &Path) -> anyhow::Result<()> {
         "against {}: functions both asked, flagged by both, by this file only, by the other only",
         other.display()
     );
-    for (oracle, a) in nppbench_analysis::calls::agreement(&first, &second) {
+    let agreement = nppbench_analysis::calls::agreement(&first, &second);
+    for (oracle, a) in &agreement {
         println!(
             "{oracle:>6}  {:>5} asked  {:>5} both  {:>5} this only  {:>5} other only",
-            a.asked, a.both, a.first_only, a.second_only
+            a.asked,
+            a.both,
+            a.first_only.len(),
+            a.second_only.len()
         );
+    }
+    // Then the functions each oracle flagged in one file only, by name.
+    let short = |s: &String| nppbench_headers::name::bare(s).to_owned();
+    for (oracle, a) in &agreement {
+        for (whose, names) in [("this only", &a.first_only), ("other only", &a.second_only)] {
+            if !names.is_empty() {
+                let names: Vec<String> = names.iter().map(short).collect();
+                println!("{oracle}, {whose}: {}", names.join(" "));
+            }
+        }
     }
     Ok(())
 }
