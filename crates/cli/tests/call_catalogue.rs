@@ -178,10 +178,15 @@ fn two_files_are_compared_oracle_by_oracle_naming_what_one_flagged_alone() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    let counted = |oracle: &str| -> usize {
-        let row = text.lines().find(|l| l.trim_start().starts_with(&format!("{oracle} "))).unwrap();
+    let this_only = |oracle: &str| -> usize {
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{oracle} ")))
+            .unwrap();
         let words: Vec<&str> = row.split_whitespace().collect();
-        words[words.iter().position(|w| *w == "both").unwrap() + 1].parse().unwrap()
+        words[words.iter().position(|w| *w == "both").unwrap() + 1]
+            .parse()
+            .unwrap()
     };
     let named = |oracle: &str| -> Vec<String> {
         text.lines()
@@ -190,7 +195,10 @@ fn two_files_are_compared_oracle_by_oracle_naming_what_one_flagged_alone() {
             .unwrap_or_default()
     };
     let wrong = named("wrong");
-    assert_eq!(wrong.len(), counted("wrong"), "{text}");
+    assert_eq!(wrong.len(), this_only("wrong"), "{text}");
     assert!(wrong.iter().any(|n| n == "Add_8u_C1RSfs"), "{text}");
-    assert!(wrong.iter().all(|n| !n.starts_with("nppi") && !n.ends_with("_Ctx")), "{text}");
+    assert!(
+        wrong.iter().all(|n| !n.starts_with("nppi") && !n.ends_with("_Ctx")),
+        "{text}"
+    );
 }

@@ -7,6 +7,7 @@
 mod stop;
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -195,6 +196,11 @@ fn share_of(
         }
         let status = child.wait()?;
         children.ended(child.id());
+        // Ctrl-C reaches the children too, maybe before the parent's handler has run: a child
+        // ended by SIGINT or SIGTERM was stopped, not at fault, and so is the run.
+        if matches!(status.signal(), Some(2 | 15)) {
+            children.stop();
+        }
         if children.stopped() {
             break;
         }
