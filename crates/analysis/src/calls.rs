@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+mod agreement;
+
+pub use agreement::{Agreement, agreement};
+
 /// One function's line, as the command writes it (fields absent where they do not apply).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct CallLine {
@@ -21,6 +25,11 @@ pub struct CallLine {
     pub unaligned_status: Option<i32>,
     pub unaligned_error: Option<String>,
     pub unaligned_differing_bytes: Option<u64>,
+    /// The same pixels with the destination's rows further apart, the sources' aligned: NPP's
+    /// status and the output bytes that changed, or the error.
+    pub unaligned_dst_status: Option<i32>,
+    pub unaligned_dst_error: Option<String>,
+    pub unaligned_dst_differing_bytes: Option<u64>,
     /// The leak oracle: new host threads that each made the call once, and after how many of
     /// them NPP kept streams it had created (CUPTI); the process's device memory over those
     /// calls, bytes (NVML), where read.
@@ -50,6 +59,10 @@ pub enum Lead {
     KilledContext(String),
     /// At the unaligned source step the same pixels gave this many other output bytes.
     OtherPixels(u64),
+    /// At the unaligned destination step the call left the CUDA context dead: the error.
+    KilledContextAtDestination(String),
+    /// At the unaligned destination step the same pixels gave this many other output bytes.
+    OtherPixelsAtDestination(u64),
     /// NPP kept streams after the calls of `kept` of `threads` new threads (half or more).
     StreamsKept { threads: u32, kept: u32 },
     /// With the inputs written late on the caller's stream, `differing` of `rounds` rounds gave
@@ -97,21 +110,47 @@ impl CallLine {
         }
         match self.status {
             Some(s) if s < 0 => Outcome::Refused(self.status_name.clone().unwrap_or_else(|| s.to_string())),
-            Some(_) => Outcome::Ran(
-                match (
-                    &self.unaligned_error,
-                    self.unaligned_status,
-                    self.unaligned_differing_bytes,
-                ) {
-                    (Some(e), _, _) => Unaligned::Faulted(e.clone()),
-                    (None, Some(s), _) if s < 0 => Unaligned::Refused(s),
-                    (None, _, Some(0)) => Unaligned::Same,
-                    (None, _, Some(n)) => Unaligned::Differs(n),
-                    _ => Unaligned::NotCalled,
-                },
-            ),
+            Some(_) => Outcome::Ran(unaligned(
+                &self.unaligned_error,
+                self.unaligned_status,
+                self.unaligned_differing_bytes,
+            )),
             None => Outcome::Failed("no status".into()),
         }
+    }
+
+    /// What the unaligned destination step gave (`NotCalled` where it was not called: the
+    /// function did not run, or died at the source step, or has no destination image of its own).
+    pub fn destination_step(&self) -> Unaligned {
+        unaligned(
+            &self.unaligned_dst_error,
+            self.unaligned_dst_status,
+            self.unaligned_dst_differing_bytes,
+        )
+    }
+
+    /// Whether the wrong-pixel oracle flagged it: other pixels at either unaligned step; `None`
+    /// where neither step compared outputs.
+    pub fn wrong_pixels(&self) -> Option<bool> {
+        let Outcome::Ran(source) = self.outcome() else {
+            return None;
+        };
+        match (source, self.destination_step()) {
+            (Unaligned::Differs(_), _) | (_, Unaligned::Differs(_)) => Some(true),
+            (Unaligned::Same, _) | (_, Unaligned::Same) => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// An unaligned step's outcome from its error, status and changed output bytes.
+fn unaligned(error: &Option<String>, status: Option<i32>, differing: Option<u64>) -> Unaligned {
+    match (error, status, differing) {
+        (Some(e), _, _) => Unaligned::Faulted(e.clone()),
+        (None, Some(s), _) if s < 0 => Unaligned::Refused(s),
+        (None, _, Some(0)) => Unaligned::Same,
+        (None, _, Some(n)) => Unaligned::Differs(n),
+        _ => Unaligned::NotCalled,
     }
 }
 
@@ -144,7 +183,10 @@ pub fn lead_counts(lines: &[CallLine]) -> Vec<(String, usize)> {
         let kind = match lead {
             Lead::StreamsKept { .. } => "NPP kept streams on half its new threads or more",
             Lead::RoundsDiffered { .. } => "a round with its inputs written late gave other outputs",
-            Lead::KilledContext(_) | Lead::OtherPixels(_) => continue,
+            Lead::KilledContext(_)
+            | Lead::OtherPixels(_)
+            | Lead::KilledContextAtDestination(_)
+            | Lead::OtherPixelsAtDestination(_) => continue,
         };
         *counts.entry(kind.to_owned()).or_default() += 1;
     }
@@ -209,6 +251,18 @@ pub fn oracles_missing(lines: &[CallLine]) -> Vec<(String, usize)> {
     most_first(lines.iter().filter_map(CallLine::oracles_missing))
 }
 
+/// What the unaligned destination step gave, in words, the most first (the functions that
+/// were called at it).
+pub fn destination_counts(lines: &[CallLine]) -> Vec<(String, usize)> {
+    most_first(lines.iter().filter_map(|l| match l.destination_step() {
+        Unaligned::Same => Some("the same".to_owned()),
+        Unaligned::Differs(_) => Some("other pixels".to_owned()),
+        Unaligned::Refused(_) => Some("refused".to_owned()),
+        Unaligned::Faulted(_) => Some("killed the context".to_owned()),
+        Unaligned::NotCalled => None,
+    }))
+}
+
 /// Counts by kind of outcome, in words, the most first.
 pub fn summarize(lines: &[CallLine]) -> Vec<(String, usize)> {
     most_first(lines.iter().map(|l| match l.outcome() {
@@ -225,62 +279,6 @@ pub fn summarize(lines: &[CallLine]) -> Vec<(String, usize)> {
         Outcome::Ran(Unaligned::Faulted(_)) => "ran; killed the context at the unaligned step".into(),
         Outcome::Ran(Unaligned::NotCalled) => "ran; not called unaligned".into(),
     }))
-}
-
-/// How two runs' oracles agree on the functions both asked: how many each flagged, alone or
-/// together (a run on another GPU, or after a change, against one before).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Agreement {
-    /// Functions both runs asked this oracle.
-    pub asked: usize,
-    pub both: usize,
-    /// The functions (symbols) only one run flagged, in the first run's order.
-    pub first_only: Vec<String>,
-    pub second_only: Vec<String>,
-}
-
-/// The three oracles' agreement between `first` and `second` (functions matched by symbol): the
-/// leak (streams kept on half the new threads or more), the race (a round that differed) and the
-/// wrong pixels (other bytes at the unaligned step, where both runs compared).
-pub fn agreement(first: &[CallLine], second: &[CallLine]) -> Vec<(&'static str, Agreement)> {
-    let by_symbol: BTreeMap<&str, &CallLine> = second.iter().map(|l| (l.symbol.as_str(), l)).collect();
-    type Flag = fn(&CallLine) -> Option<bool>;
-    let oracles: [(&'static str, Flag); 3] = [
-        ("leak", |l| {
-            l.leak_threads
-                .map(|_| l.leads().iter().any(|x| matches!(x, Lead::StreamsKept { .. })))
-        }),
-        ("race", |l| {
-            l.race_rounds
-                .map(|_| l.leads().iter().any(|x| matches!(x, Lead::RoundsDiffered { .. })))
-        }),
-        ("wrong", |l| match l.outcome() {
-            Outcome::Ran(Unaligned::Same) => Some(false),
-            Outcome::Ran(Unaligned::Differs(_)) => Some(true),
-            _ => None,
-        }),
-    ];
-    oracles
-        .map(|(name, flag)| {
-            let mut a = Agreement::default();
-            for l in first {
-                let Some(other) = by_symbol.get(l.symbol.as_str()) else {
-                    continue;
-                };
-                let (Some(x), Some(y)) = (flag(l), flag(other)) else {
-                    continue;
-                };
-                a.asked += 1;
-                match (x, y) {
-                    (true, true) => a.both += 1,
-                    (true, false) => a.first_only.push(l.symbol.clone()),
-                    (false, true) => a.second_only.push(l.symbol.clone()),
-                    (false, false) => {}
-                }
-            }
-            (name, a)
-        })
-        .into()
 }
 
 #[cfg(test)]
@@ -320,6 +318,34 @@ mod tests {
         assert!(lead_counts(&lines).is_empty(), "no oracle ran on these lines");
     }
 
+    /// Lines made up for the test: the destination step's outcome, counted apart, and the
+    /// wrong-pixel flag from either step (none where neither compared outputs).
+    #[test]
+    fn the_destination_step_is_counted_apart_and_either_step_flags_wrong_pixels() {
+        let at = |src: &str, dst: &str| line(&format!(r#"{{"symbol":"a","status":0,{src}{dst}}}"#));
+        let same = r#""unaligned_status":0,"unaligned_differing_bytes":0"#;
+        let dead = r#""unaligned_error":"sticky: misaligned address""#;
+        let lines = [
+            at(same, r#","unaligned_dst_status":0,"unaligned_dst_differing_bytes":40"#),
+            at(same, r#","unaligned_dst_status":0,"unaligned_dst_differing_bytes":0"#),
+            at(same, r#","unaligned_dst_error":"sticky: misaligned address""#),
+            at(dead, ""),
+            at(same, ""),
+        ];
+        assert_eq!(lines[0].destination_step(), Unaligned::Differs(40));
+        assert_eq!(lines[0].outcome(), Outcome::Ran(Unaligned::Same));
+        let flags: Vec<Option<bool>> = lines.iter().map(CallLine::wrong_pixels).collect();
+        assert_eq!(flags, [Some(true), Some(false), Some(false), None, Some(false)]);
+        assert_eq!(
+            destination_counts(&lines),
+            [
+                ("killed the context".to_owned(), 1),
+                ("other pixels".to_owned(), 1),
+                ("the same".to_owned(), 1)
+            ]
+        );
+    }
+
     /// Lines made up for the test: the leak oracle's streams kept on half the new threads or
     /// more is a lead, on fewer is not; any round that differed is a lead.
     #[test]
@@ -349,41 +375,6 @@ mod tests {
             [
                 ("NPP kept streams on half its new threads or more".to_owned(), 1),
                 ("a round with its inputs written late gave other outputs".to_owned(), 1)
-            ]
-        );
-    }
-
-    /// Lines made up for the test: functions matched by symbol, each oracle counted only where
-    /// both runs asked it.
-    #[test]
-    fn two_runs_agree_where_both_asked_and_each_flag_is_counted_once() {
-        let l = |symbol: &str, kept: u32, differing: u32, wrong: u64| {
-            line(&format!(
-                r#"{{"symbol":"{symbol}","status":0,"unaligned_status":0,"unaligned_differing_bytes":{wrong},"leak_threads":8,"leak_threads_keeping_streams":{kept},"race_rounds":4,"race_rounds_differing":{differing}}}"#
-            ))
-        };
-        let first = [
-            l("a", 8, 4, 0),
-            l("b", 0, 1, 6),
-            l("c", 8, 0, 0),
-            l("only-first", 8, 4, 9),
-        ];
-        let not_asked = line(r#"{"symbol":"c","status":-14}"#);
-        let second = [l("b", 0, 0, 6), l("a", 8, 4, 3), not_asked];
-        let got = agreement(&first, &second);
-        let names = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
-        let want = |asked, both, first_only: &[&str], second_only: &[&str]| Agreement {
-            asked,
-            both,
-            first_only: names(first_only),
-            second_only: names(second_only),
-        };
-        assert_eq!(
-            got,
-            [
-                ("leak", want(2, 1, &[], &[])),
-                ("race", want(2, 1, &["b"], &[])),
-                ("wrong", want(2, 1, &[], &["a"]))
             ]
         );
     }

@@ -203,6 +203,11 @@ fn state(e: &Entry, call: Option<&CallLine>, knowledge: Option<&Knowledge>) -> S
         Outcome::Ran(Unaligned::Differs(n)) => leads.push(Lead::OtherPixels(n)),
         Outcome::Ran(_) => {}
     }
+    match line.destination_step() {
+        Unaligned::Faulted(e) => leads.push(Lead::KilledContextAtDestination(e)),
+        Unaligned::Differs(n) => leads.push(Lead::OtherPixelsAtDestination(n)),
+        _ => {}
+    }
     leads.extend(line.leads());
     if leads.is_empty() {
         State::Called(line.oracles_missing())

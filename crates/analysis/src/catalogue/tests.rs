@@ -95,3 +95,28 @@ fn a_function_the_knowledge_measured_is_measured_with_the_hazards_its_scenarios_
     assert_eq!(*of("nppiResize_8u_C3R_Ctx"), State::NotCalled);
     assert_eq!(c.knowledge.as_deref(), Some("npp-13.0.1-sm90"));
 }
+
+/// Lines made up for the test: other pixels, or a context left dead, at the unaligned
+/// destination step is a lead, beside the source step's.
+#[test]
+fn the_destination_steps_findings_are_leads() {
+    let entries = [entry("nppiAddC_8u_C3RSfs_Ctx", &[]), entry("nppiCee_8u_C1R_Ctx", &[])];
+    let calls = [
+        line(
+            r#"{"symbol":"nppiAddC_8u_C3RSfs_Ctx","status":0,"unaligned_status":0,"unaligned_differing_bytes":0,"unaligned_dst_status":0,"unaligned_dst_differing_bytes":96}"#,
+        ),
+        line(
+            r#"{"symbol":"nppiCee_8u_C1R_Ctx","status":0,"unaligned_status":0,"unaligned_differing_bytes":0,"unaligned_dst_error":"sticky: misaligned"}"#,
+        ),
+    ];
+    let c = judge("13.0.1.2", &entries, &calls, None);
+    let state = |s: &str| c.functions.iter().find(|f| f.symbol == s).unwrap().state.clone();
+    assert_eq!(
+        state("nppiAddC_8u_C3RSfs_Ctx"),
+        State::Lead(vec![Lead::OtherPixelsAtDestination(96)])
+    );
+    assert_eq!(
+        state("nppiCee_8u_C1R_Ctx"),
+        State::Lead(vec![Lead::KilledContextAtDestination("sticky: misaligned".into())])
+    );
+}

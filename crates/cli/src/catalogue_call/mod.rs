@@ -229,6 +229,13 @@ fn summarize(file: &Path) -> anyhow::Result<()> {
     for (kind, n) in nppbench_analysis::calls::summarize(&lines) {
         println!("{n:>6}  {kind}");
     }
+    let destination = nppbench_analysis::calls::destination_counts(&lines);
+    if !destination.is_empty() {
+        println!("at the unaligned destination step:");
+        for (kind, n) in destination {
+            println!("{n:>6}  {kind}");
+        }
+    }
     let missing = nppbench_analysis::calls::oracles_missing(&lines);
     if !missing.is_empty() {
         println!("ran, not judged by the leak or race oracle:");

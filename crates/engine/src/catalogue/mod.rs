@@ -20,8 +20,10 @@ use anyhow::Context;
 use nppbench_gpu::{Gpu, Stream};
 use nppbench_headers::files::Prototypes;
 use nppbench_headers::generate::FunctionRow;
-use nppbench_headers::synth::{Shape, Sizers, plan};
+use nppbench_headers::roles::Role;
+use nppbench_headers::synth::{CallPlan, Shape, Sizers, plan};
 use nppbench_model::{ContextFill, StreamKind};
+use nppbench_npp::generic::Outputs;
 use nppbench_npp::{Npp, NppSearch, StreamContext};
 use serde_json::json;
 
@@ -133,8 +135,9 @@ struct Called<'a> {
 }
 
 /// One function's calls, written into `line`: at the aligned steps, the leak and race oracles
-/// where it ran, and at the unaligned source step (last: at that step many functions leave the
-/// context dead); whether the CUDA context is dead after them.
+/// where it ran, then at the unaligned source step and at the unaligned destination step (last:
+/// at those steps many functions leave the context dead); whether the CUDA context is dead after
+/// them.
 fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json::Value) -> bool {
     let (npp, gpu, ctx, sizers) = (c.npp, c.gpu, c.ctx, c.sizers);
     let shared = take(c.turns, false, line);
@@ -145,7 +148,7 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
             return false;
         }
     };
-    let made = |p| -> Result<(i32, Option<nppbench_npp::generic::Outputs>), String> {
+    let made = |p: &CallPlan| -> Result<(i32, Option<Outputs>), String> {
         let m = npp.call_planned(gpu, p, ctx).map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(sticky)?;
         let out = (m.status >= 0).then(|| m.outputs()).transpose().map_err(sticky)?;
@@ -183,17 +186,52 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
     line["unaligned_src_step"] = json!(step + off);
     drop(shared);
     let _alone = take(c.turns, true, line);
-    match made(&b) {
-        Ok((status, out_b)) => {
-            line["unaligned_status"] = json!(status);
-            if let Some(out_b) = out_b {
-                line["unaligned_differing_bytes"] = json!(out_b.differing_bytes(&out_a));
+    if at_step(&made, &b, &out_a, "unaligned", line) {
+        return true;
+    }
+    // Then the destination's rows 4 bytes further apart (a sample, where one is wider), the
+    // sources' aligned: a stride that is a multiple of 4 bytes and not of 8, where the atlas's
+    // AddC_8u_C3RSfs computes wrong pixels on NPP 13 with its sources aligned. In-place images
+    // moved with the sources.
+    let destination = a
+        .buffers
+        .iter()
+        .find(|b| b.image.is_some() && matches!(b.role, Role::Destination | Role::DestinationPlanes));
+    let Some((step, sample)) = destination.and_then(|b| b.image.map(|im| (im.step, b.elem.scalar.bytes()))) else {
+        return false;
+    };
+    let shifted = Shape {
+        dst_step: Some(step + sample.max(4)),
+        ..*aligned
+    };
+    let Ok(d) = plan(row, sizers, &shifted) else {
+        return false;
+    };
+    line["unaligned_dst_step"] = json!(step + sample.max(4));
+    at_step(&made, &d, &out_a, "unaligned_dst", line)
+}
+
+/// The call of `plan`, its outputs against the aligned call's (`out_a`), written into `line`
+/// under `key`: `KEY_status` and `KEY_differing_bytes`, or `KEY_error`; whether the context is
+/// dead after it.
+fn at_step(
+    made: &dyn Fn(&CallPlan) -> Result<(i32, Option<Outputs>), String>,
+    plan: &CallPlan,
+    out_a: &Outputs,
+    key: &str,
+    line: &mut serde_json::Value,
+) -> bool {
+    match made(plan) {
+        Ok((status, out)) => {
+            line[format!("{key}_status")] = json!(status);
+            if let Some(out) = out {
+                line[format!("{key}_differing_bytes")] = json!(out.differing_bytes(out_a));
             }
             false
         }
         Err(e) => {
             let dead = e.starts_with("sticky");
-            line["unaligned_error"] = json!(e);
+            line[format!("{key}_error")] = json!(e);
             dead
         }
     }

@@ -96,6 +96,13 @@ fn lead_words(l: &Lead) -> String {
             "gave {} at an unaligned source step, the same pixels",
             counted(*n as usize, "other output byte", "other output bytes")
         ),
+        Lead::KilledContextAtDestination(e) => {
+            format!("left the CUDA context dead at an unaligned destination step ({e})")
+        }
+        Lead::OtherPixelsAtDestination(n) => format!(
+            "gave {} at an unaligned destination step, the same pixels",
+            counted(*n as usize, "other output byte", "other output bytes")
+        ),
         Lead::StreamsKept { threads, kept } => {
             format!("NPP kept streams after the calls of {kept} of {threads} new threads")
         }
