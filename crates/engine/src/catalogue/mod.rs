@@ -189,15 +189,15 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
     if at_step(&made, &b, &out_a, "unaligned", line) {
         return true;
     }
-    // Then the destination's rows 4 bytes further apart (a sample, where one is wider), the
-    // sources' aligned: a stride that is a multiple of 4 bytes and not of 8, where the atlas's
-    // AddC_8u_C3RSfs computes wrong pixels on NPP 13 with its sources aligned. In-place images
-    // moved with the sources.
+    // Then the destination's rows 4 bytes further apart (a whole sample where one is wider, as a
+    // step off the sample faults NPP's loads), the sources' aligned: a stride that is a multiple
+    // of 4 bytes and not of 8, where the atlas's AddC_8u_C3RSfs computes wrong pixels on NPP 13
+    // with its sources aligned. In-place images moved with the sources.
     let destination = a
         .buffers
         .iter()
         .find(|b| b.image.is_some() && matches!(b.role, Role::Destination | Role::DestinationPlanes));
-    let Some((step, sample)) = destination.and_then(|b| b.image.map(|im| (im.step, b.elem.scalar.bytes()))) else {
+    let Some((step, sample)) = destination.and_then(|b| b.image.map(|im| (im.step, b.elem.bytes()))) else {
         return false;
     };
     let shifted = Shape {
