@@ -249,8 +249,10 @@ mod tests {
             .map(|f| f.strip_prefix(&reports).unwrap().display().to_string())
             .collect();
         assert!(
-            names.iter().any(|n| n.contains("/run-") && n.ends_with(".json")),
-            "a report of several runs (run-N-*.json): {names:?}"
+            names
+                .iter()
+                .any(|n| n.contains("/run-") && (n.ends_with(".json") || n.ends_with(".json.gz"))),
+            "a report of several runs (run-N-*.json, or gzipped): {names:?}"
         );
         assert!(
             names.contains(&"h100-quick-npp-13.0.1/run.json".to_owned()),
