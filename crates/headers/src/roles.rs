@@ -169,6 +169,12 @@ fn role_of(
     if p.name.contains("Buffer") && !p.is_const && (p.base == "Npp8u" || p.base == "void") && p.name.starts_with('p') {
         return (Role::ScratchBuffer, None);
     }
+    // The trilinear LUTs' table and levels are inputs, though not const (`Npp32u * pValues`,
+    // `Npp8u * pLevels[3]`); as results they were zeros in device memory, and NPP, reading the
+    // levels on the host, ended the child by SIGSEGV.
+    if number && !p.is_const && (p.name == "pValues" || p.name == "pLevels") {
+        return (Role::DeviceArray, sized_by(&p.name, params));
+    }
     let point = matches!(p.base.as_str(), "NppiPoint" | "NppiPoint32f" | "NppiPoint64f");
     match (number || point, p.is_const) {
         (true, true) if number => (Role::DeviceArray, sized_by(&p.name, params)),
@@ -215,7 +221,7 @@ fn sized_by(name: &str, params: &[Param]) -> Option<String> {
     } else if name.contains("Table") {
         &["nBitSize", "nLevels"]
     } else if name.contains("Level") || name.contains("Value") {
-        &["nLevels", "nValues"]
+        &["nLevels", "nValues", "aLevels"]
     } else {
         &[]
     };

@@ -148,7 +148,7 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
             return false;
         }
     };
-    let made = |p: &CallPlan| -> Result<(i32, Option<Outputs>), String> {
+    let made = |p: &CallPlan| -> Made {
         let m = npp.call_planned(gpu, p, ctx).map_err(|e| e.to_string())?;
         gpu.synchronize().map_err(sticky)?;
         let out = (m.status >= 0).then(|| m.outputs()).transpose().map_err(sticky)?;
@@ -211,11 +211,15 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
     at_step(&made, &d, &out_a, "unaligned_dst", line)
 }
 
+/// A call made and synchronised: NPP's status and, where it succeeded, the outputs; or the error
+/// (`sticky: …` where the context is dead).
+type Made = Result<(i32, Option<Outputs>), String>;
+
 /// The call of `plan`, its outputs against the aligned call's (`out_a`), written into `line`
 /// under `key`: `KEY_status` and `KEY_differing_bytes`, or `KEY_error`; whether the context is
 /// dead after it.
 fn at_step(
-    made: &dyn Fn(&CallPlan) -> Result<(i32, Option<Outputs>), String>,
+    made: &dyn Fn(&CallPlan) -> Made,
     plan: &CallPlan,
     out_a: &Outputs,
     key: &str,

@@ -144,9 +144,13 @@ fn memory(
             if p.param.pointers >= 1 && p.param.array.is_some() {
                 // `const Npp32s * pValues[3]`: a host array of one device array per channel
                 // (one device array read as that host array ended the child by SIGSEGV: LUT,
-                // LUT_Linear, LUT_Cubic, LUTPalette, on the H100 runs).
+                // LUT_Linear, LUT_Cubic, LUTPalette, on the H100 runs). The `LUT_Trilinear`
+                // functions' `Npp8u * pLevels[3]` are host arrays, the headers say ("Host pointer
+                // to an array of 3 host pointers"); as device arrays they ended the child by
+                // SIGSEGV on 12.2.3.2 and 13.0.1.
+                let on_host = row.symbol.contains("LUT_Trilinear");
                 let tables = (0..array_len(&p.param.c, channels))
-                    .map(|_| match device(buffers, e, SMALL, Fill::Pattern, false) {
+                    .map(|_| match device(buffers, e, SMALL, Fill::Pattern, on_host) {
                         Value::Buffer(i) => i,
                         _ => unreachable!("device() gives a buffer"),
                     })

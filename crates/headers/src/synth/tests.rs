@@ -182,7 +182,8 @@ fn a_transposes_destination_has_the_rois_width_as_its_rows() {
 }
 
 /// What ended children by SIGSEGV on the H100 runs: a per-channel array of device tables is a
-/// host array of device pointers, and a Wiener filter's noise levels are host numbers.
+/// host array of device pointers (but a trilinear LUT's levels, host arrays), and a Wiener
+/// filter's noise levels are host numbers.
 #[test]
 fn per_channel_tables_are_pointers_on_the_host_and_noise_levels_host_numbers() {
     let v = version("npp-13.0.1.2");
@@ -198,6 +199,20 @@ fn per_channel_tables_are_pointers_on_the_host_and_noise_levels_host_numbers() {
     let one_channel = one(&v, "nppiLUT_8u_C1R_Ctx");
     let values = one_channel.args.iter().find(|a| a.param == "pValues").unwrap();
     assert!(matches!(values.value, Value::Buffer(_)), "{values:?}");
+    // The trilinear LUTs' levels are host arrays of host arrays, their table device memory.
+    let trilinear = one(&v, "nppiLUT_Trilinear_8u_C4R_Ctx");
+    match &trilinear.args.iter().find(|a| a.param == "pLevels").unwrap().value {
+        Value::Planes(levels) => {
+            assert_eq!(levels.len(), 3);
+            assert!(levels.iter().all(|i| trilinear.buffers[*i].host));
+        }
+        other => panic!("{other:?}"),
+    }
+    let table = trilinear.args.iter().find(|a| a.param == "pValues").unwrap();
+    assert!(
+        matches!(table.value, Value::Buffer(i) if !trilinear.buffers[i].host),
+        "{table:?}"
+    );
     let wiener = one(&v, "nppiFilterWienerBorder_8u_C4R_Ctx");
     let noise = wiener.args.iter().find(|a| a.param == "aNoise").unwrap();
     assert!(
