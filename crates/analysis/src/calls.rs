@@ -16,6 +16,9 @@ pub use agreement::{Agreement, agreement};
 pub struct CallLine {
     pub symbol: String,
     pub library: Option<String>,
+    /// The ROI of the aligned and unaligned calls (absent in lines written before it was kept).
+    pub width: Option<u32>,
+    pub height: Option<u32>,
     pub not_planned: Option<String>,
     pub ended_process: Option<String>,
     pub error: Option<String>,

@@ -211,3 +211,39 @@ fn two_files_are_compared_oracle_by_oracle_naming_what_one_flagged_alone() {
         "{text}"
     );
 }
+
+/// Lines made up for the test: two files whose calls were made at other ROIs are compared with
+/// a note saying so first; files at one ROI, or of lines that do not record it, without.
+#[test]
+fn files_of_other_rois_are_compared_with_a_note_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, roi: &str| {
+        let path = dir.path().join(name);
+        let line = format!(
+            r#"{{"symbol":"nppiAdd_8u_C1RSfs_Ctx","status":0,"unaligned_status":0,"unaligned_differing_bytes":0{roi}}}"#
+        );
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        path
+    };
+    let wide = file("wide.jsonl", r#","width":1918,"height":32"#);
+    let narrow = file("narrow.jsonl", r#","width":64,"height":32"#);
+    let unrecorded = file("old.jsonl", "");
+    let against = |a: &Path, b: &Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+            .args(["call-catalogue", "--summarize"])
+            .arg(a)
+            .arg("--against")
+            .arg(b)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let text = against(&wide, &narrow);
+    assert!(
+        text.contains("note: the calls were made at other ROIs: this file 1918x32, the other 64x32"),
+        "{text}"
+    );
+    assert!(!against(&wide, &wide).contains("note:"));
+    assert!(!against(&wide, &unrecorded).contains("note:"));
+}

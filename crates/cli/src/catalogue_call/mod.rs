@@ -262,6 +262,22 @@ fn against(file: &Path, other: &Path) -> anyhow::Result<()> {
         "against {}: functions both asked, flagged by both, by this file only, by the other only",
         other.display()
     );
+    // Runs at other ROIs answer other questions (at 64×32 the wrong-pixel oracle sees none of NPP
+    // 13's): said first, where the lines record them.
+    let rois = |lines: &[nppbench_analysis::calls::CallLine]| -> std::collections::BTreeSet<String> {
+        lines
+            .iter()
+            .filter_map(|l| Some(format!("{}x{}", l.width?, l.height?)))
+            .collect()
+    };
+    let (this_rois, other_rois) = (rois(&first), rois(&second));
+    if !this_rois.is_empty() && !other_rois.is_empty() && this_rois != other_rois {
+        println!(
+            "note: the calls were made at other ROIs: this file {}, the other {}",
+            this_rois.into_iter().collect::<Vec<_>>().join(", "),
+            other_rois.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
     let agreement = nppbench_analysis::calls::agreement(&first, &second);
     for (oracle, a) in &agreement {
         println!(

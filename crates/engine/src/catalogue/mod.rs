@@ -95,9 +95,10 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        // When it began: a stall of every child (a GPU reset) is found among the lines by it.
+        // When it began: a stall of every child (a GPU reset) is found among the lines by it. The
+        // ROI, so that lines of runs at other ROIs are told apart.
         let mut line = json!({"index": i, "symbol": row.symbol, "library": row.library,
-            "started_unix_ms": started});
+            "started_unix_ms": started, "width": args.width, "height": args.height});
         let called = Called {
             npp: &npp,
             gpu: &gpu,
