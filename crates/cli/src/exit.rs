@@ -116,7 +116,7 @@ pub(crate) struct Interrupted(pub(crate) String);
 /// A `call-catalogue` stopped early: `--out` holds the lines of the functions that finished.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "interrupted: {out} holds the {lines} function lines written before the stop (every function that finished); the others have none"
+    "interrupted: {out} holds the {lines} function lines written before the stop (every function that finished); the same command with --resume calls the others"
 )]
 pub(crate) struct CallsInterrupted {
     pub(crate) out: String,

@@ -247,3 +247,47 @@ fn files_of_other_rois_are_compared_with_a_note_saying_so() {
     assert!(!against(&wide, &wide).contains("note:"));
     assert!(!against(&wide, &unrecorded).contains("note:"));
 }
+
+/// `--resume` leaves out the functions --out has a line of: with every one there, nothing is
+/// called (no GPU needed) and the file is left as it was; with one missing, a child starts for it
+/// (and, without a GPU, fails saying why).
+#[test]
+fn a_resumed_run_calls_only_the_functions_without_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("calls.jsonl");
+    let rows = std::io::read_to_string(flate2::read::GzDecoder::new(
+        std::fs::File::open(catalogue().join("functions.jsonl.gz")).unwrap(),
+    ))
+    .unwrap();
+    let lines: Vec<String> = rows
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["symbol"].as_str().map(str::to_owned))
+        .filter(|s| s.contains("Add_8u_C1"))
+        .map(|s| format!(r#"{{"symbol":"{s}","status":0}}"#))
+        .collect();
+    assert!(lines.len() >= 2, "{lines:?}");
+    std::fs::write(&out, lines.join("\n") + "\n").unwrap();
+    let resumed = || {
+        Command::new(env!("CARGO_BIN_EXE_nppbench"))
+            .arg("call-catalogue")
+            .arg("--catalogue")
+            .arg(catalogue())
+            .arg("--out")
+            .arg(&out)
+            .args(["--only", "Add_8u_C1", "--resume"])
+            .output()
+            .unwrap()
+    };
+    let o = resumed();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), lines.join("\n") + "\n");
+    if nppbench_engine::gpu_available("a_resumed_run_calls_only_the_functions_without_a_line") {
+        return;
+    }
+    std::fs::write(&out, lines[1..].join("\n") + "\n").unwrap();
+    assert!(
+        !resumed().status.success(),
+        "a child started for the function without a line"
+    );
+}

@@ -53,6 +53,13 @@ pub(crate) struct CallArgs {
     /// that kills its context costs its child a restart, a GPU's worth of others go on).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
+    /// Keep the lines already in --out and call only the functions without one (a run stopped
+    /// by Ctrl-C, SIGTERM or a time limit, continued).
+    #[arg(long, requires = "out")]
+    resume: bool,
+    /// Internal: the file whose functions are left out (the parent's --out, when resumed).
+    #[arg(long, hide = true)]
+    done: Option<PathBuf>,
     /// Internal: a child's first function, and the one past its last.
     #[arg(long, hide = true)]
     from: Option<usize>,
@@ -79,6 +86,11 @@ impl CallArgs {
             width: self.width,
             height: self.height,
             turns: self.turns.clone(),
+            done: if self.resume {
+                self.out.clone()
+            } else {
+                self.done.clone()
+            },
         }
     }
 }
@@ -181,6 +193,9 @@ fn share_of(
         }
         if let Some(s) = args.shard {
             cmd.args(["--shard", &s.to_string()]);
+        }
+        if let Some(done) = args.calls().done {
+            cmd.arg("--done").arg(done);
         }
         let mut child = cmd.stdout(Stdio::piped()).spawn().context("starting a child")?;
         children.started(child.id());

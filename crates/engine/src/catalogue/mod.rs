@@ -42,6 +42,8 @@ pub struct CatalogueCalls {
     pub height: u32,
     /// The lock files the children share ([`GpuTurns`]); `None`: calls take no turns.
     pub turns: Option<PathBuf>,
+    /// A file of lines already written: its functions are left out (a run resumed).
+    pub done: Option<PathBuf>,
 }
 
 impl CatalogueCalls {
@@ -49,13 +51,39 @@ impl CatalogueCalls {
     pub fn functions(&self) -> anyhow::Result<(Prototypes, Vec<FunctionRow>)> {
         let prototypes =
             Prototypes::read(&self.catalogue).with_context(|| format!("reading {}", self.catalogue.display()))?;
+        let done = match &self.done {
+            Some(file) => symbols_in(file)?,
+            None => std::collections::BTreeSet::new(),
+        };
         let rows = nppbench_headers::generate::rows(&prototypes)?
             .into_iter()
             .filter(|r| self.only.as_deref().is_none_or(|o| r.symbol.contains(o)))
             .filter(|r| self.shard.is_none_or(|s| s.holds(&r.symbol)))
+            .filter(|r| !done.contains(&r.symbol))
             .collect();
         Ok((prototypes, rows))
     }
+}
+
+/// The functions a file of lines has a line of; none where the file does not exist yet.
+fn symbols_in(file: &Path) -> anyhow::Result<std::collections::BTreeSet<String>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let v: serde_json::Value = serde_json::from_str(l)
+                .with_context(|| format!("{} line {}: not a call-catalogue line", file.display(), i + 1))?;
+            v["symbol"]
+                .as_str()
+                .map(str::to_owned)
+                .with_context(|| format!("{} line {}: no symbol", file.display(), i + 1))
+        })
+        .collect()
 }
 
 /// Appends one JSON line to `out`.
