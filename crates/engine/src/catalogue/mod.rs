@@ -299,6 +299,7 @@ mod tests {
             width: 64,
             height: 32,
             turns: None,
+            done: None,
         };
         let symbols = |shard| -> Vec<String> {
             calls(shard)
