@@ -115,6 +115,7 @@ fn memory(
 ) -> Result<Arg, String> {
     let name = p.param.name.clone();
     let channels = channels(&row.formats.layout);
+    // A buffer of its own (device memory, or host where `host`): its index.
     let device = |buffers: &mut Vec<Buffer>, e: Elem, bytes: u64, fill: Fill, host: bool| {
         buffers.push(Buffer {
             param: name.clone(),
@@ -125,7 +126,7 @@ fn memory(
             host,
             image: None,
         });
-        Value::Buffer(buffers.len() - 1)
+        buffers.len() - 1
     };
     let arg = |abi, value| Arg {
         param: name.clone(),
@@ -150,14 +151,14 @@ fn memory(
                 // SIGSEGV on 12.2.3.2 and 13.0.1.
                 let on_host = row.symbol.contains("LUT_Trilinear");
                 let tables = (0..array_len(&p.param.c, channels))
-                    .map(|_| match device(buffers, e, SMALL, Fill::Pattern, on_host) {
-                        Value::Buffer(i) => i,
-                        _ => unreachable!("device() gives a buffer"),
-                    })
+                    .map(|_| device(buffers, e, SMALL, Fill::Pattern, on_host))
                     .collect();
                 arg(Abi::Pointer, Value::Planes(tables))
             } else {
-                arg(Abi::Pointer, device(buffers, e, SMALL, Fill::Pattern, host))
+                arg(
+                    Abi::Pointer,
+                    Value::Buffer(device(buffers, e, SMALL, Fill::Pattern, host)),
+                )
             }
         }
         // A noise level per channel (`nppiFilterWienerBorder…`'s `aNoise[4]`, between 0 and 1) is
@@ -181,7 +182,7 @@ fn memory(
             });
             // `hp…`: host memory (a buffer size); else device memory.
             let host = name.starts_with("hp");
-            arg(Abi::Pointer, device(buffers, e, SMALL, Fill::Zero, host))
+            arg(Abi::Pointer, Value::Buffer(device(buffers, e, SMALL, Fill::Zero, host)))
         }
         Role::ScratchBuffer => {
             let sizer = p.with.as_ref().ok_or_else(|| format!("{name}: no sizer"))?;
@@ -189,20 +190,13 @@ fn memory(
                 .find(sizer)
                 .ok_or_else(|| format!("{name}: its sizer {sizer} is not among the prototypes"))?;
             let sizer_plan = plan_sizer(sizer, library, &params, shape, channels)?;
-            let value = device(
-                buffers,
-                Elem {
-                    scalar: Scalar::U8,
-                    lanes: 1,
-                },
-                0,
-                Fill::Zero,
-                false,
-            );
-            if let Value::Buffer(i) = value {
-                scratch.push((i, sizer_plan));
-            }
-            arg(Abi::Pointer, value)
+            let bytes = Elem {
+                scalar: Scalar::U8,
+                lanes: 1,
+            };
+            let i = device(buffers, bytes, 0, Fill::Zero, false);
+            scratch.push((i, sizer_plan));
+            arg(Abi::Pointer, Value::Buffer(i))
         }
         other => return Err(format!("{name}: no memory for a {other:?} parameter")),
     })
