@@ -237,6 +237,16 @@ fn share_of(
     Ok(())
 }
 
+/// Prints `heading` and each count under it; nothing where there is none.
+fn section(heading: &str, counts: Vec<(String, usize)>) {
+    if !counts.is_empty() {
+        println!("{heading}");
+        for (kind, n) in counts {
+            println!("{n:>6}  {kind}");
+        }
+    }
+}
+
 /// Prints the outcomes of a file of lines, counted, the most first, then the oracles' leads.
 fn summarize(file: &Path) -> anyhow::Result<()> {
     let lines = crate::catalogue::read_call_lines(file)?;
@@ -244,27 +254,18 @@ fn summarize(file: &Path) -> anyhow::Result<()> {
     for (kind, n) in nppbench_analysis::calls::summarize(&lines) {
         println!("{n:>6}  {kind}");
     }
-    let destination = nppbench_analysis::calls::destination_counts(&lines);
-    if !destination.is_empty() {
-        println!("at the unaligned destination step:");
-        for (kind, n) in destination {
-            println!("{n:>6}  {kind}");
-        }
-    }
-    let missing = nppbench_analysis::calls::oracles_missing(&lines);
-    if !missing.is_empty() {
-        println!("ran, not judged by the leak or race oracle:");
-        for (why, n) in missing {
-            println!("{n:>6}  {why}");
-        }
-    }
-    let leads = nppbench_analysis::calls::lead_counts(&lines);
-    if !leads.is_empty() {
-        println!("leads from the leak and race oracles:");
-        for (kind, n) in leads {
-            println!("{n:>6}  {kind}");
-        }
-    }
+    section(
+        "at the unaligned destination step:",
+        nppbench_analysis::calls::destination_counts(&lines),
+    );
+    section(
+        "ran, not judged by the leak or race oracle:",
+        nppbench_analysis::calls::oracles_missing(&lines),
+    );
+    section(
+        "leads from the leak and race oracles:",
+        nppbench_analysis::calls::lead_counts(&lines),
+    );
     Ok(())
 }
 
