@@ -6,9 +6,13 @@
 # at a GPU that needs a reset: runs with twelve children, before the children took turns, left
 # H100s in a full-chip reset (reports/catalogue-calls/h100-oracles/); four with the turns did not
 # (reports/catalogue-calls/h100-roi/). Twelve with the turns have not been tried.
-# Usage: catalogue-calls-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
+# Each version's calls are resumed (`--resume`): run the script again with the same OUT_DIR (its
+# calls-VERSION.jsonl carried back in) and it calls only the functions without a line, so that a
+# catalogue spans several commands each under a time limit (LIMIT_S seconds a version, default
+# none: the command is stopped by SIGTERM, merges what its children wrote and exits 130).
+# Usage: [LIMIT_S=N] catalogue-calls-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
 #   VERSION   a folder of catalogue/ (npp-13.0.1.2); NPP_DIR the libraries of that version.
-# Example: catalogue-calls-runs.sh /tmp/b/nppbench /tmp/o 1 npp-13.0.1.2=/usr/local/cuda/lib64
+# Example: LIMIT_S=250 catalogue-calls-runs.sh /tmp/b/nppbench /tmp/o 4 npp-13.0.1.2=/usr/local/cuda/lib64
 set -u
 bin=$1; out=$2; jobs=$3; shift 3
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,11 +21,10 @@ nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee "$ou
 for pair in "$@"; do
   version=${pair%%=*}; npp=${pair#*=}
   s=$(date +%s)
-  "$bin" call-catalogue --catalogue "$root/catalogue/$version" --npp "$npp" --jobs "$jobs" \
-    --out "$out/calls-$version.jsonl" > "$out/calls-$version.log" 2>&1
-  echo "$version rc=$? $(( $(date +%s) - s )) s"
+  timeout "${LIMIT_S:-0}" "$bin" call-catalogue --catalogue "$root/catalogue/$version" --npp "$npp" \
+    --jobs "$jobs" --out "$out/calls-$version.jsonl" --resume >> "$out/calls-$version.log" 2>&1
+  echo "$version rc=$? $(( $(date +%s) - s )) s, $(wc -l < "$out/calls-$version.jsonl") lines"
   "$bin" call-catalogue --summarize "$out/calls-$version.jsonl" | tee "$out/summary-$version.txt"
-  gzip -f "$out/calls-$version.jsonl"
   (dmesg 2>&1 | grep -i -E "xid|nvrm" | tail -50) > "$out/dmesg-$version.txt"
   if nvidia-smi -q 2>&1 | grep -q "requires reset"; then
     echo "the GPU needs a reset after $version: stopping (dmesg-$version.txt)"
