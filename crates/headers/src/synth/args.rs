@@ -1,7 +1,7 @@
 //! Each parameter's argument in a synthesised call, by its role (the images are placed first, in
 //! `plan`), and the plan of a scratch buffer's sizer call.
 
-use super::values::{channels, enum_value, point_value, scalar_value, size_value};
+use super::values::{array_values, channels, enum_value, point_value, scalar_value, size_value};
 use super::*;
 
 /// A number passed by value, or an array of them.
@@ -95,7 +95,8 @@ pub(super) fn argument(
             let e = elem(&p.param.base).ok_or_else(|| format!("{}: no number type", p.param.c))?;
             let n = array_len(&p.param.c, channels);
             let v = scalar_value(&name, e);
-            arg(Abi::Pointer, Value::Array(e, (0..n).map(|i| v + i as f64).collect()))
+            let values = array_values(&name, n, shape).unwrap_or_else(|| (0..n).map(|i| v + i as f64).collect());
+            arg(Abi::Pointer, Value::Array(e, values))
         }
         Role::DeviceArray | Role::Result | Role::ScratchBuffer => memory(p, row, all, shape, buffers, scratch)?,
         Role::Context => arg(Abi::Context, Value::Context),

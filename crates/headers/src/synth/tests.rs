@@ -220,3 +220,37 @@ fn per_channel_tables_are_pointers_on_the_host_and_noise_levels_host_numbers() {
         "{noise:?}"
     );
 }
+
+/// What NPP refused on the H100 runs for want of values that make sense together: an anchor
+/// inside its mask (SumWindow: NPP_ANCHOR_ERROR), a quadrangle the ROI's corners (WarpAffineQuad:
+/// NPP_QUADRANGLE_ERROR), a 3×3 transform the identity (WarpPerspective: NPP_COEFFICIENT_ERROR,
+/// its counted-up matrix singular). An affine 2×3 transform, which NPP took, still counts up.
+#[test]
+fn anchors_quadrangles_and_perspective_transforms_get_values_npp_takes() {
+    let v = version("npp-13.0.1.2");
+    let value = |symbol: &str, param: &str| -> Value {
+        let p = one(&v, symbol);
+        p.args.into_iter().find(|a| a.param == param).unwrap().value
+    };
+    let numbers = |value: Value| -> Vec<f64> {
+        match value {
+            Value::Number(n) => vec![n],
+            Value::Array(_, n) => n,
+            other => panic!("{other:?}"),
+        }
+    };
+    let window = |param| numbers(value("nppiSumWindowColumn_16s32f_C1R_Ctx", param));
+    assert!(window("nAnchor")[0] < window("nMaskSize")[0]);
+    let (w, h) = (f64::from(SHAPE.width) - 1.0, f64::from(SHAPE.height) - 1.0);
+    assert_eq!(
+        numbers(value("nppiWarpAffineQuad_8u_C1R_Ctx", "aSrcQuad")),
+        [0.0, 0.0, w, 0.0, w, h, 0.0, h]
+    );
+    assert_eq!(
+        numbers(value("nppiWarpPerspective_8u_C1R_Ctx", "aCoeffs")),
+        [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    );
+    let affine = numbers(value("nppiWarpAffine_8u_C1R_Ctx", "aCoeffs"));
+    assert_eq!(affine.len(), 6);
+    assert!(affine.windows(2).all(|p| p[1] == p[0] + 1.0), "{affine:?}");
+}

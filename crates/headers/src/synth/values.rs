@@ -102,6 +102,11 @@ pub(super) fn scalar_value(name: &str, e: Elem) -> f64 {
     if lower.contains("level") || lower.contains("bins") {
         return 4.0;
     }
+    // An anchor inside the 3-sample mask the mask sizes get (`nAnchor` of the SumWindow
+    // functions: at 3, NPP refused them all with NPP_ANCHOR_ERROR).
+    if lower.contains("anchor") {
+        return 1.0;
+    }
     if lower.contains("divisor") || lower.contains("rate") {
         return 2.0;
     }
@@ -109,6 +114,22 @@ pub(super) fn scalar_value(name: &str, e: Elem) -> f64 {
         return 3.0;
     }
     if e.scalar.is_float() { 0.75 } else { 3.0 }
+}
+
+/// The numbers of a constant array whose values must make sense together, where counting up from
+/// [`scalar_value`] would not (`None`: count up): a quadrangle (`aSrcQuad[4][2]`) the ROI's
+/// corners, clockwise; a 3×3 transform (`aCoeffs[3][3]`) the identity. Counted up, the quadrangles
+/// were degenerate (NPP_QUADRANGLE_ERROR) and the 3×3 matrices singular (NPP_COEFFICIENT_ERROR):
+/// every WarpAffineQuad, WarpPerspectiveQuad, WarpBilinearQuad and WarpPerspective refused.
+pub(super) fn array_values(name: &str, len: u64, s: &Shape) -> Option<Vec<f64>> {
+    let (w, h) = (f64::from(s.width) - 1.0, f64::from(s.height) - 1.0);
+    if name.contains("Quad") && len == 8 {
+        return Some(vec![0.0, 0.0, w, 0.0, w, h, 0.0, h]);
+    }
+    if name.contains("Coeffs") && len == 9 {
+        return Some(vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+    }
+    None
 }
 
 /// A size parameter: a mask's or a template's 3×3, else the ROI's.
