@@ -119,8 +119,9 @@ pub(super) fn scalar_value(name: &str, e: Elem) -> f64 {
 /// The numbers of a constant array whose values must make sense together, where counting up from
 /// [`scalar_value`] would not (`None`: count up): a quadrangle (`aSrcQuad[4][2]`) the ROI's
 /// corners, clockwise; a 3×3 transform (`aCoeffs[3][3]`) the identity. Counted up, the quadrangles
-/// were degenerate (NPP_QUADRANGLE_ERROR) and the 3×3 matrices singular (NPP_COEFFICIENT_ERROR):
-/// every WarpAffineQuad, WarpPerspectiveQuad, WarpBilinearQuad and WarpPerspective refused.
+/// were degenerate and the 3×3 matrices singular: on the H100 runs of 13.0.1, NPP refused every
+/// WarpAffineQuad and WarpPerspectiveQuad (NPP_QUADRANGLE_ERROR) and WarpPerspective
+/// (NPP_COEFFICIENT_ERROR); WarpPerspectiveBack took the singular matrix.
 pub(super) fn array_values(name: &str, len: u64, s: &Shape) -> Option<Vec<f64>> {
     let (w, h) = (f64::from(s.width) - 1.0, f64::from(s.height) - 1.0);
     if name.contains("Quad") && len == 8 {
