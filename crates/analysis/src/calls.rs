@@ -146,6 +146,22 @@ impl CallLine {
     }
 }
 
+impl CallLine {
+    /// Whether an unaligned step killed the context (a misaligned or illegal address: the call
+    /// returned and the kernel faulted), at the source step or at the destination's; `None` where
+    /// the function did not run or neither step was called.
+    pub fn faults(&self) -> Option<bool> {
+        let Outcome::Ran(source) = self.outcome() else {
+            return None;
+        };
+        match (source, self.destination_step()) {
+            (Unaligned::Faulted(_), _) | (_, Unaligned::Faulted(_)) => Some(true),
+            (Unaligned::NotCalled, Unaligned::NotCalled) => None,
+            _ => Some(false),
+        }
+    }
+}
+
 /// An unaligned step's outcome from its error, status and changed output bytes.
 fn unaligned(error: &Option<String>, status: Option<i32>, differing: Option<u64>) -> Unaligned {
     match (error, status, differing) {
@@ -322,7 +338,8 @@ mod tests {
     }
 
     /// Lines made up for the test: the destination step's outcome, counted apart, and the
-    /// wrong-pixel flag from either step (none where neither compared outputs).
+    /// wrong-pixel and fault flags from either step (no wrong-pixel flag where neither compared
+    /// outputs).
     #[test]
     fn the_destination_step_is_counted_apart_and_either_step_flags_wrong_pixels() {
         let at = |src: &str, dst: &str| line(&format!(r#"{{"symbol":"a","status":0,{src}{dst}}}"#));
@@ -339,6 +356,10 @@ mod tests {
         assert_eq!(lines[0].outcome(), Outcome::Ran(Unaligned::Same));
         let flags: Vec<Option<bool>> = lines.iter().map(CallLine::wrong_pixels).collect();
         assert_eq!(flags, [Some(true), Some(false), Some(false), None, Some(false)]);
+        // A fault at either step is a fault; a step that ran without one is not.
+        let faults: Vec<Option<bool>> = lines.iter().map(CallLine::faults).collect();
+        assert_eq!(faults, [Some(false), Some(false), Some(true), Some(true), Some(false)]);
+        assert_eq!(line(r#"{"symbol":"a","status":-4}"#).faults(), None);
         assert_eq!(
             destination_counts(&lines),
             [

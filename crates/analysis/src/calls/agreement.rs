@@ -17,13 +17,14 @@ pub struct Agreement {
     pub second_only: Vec<String>,
 }
 
-/// The three oracles' agreement between `first` and `second` (functions matched by symbol): the
-/// leak (streams kept on half the new threads or more), the race (a round that differed) and the
-/// wrong pixels (other bytes at either unaligned step, where both runs compared).
+/// The oracles' agreement between `first` and `second` (functions matched by symbol): the leak
+/// (streams kept on half the new threads or more), the race (a round that differed), the wrong
+/// pixels (other bytes at either unaligned step, where both runs compared) and the faults (an
+/// unaligned step killed the context: the wrong-pixel hazard's worst form, as the atlas files it).
 pub fn agreement(first: &[CallLine], second: &[CallLine]) -> Vec<(&'static str, Agreement)> {
     let by_symbol: BTreeMap<&str, &CallLine> = second.iter().map(|l| (l.symbol.as_str(), l)).collect();
     type Flag = fn(&CallLine) -> Option<bool>;
-    let oracles: [(&'static str, Flag); 3] = [
+    let oracles: [(&'static str, Flag); 4] = [
         ("leak", |l| {
             l.leak_threads
                 .map(|_| l.leads().iter().any(|x| matches!(x, Lead::StreamsKept { .. })))
@@ -33,6 +34,7 @@ pub fn agreement(first: &[CallLine], second: &[CallLine]) -> Vec<(&'static str, 
                 .map(|_| l.leads().iter().any(|x| matches!(x, Lead::RoundsDiffered { .. })))
         }),
         ("wrong", CallLine::wrong_pixels),
+        ("fault", CallLine::faults),
     ];
     oracles
         .map(|(name, flag)| {
@@ -81,7 +83,10 @@ mod tests {
             l("only-first", 8, 4, 9),
         ];
         let not_asked = line(r#"{"symbol":"c","status":-14}"#);
-        let second = [l("b", 0, 0, 6), l("a", 8, 4, 3), not_asked];
+        // "a" killed the context at the destination step in the second run alone.
+        let mut a_faulted = l("a", 8, 4, 3);
+        a_faulted.unaligned_dst_error = Some("sticky: CUDA_ERROR_MISALIGNED_ADDRESS".into());
+        let second = [l("b", 0, 0, 6), a_faulted, not_asked];
         let got = agreement(&first, &second);
         let names = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
         let want = |asked, both, first_only: &[&str], second_only: &[&str]| Agreement {
@@ -95,7 +100,8 @@ mod tests {
             [
                 ("leak", want(2, 1, &[], &[])),
                 ("race", want(2, 1, &["b"], &[])),
-                ("wrong", want(2, 1, &[], &["a"]))
+                ("wrong", want(2, 1, &[], &["a"])),
+                ("fault", want(2, 0, &[], &["a"]))
             ]
         );
     }

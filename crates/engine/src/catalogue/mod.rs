@@ -220,8 +220,9 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
     }
     // Then the destination's rows 4 bytes further apart (a whole sample where one is wider, as a
     // step off the sample faults NPP's loads), the sources' aligned: a stride that is a multiple
-    // of 4 bytes and not of 8, where the atlas's AddC_8u_C3RSfs computes wrong pixels on NPP 13
-    // with its sources aligned. In-place images moved with the sources.
+    // of 4 bytes and not of 8, where the atlas's AddC_8u_C3RSfs faults on NPP 13 (a misaligned
+    // address, the wrong-pixel hazard's worst form) with its sources aligned. In-place images
+    // moved with the sources.
     let destination = a
         .buffers
         .iter()
