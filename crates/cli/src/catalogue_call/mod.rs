@@ -4,6 +4,7 @@
 //! function that cannot be planned or loaded says why, and one that kills the CUDA context (a
 //! fault, a sticky error) is recorded here, and a new child starts at the next function.
 
+mod parts;
 mod stop;
 
 use std::io::{BufRead, BufReader};
@@ -54,7 +55,8 @@ pub(crate) struct CallArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
     /// Keep the lines already in --out and call only the functions without one (a run stopped
-    /// by Ctrl-C, SIGTERM or a time limit, continued).
+    /// by Ctrl-C, SIGTERM or a time limit, continued); the whole lines of the part files a
+    /// killed run left beside it are kept first. Without it, an --out that holds lines is refused.
     #[arg(long, requires = "out")]
     resume: bool,
     /// Internal: the file whose functions are left out (the parent's --out, when resumed).
@@ -119,6 +121,17 @@ pub(crate) fn call_catalogue(args: CallArgs) -> anyhow::Result<()> {
 /// turns on the GPU through lock files beside `--out` (the unaligned step alone), removed after.
 fn parent(args: &CallArgs) -> anyhow::Result<()> {
     let calls = args.calls();
+    if args.resume {
+        let kept = parts::join_left_parts(&calls.out)?;
+        if kept > 0 {
+            eprintln!(
+                "kept {kept} lines of the part files a stopped run left beside {}",
+                calls.out.display()
+            );
+        }
+    } else {
+        parts::refuse_unless_fresh(&calls.out)?;
+    }
     let (_, rows) = calls.functions()?;
     let jobs = usize::from(args.jobs).min(rows.len().max(1));
     let share = rows.len().div_ceil(jobs);
