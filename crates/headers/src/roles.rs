@@ -160,7 +160,11 @@ fn role_of(
     }
     if p.pointers == 0 {
         // An array passed by value: inputs, except the per-channel results (`Npp64f aSum[3]`).
-        return match (number, p.is_const || !p.name.starts_with('a')) {
+        // The trilinear LUTs' `int aLevels[3]` is an input ("Host pointer to an array of 3 user
+        // defined number of input/output mapping points"); as a result, in device memory, NPP
+        // read it on the host and ended the child by SIGSEGV on 12.2.3.2 and 13.0.1.
+        let input = p.is_const || !p.name.starts_with('a') || p.name == "aLevels";
+        return match (number, input) {
             (true, true) => (Role::ConstantArray, None),
             (true, false) => (Role::Result, None),
             (false, _) => (Role::Unknown, None),

@@ -182,7 +182,7 @@ fn a_transposes_destination_has_the_rois_width_as_its_rows() {
 }
 
 /// What ended children by SIGSEGV on the H100 runs: a per-channel array of device tables is a
-/// host array of device pointers (but a trilinear LUT's levels, host arrays), and a Wiener
+/// host array of device pointers (but a trilinear LUT's levels and their counts, host arrays), and a Wiener
 /// filter's noise levels are host numbers.
 #[test]
 fn per_channel_tables_are_pointers_on_the_host_and_noise_levels_host_numbers() {
@@ -213,6 +213,21 @@ fn per_channel_tables_are_pointers_on_the_host_and_noise_levels_host_numbers() {
         matches!(table.value, Value::Buffer(i) if !trilinear.buffers[i].host),
         "{table:?}"
     );
+    // Its level counts, a host array of three ("Host pointer to an array of 3"): as a result in
+    // device memory they still ended the child by SIGSEGV at 1918×32 on both versions. The
+    // table of aLevels[0] × [1] × [2] four-byte values fits the buffer it gets.
+    let counts = trilinear.args.iter().find(|a| a.param == "aLevels").unwrap();
+    match &counts.value {
+        Value::Array(_, n) => {
+            assert_eq!(n.len(), 3, "{counts:?}");
+            let Value::Buffer(t) = table.value else { unreachable!() };
+            assert!(
+                n.iter().product::<f64>() * 4.0 <= trilinear.buffers[t].bytes as f64,
+                "{counts:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     let wiener = one(&v, "nppiFilterWienerBorder_8u_C4R_Ctx");
     let noise = wiener.args.iter().find(|a| a.param == "aNoise").unwrap();
     assert!(
