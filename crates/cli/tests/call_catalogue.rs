@@ -220,6 +220,38 @@ fn two_files_are_compared_oracle_by_oracle_naming_what_one_flagged_alone() {
     );
 }
 
+/// `--against` of both whole catalogues at 1918×32 (`reports/catalogue-calls/h100-1918`): the
+/// faults are a fourth oracle, naming AddC_8u_C3RSfs (killed at the destination step on 13.0.1
+/// alone) and And_8u_AC4R (at the source step on 12.2.3.2 alone).
+#[test]
+fn faults_are_compared_as_a_fourth_oracle() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/catalogue-calls/h100-1918");
+    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        .args(["call-catalogue", "--summarize"])
+        .arg(dir.join("calls-npp-13.0.1.2.jsonl.gz"))
+        .arg("--against")
+        .arg(dir.join("calls-npp-12.2.3.2.jsonl.gz"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let named = |prefix: &str| -> Vec<String> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .map(|names| names.split(' ').map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    assert!(text.lines().any(|l| l.trim_start().starts_with("fault ")), "{text}");
+    assert!(
+        named("fault, this only: ").contains(&"AddC_8u_C3RSfs".to_owned()),
+        "{text}"
+    );
+    assert!(
+        named("fault, other only: ").contains(&"And_8u_AC4R".to_owned()),
+        "{text}"
+    );
+}
+
 /// Lines made up for the test: two files whose calls were made at other ROIs are compared with
 /// a note saying so first; files at one ROI, or of lines that do not record it, without.
 #[test]
