@@ -65,7 +65,7 @@ impl Machine {
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
-                    name.starts_with(prefix) && name.ends_with(".json")
+                    name.starts_with(prefix) && nppbench_model::is_json_name(&name)
                 })
                 .collect();
             // quick-10 after quick-9.

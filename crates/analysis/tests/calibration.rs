@@ -20,7 +20,7 @@ fn read(card: &str, name: &str) -> RunFile {
         .join("../../reports/calibration")
         .join(card)
         .join(dir)
-        .join(format!("{name}.json"));
+        .join(format!("{name}.json.gz"));
     RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -259,7 +259,7 @@ fn read_h200(name: &str) -> RunFile {
 #[test]
 fn a_three_percent_change_at_4k_is_found() {
     let plain: Vec<RunFile> = (1..=2)
-        .map(|i| read_h200(&format!("full-npp-13.0.1-{i}.json")))
+        .map(|i| read_h200(&format!("full-npp-13.0.1-{i}.json.gz")))
         .collect();
     let same = compare(&plain[0], &plain[1], Thresholds::default());
     assert!(
@@ -271,7 +271,7 @@ fn a_three_percent_change_at_4k_is_found() {
     let (mut at_4k, mut found) = (0, 0);
     let band = Thresholds::default().noise_pct;
     for d in 1..=2 {
-        let delayed = read_h200(&format!("delay-100-cycles-full-npp-13.0.1-{d}.json"));
+        let delayed = read_h200(&format!("delay-100-cycles-full-npp-13.0.1-{d}.json.gz"));
         for p in &plain {
             for t in compare(p, &delayed, Thresholds::default()).throughput {
                 if (8_000_000..30_000_000).contains(&t.pixels) {

@@ -19,7 +19,7 @@ fn run(name: &str) -> RunFile {
 
 #[test]
 fn a_run_against_itself_changes_nothing() {
-    let r = read("calibration/quick-npp-13.0.1-1.json");
+    let r = read("calibration/quick-npp-13.0.1-1.json.gz");
     let c = compare(&r, &r, Thresholds::default());
     assert!(c.environment_changes.is_empty());
     assert_eq!(c.throughput.len(), 20);
@@ -40,7 +40,7 @@ fn a_run_against_itself_changes_nothing() {
 #[test]
 fn same_against_same_runs_flag_nothing_at_the_default_settings() {
     let runs: Vec<RunFile> = (1..=4)
-        .map(|i| read(&format!("calibration/quick-npp-13.0.1-{i}.json")))
+        .map(|i| read(&format!("calibration/quick-npp-13.0.1-{i}.json.gz")))
         .collect();
     let mut judged = 0;
     for (i, a) in runs.iter().enumerate() {
@@ -69,12 +69,12 @@ fn same_against_same_runs_flag_nothing_at_the_default_settings() {
 #[test]
 fn a_known_delay_is_found_at_a_megapixel_and_above() {
     let plain: Vec<RunFile> = (1..=4)
-        .map(|i| read(&format!("calibration/quick-npp-13.0.1-{i}.json")))
+        .map(|i| read(&format!("calibration/quick-npp-13.0.1-{i}.json.gz")))
         .collect();
     let mut found = 0;
     let mut large = 0;
     for d in 1..=2 {
-        let delayed = read(&format!("calibration/delay-100-cycles-npp-13.0.1-{d}.json"));
+        let delayed = read(&format!("calibration/delay-100-cycles-npp-13.0.1-{d}.json.gz"));
         for p in &plain {
             let c = compare(p, &delayed, Thresholds::default());
             for t in c.throughput.iter().filter(|t| t.pixels >= 1_000_000) {
@@ -304,7 +304,7 @@ fn a_run_against_itself_compares() {
 /// (91%) compares, one missing 6 (90% less a little) does not.
 #[test]
 fn coverage_under_ninety_percent_does_not_compare() {
-    let base = read("calibration/quick-npp-13.0.1-1.json");
+    let base = read("calibration/quick-npp-13.0.1-1.json.gz");
     for (dropped, compares) in [(5, true), (6, false)] {
         // Altered copy: the first memory scenarios removed from the candidate.
         let mut cand = base.clone();
@@ -319,7 +319,7 @@ fn coverage_under_ninety_percent_does_not_compare() {
 /// The matrix's name alone (a renamed preset) keeps two runs from comparing.
 #[test]
 fn another_matrix_name_does_not_compare() {
-    let base = read("calibration/quick-npp-13.0.1-1.json");
+    let base = read("calibration/quick-npp-13.0.1-1.json.gz");
     // Altered copy: the same scenarios under another matrix name.
     let mut cand = base.clone();
     cand.matrix.name = "quick-copy".into();
@@ -345,7 +345,7 @@ fn the_failed_gate_trips_on_failed_scenarios_of_the_candidate() {
     );
     assert_eq!(c.tripped(&[Gate::Failed]), vec![Gate::Failed]);
     assert!(c.tripped(&ALL).is_empty(), "nothing changed");
-    let quick = read("calibration/quick-npp-13.0.1-1.json");
+    let quick = read("calibration/quick-npp-13.0.1-1.json.gz");
     let c = compare(&quick, &quick, Thresholds::default());
     assert!(c.cand_failed.is_empty() && c.tripped(&[Gate::Failed]).is_empty());
     // Altered copy: one throughput scenario timed out in every pass.
@@ -374,7 +374,7 @@ fn the_failed_gate_trips_on_failed_scenarios_of_the_candidate() {
 /// itself trips it when it leaks at all.
 #[test]
 fn any_leak_trips_on_every_leak_where_leak_trips_on_new_ones() {
-    let quick = read("calibration/quick-npp-13.0.1-1.json");
+    let quick = read("calibration/quick-npp-13.0.1-1.json.gz");
     let c = compare(&quick, &quick, Thresholds::default());
     assert!(c.tripped(&[Gate::Leak]).is_empty());
     assert_eq!(c.tripped(&[Gate::AnyLeak]), vec![Gate::AnyLeak]);

@@ -112,16 +112,16 @@ fn runs_made_before_layouts_were_recorded_flag_nothing_against_each_other() {
             "performance/quick-npp-13.0.1-3.json",
         ],
         &[
-            "calibration/quick-npp-13.0.1-1.json",
-            "calibration/quick-npp-13.0.1-2.json",
-            "calibration/quick-npp-13.0.1-3.json",
-            "calibration/quick-npp-13.0.1-4.json",
+            "calibration/quick-npp-13.0.1-1.json.gz",
+            "calibration/quick-npp-13.0.1-2.json.gz",
+            "calibration/quick-npp-13.0.1-3.json.gz",
+            "calibration/quick-npp-13.0.1-4.json.gz",
         ],
         &[
-            "calibration/full/full-npp-13.0.1-1.json",
-            "calibration/full/full-npp-13.0.1-2.json",
-            "calibration/six-passes/quick-6-passes-npp-13.0.1-1.json",
-            "calibration/six-passes/quick-6-passes-npp-13.0.1-2.json",
+            "calibration/full/full-npp-13.0.1-1.json.gz",
+            "calibration/full/full-npp-13.0.1-2.json.gz",
+            "calibration/six-passes/quick-6-passes-npp-13.0.1-1.json.gz",
+            "calibration/six-passes/quick-6-passes-npp-13.0.1-2.json.gz",
         ],
     ];
     let mut flags = Flags::default();

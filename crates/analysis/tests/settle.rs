@@ -8,7 +8,8 @@ use nppbench_analysis::settle::passes_settled;
 use nppbench_model::{RunFile, ThroughputResult};
 
 fn run() -> RunFile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/calibration/GPU-159df63b/quick/quick-1.json");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/calibration/GPU-159df63b/quick/quick-1.json.gz");
     RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -298,7 +298,7 @@ mod tests {
         for run in ["quick-1", "quick-2"] {
             history(&[
                 "add",
-                &committed(&format!("calibration/h100-a/quick/{run}.json")),
+                &committed(&format!("calibration/h100-a/quick/{run}.json.gz")),
                 "--db",
                 &db,
             ])
@@ -308,7 +308,7 @@ mod tests {
         history(&["report", "--db", &db, "--out", &out_s, "--fail-on", "leak,regression"]).unwrap();
         // Altered copy of the latest run, made later: one scenario's kernel time 30% slower in
         // every pass.
-        let latest = committed("calibration/h100-a/quick/quick-2.json");
+        let latest = committed("calibration/h100-a/quick/quick-2.json.gz");
         let mut run = nppbench_model::RunFile::read(Path::new(&latest)).unwrap();
         run.started_at = "2099-01-01T00:00:00Z".into();
         let id = "tp/Convert_8u32f_C1R/1920x1080-s1920-d7680/blocking/from_stream";

@@ -22,7 +22,7 @@ fn reports(path: &str) -> String {
 const QUICK_H100: &str = "h100-quick-npp-13.0.1/run.json";
 const ATLAS_H200: &str = "h200-atlas-npp-13.0.1/run.json";
 /// A quick run with leaks and no failed scenario.
-const QUICK: &str = "calibration/quick-npp-13.0.1-1.json";
+const QUICK: &str = "calibration/quick-npp-13.0.1-1.json.gz";
 /// An atlas run with 58 failed scenarios.
 const ATLAS_H100: &str = "h100-atlas-npp-13.0.1/run-1-npp-13.0.1.json.gz";
 
@@ -162,7 +162,7 @@ fn fail_on_any_leak_trips_on_a_leaking_candidate_against_itself() {
 fn compare_json_holds_every_verdict_as_numbers() {
     let (o, _, json) = compare(
         QUICK,
-        "calibration/delay-100-cycles-npp-13.0.1-1.json",
+        "calibration/delay-100-cycles-npp-13.0.1-1.json.gz",
         &["--fail-on", "regression"],
     );
     assert_eq!(o.status.code(), Some(3), "the delay is found: {}", stderr(&o));
@@ -233,7 +233,7 @@ fn every_field_of_compare_json_is_documented() {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/compare.md")).unwrap();
     let (_, _, json) = compare(
         QUICK,
-        "calibration/delay-100-cycles-npp-13.0.1-1.json",
+        "calibration/delay-100-cycles-npp-13.0.1-1.json.gz",
         &["--fail-on", "failed"],
     );
     let c = &json["comparisons"][0];
@@ -279,8 +279,8 @@ fn one_run_given_is_said_to_be_one() {
 #[test]
 fn runs_are_named_by_their_files_not_by_their_start() {
     let (o, summary, _) = compare(
-        "calibration/GPU-1f4889c3/quick/quick-1.json",
-        "calibration/GPU-1f4889c3/quick/quick-2.json",
+        "calibration/GPU-1f4889c3/quick/quick-1.json.gz",
+        "calibration/GPU-1f4889c3/quick/quick-2.json.gz",
         &[],
     );
     assert!(o.status.success(), "{}", stderr(&o));

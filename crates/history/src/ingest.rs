@@ -135,7 +135,7 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), HistoryError> {
         let name = entry.file_name().to_string_lossy().into_owned();
         if kind.is_dir() && name != ".nppbench-work" {
             json_files(&path, out)?;
-        } else if kind.is_file() && (name.ends_with(".json") || name.ends_with(".json.gz")) {
+        } else if kind.is_file() && nppbench_model::is_json_name(&name) {
             out.push(path);
         }
     }
@@ -187,7 +187,7 @@ mod tests {
             (a, "quick-1.json"),
             (committed("h200-quick-npp-12.2.3/run.json"), "quick-2.json"),
             (
-                committed("calibration/delay-100-cycles-npp-13.0.1-1.json"),
+                committed("calibration/delay-100-cycles-npp-13.0.1-1.json.gz"),
                 "delay.json",
             ),
         ] {

@@ -258,7 +258,7 @@ fn slower(verdicts: &BTreeMap<String, (Change, PassTest)>) -> Vec<&str> {
 
 #[test]
 fn history_and_compare_agree_on_two_runs_of_the_same_thing() {
-    let (base, cand) = (calibration("quick-1.json"), calibration("quick-2.json"));
+    let (base, cand) = (calibration("quick-1.json.gz"), calibration("quick-2.json.gz"));
     let compared = compare_verdicts(&base, &cand);
     let (history, latest) = history_verdicts(&[base, cand]);
     assert!(compared.len() >= 20, "{} scenarios", compared.len());
@@ -269,7 +269,7 @@ fn history_and_compare_agree_on_two_runs_of_the_same_thing() {
 
 #[test]
 fn history_and_compare_call_the_same_scenarios_slower_under_the_delay_kernel() {
-    let (base, cand) = (calibration("quick-1.json"), calibration("delay-quick-1.json"));
+    let (base, cand) = (calibration("quick-1.json.gz"), calibration("delay-quick-1.json.gz"));
     let compared = compare_verdicts(&base, &cand);
     let (history, latest) = history_verdicts(&[base, cand]);
     assert_eq!(history, compared);
@@ -304,7 +304,7 @@ fn history_and_compare_judge_nothing_between_one_pass_runs() {
 #[test]
 fn history_and_compare_agree_on_an_older_base() {
     let dir = tempfile::tempdir().unwrap();
-    let today = |n: usize| reports().join(format!("calibration/GPU-159df63b/quick/quick-{n}.json"));
+    let today = |n: usize| reports().join(format!("calibration/GPU-159df63b/quick/quick-{n}.json.gz"));
     let mut older = RunFile::read(&today(3)).unwrap();
     for t in &mut older.throughput {
         if let Some(l) = t

@@ -44,6 +44,12 @@ pub fn find_run_files(path: &Path) -> Result<Vec<PathBuf>, ModelError> {
     Ok(found)
 }
 
+/// Whether a file's name is a JSON file's, gzip-compressed or not (`.json`, `.json.gz`): runs are
+/// read either way.
+pub fn is_json_name(name: &str) -> bool {
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
 /// Rules 2 to 5 of [`find_run_files`] for one folder; empty where it holds no run.
 fn runs_in_folder(dir: &Path) -> Result<Vec<PathBuf>, ModelError> {
     if let Some(run) = run_json(dir) {
@@ -52,7 +58,7 @@ fn runs_in_folder(dir: &Path) -> Result<Vec<PathBuf>, ModelError> {
     let here = entries(dir)?;
     let several = numbered(here.iter().filter_map(|(name, path)| {
         let n = name.strip_prefix("run-")?.split(['-', '.']).next()?.parse().ok()?;
-        ((name.ends_with(".json") || name.ends_with(".json.gz")) && path.is_file()).then(|| (n, path.clone()))
+        (is_json_name(name) && path.is_file()).then(|| (n, path.clone()))
     }));
     if !several.is_empty() {
         return Ok(several);

@@ -20,7 +20,7 @@ mod skip;
 mod trace;
 
 pub use error::ModelError;
-pub use find::find_run_files;
+pub use find::{find_run_files, is_json_name};
 pub use matrix::{Matrix, MatrixSpec};
 pub use nppbench_catalog::{self as catalog, Primitive};
 pub use outcome::{FailureKind, Outcome, Status};

@@ -19,7 +19,7 @@ fn main() {
             .unwrap()
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
-                p.extension().is_some_and(|x| x == "json")
+                nppbench_model::is_json_name(&p.file_name().unwrap().to_string_lossy())
                     && is_delayed(&p.file_name().unwrap().to_string_lossy()) == delayed
             })
             .collect();

@@ -111,8 +111,8 @@ fn pages() -> Vec<(&'static str, String)> {
     let versions = nppbench_report::render(&[atlas_12, atlas_13]).unwrap();
     let compare = nppbench_report::render_compare(
         &[
-            run("calibration/quick-npp-13.0.1-1.json"),
-            run("calibration/delay-100-cycles-npp-13.0.1-1.json"),
+            run("calibration/quick-npp-13.0.1-1.json.gz"),
+            run("calibration/delay-100-cycles-npp-13.0.1-1.json.gz"),
         ],
         Thresholds::default(),
         &[Gate::Regression, Gate::Leak, Gate::Streams],

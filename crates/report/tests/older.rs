@@ -14,7 +14,7 @@ use nppbench_report::compare_view::render;
 fn quick(n: usize) -> RunFile {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../reports/calibration/GPU-159df63b/quick")
-        .join(format!("quick-{n}.json"));
+        .join(format!("quick-{n}.json.gz"));
     RunFile::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -136,7 +136,8 @@ fn the_history_page_says_the_run_before_was_older() {
         serde_json::to_string(&as_an_older_build_wrote_it(quick(3))).unwrap(),
     )
     .unwrap();
-    let cand = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/calibration/GPU-159df63b/quick/quick-5.json");
+    let cand =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/calibration/GPU-159df63b/quick/quick-5.json.gz");
     let mut db = nppbench_history::Db::open(&dir.path().join("history.db")).unwrap();
     nppbench_history::ingest::add_paths(&mut db, &[base, cand], true).unwrap();
     let h = nppbench_history::History::load(&db).unwrap();

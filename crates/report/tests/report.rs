@@ -399,7 +399,7 @@ fn runs_from_another_machine_are_labelled_on_the_compare_page() {
 #[test]
 fn a_scenario_that_drew_its_layouts_differently_is_the_same_and_its_passes_are_shown() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/calibration/GPU-4b201cc6/quick");
-    let (base, cand) = (load(&dir.join("quick-1.json")), load(&dir.join("quick-2.json")));
+    let (base, cand) = (load(&dir.join("quick-1.json.gz")), load(&dir.join("quick-2.json.gz")));
     let c = nppbench_report::compare::compare(&base, &cand, Default::default());
     let id = "tp/Convert_8u32f_C1R/1918x1080-s1920-d7680/per_thread_default/from_stream";
     let x = c.throughput.iter().find(|t| t.id == id).unwrap();

@@ -150,7 +150,7 @@ fn a_foreign_file_leaves_the_database_untouched() {
 #[test]
 fn a_run_with_test_hooks_needs_allow_test_hooks() {
     let (_dir, mut db) = generated::db();
-    let hooked = committed("calibration/delay-100-cycles-npp-13.0.1-1.json");
+    let hooked = committed("calibration/delay-100-cycles-npp-13.0.1-1.json.gz");
     let err = add_paths(&mut db, std::slice::from_ref(&hooked), false).unwrap_err();
     assert!(err.to_string().contains("--allow-test-hooks"), "{err}");
     assert!(err.to_string().contains("NPPBENCH_DELAY_CYCLES=100"), "{err}");
