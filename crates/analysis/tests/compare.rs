@@ -412,7 +412,7 @@ fn any_leak_trips_on_every_leak_where_leak_trips_on_new_ones() {
 #[test]
 fn a_run_that_stopped_one_thread_later_keeps_no_more_streams_per_thread() {
     let one = read("h200-atlas-npp-13.0.1/run.json");
-    let two = read("two-gpus/atlas-devices-all.json");
+    let two = read("two-gpus/atlas-devices-all.json.gz");
     let c = compare(&one, &two, Thresholds::default());
     assert!(c.memory.len() > 1700, "{}", c.memory.len());
     let more: Vec<&str> = c

@@ -102,14 +102,14 @@ fn runs_made_before_layouts_were_recorded_flag_nothing_against_each_other() {
     let sets: [&[&str]; 5] = [
         &["h200-quick-npp-12.2.3/run.json", "h200-quick-npp-12.2.3-2/run.json"],
         &[
-            "performance/full-npp-13.0.1-1.json",
-            "performance/full-npp-13.0.1-2.json",
-            "performance/full-npp-13.0.1-3.json",
+            "performance/full-npp-13.0.1-1.json.gz",
+            "performance/full-npp-13.0.1-2.json.gz",
+            "performance/full-npp-13.0.1-3.json.gz",
         ],
         &[
-            "performance/quick-npp-13.0.1-1.json",
-            "performance/quick-npp-13.0.1-2.json",
-            "performance/quick-npp-13.0.1-3.json",
+            "performance/quick-npp-13.0.1-1.json.gz",
+            "performance/quick-npp-13.0.1-2.json.gz",
+            "performance/quick-npp-13.0.1-3.json.gz",
         ],
         &[
             "calibration/quick-npp-13.0.1-1.json.gz",

@@ -132,7 +132,7 @@ fn one_connection_per_probe_judges_as_the_drivers_default() {
     judge_alike(&inherit, &one);
     let jobs_1 = read("concurrency/full-jobs-1.json");
     for i in 1..=3 {
-        let timed = read(&format!("performance/full-npp-13.0.1-{i}.json"));
+        let timed = read(&format!("performance/full-npp-13.0.1-{i}.json.gz"));
         assert_eq!(connections(&timed).value, Some(1));
         judge_alike(&jobs_1, &timed);
     }
