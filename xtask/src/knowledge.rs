@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use nppbench_analysis::knowledge::Knowledge;
+use nppbench_analysis::knowledge::{Knowledge, KnownCalls};
 use nppbench_model::{RunFile, find_run_files};
 
 use crate::{BadInput, root};
@@ -18,6 +18,7 @@ pub(crate) enum Job {
     Check,
     Refit,
     From(Vec<PathBuf>),
+    Calls { calls: PathBuf, to: String },
 }
 
 /// Who made a file: the crate's version alone, so that the same runs make the same file.
@@ -30,6 +31,11 @@ pub(crate) fn knowledge(job: Job) -> anyhow::Result<()> {
     match job {
         Job::Check => check(&dir),
         Job::Refit => refit(&dir),
+        Job::Calls { calls, to } => {
+            let (path, n) = add_calls(&calls, &dir.join(format!("{to}.json.gz")))?;
+            println!("{}: the lines of {n} functions called", path.display());
+            Ok(())
+        }
         Job::From(runs) => {
             let (path, k) = make(&runs, &dir)?;
             println!(
@@ -62,11 +68,38 @@ pub(crate) fn make(runs: &[PathBuf], dir: &Path) -> anyhow::Result<(PathBuf, Kno
         }
     }
     let named: Vec<(String, &RunFile)> = read.iter().map(|(n, r)| (n.clone(), r)).collect();
-    let k = Knowledge::from_runs(&named, &made_by()).map_err(|e| BadInput(format!("--from: {e}")))?;
+    let mut k = Knowledge::from_runs(&named, &made_by()).map_err(|e| BadInput(format!("--from: {e}")))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join(format!("{}.json.gz", k.name()));
+    // The calls a file made before holds are kept: they come from no run (`--calls` adds them).
+    if let Ok(bytes) = std::fs::read(&path) {
+        k.calls = Knowledge::from_bytes(&bytes, &path.display().to_string())?.calls;
+    }
     std::fs::write(&path, k.to_gz()).with_context(|| format!("writing {}", path.display()))?;
     Ok((path, k))
+}
+
+/// Puts the lines of `calls` (a `call-catalogue --out` file) into the knowledge file `into`,
+/// replacing any it held; returns it and how many lines it keeps (those of functions planned).
+pub(crate) fn add_calls(calls: &Path, into: &Path) -> anyhow::Result<(PathBuf, usize)> {
+    let bytes = std::fs::read(into).map_err(|e| {
+        BadInput(format!(
+            "--to: {}: {e}: name a knowledge file of knowledge/ (`npp-13.0.1-sm90`)",
+            into.display()
+        ))
+    })?;
+    let mut k = Knowledge::from_bytes(&bytes, &into.display().to_string())?;
+    let text = std::fs::read(calls).map_err(|e| BadInput(format!("--calls {}: {e}", calls.display())))?;
+    let lines = nppbench_analysis::calls::read_lines(&text)
+        .map_err(|e| BadInput(format!("--calls {}: {e}", calls.display())))?;
+    let calls = std::fs::canonicalize(calls).unwrap_or_else(|_| calls.to_owned());
+    let root = root();
+    let shown = calls.strip_prefix(&root).unwrap_or(&calls).display().to_string();
+    let known = KnownCalls::of(&shown, lines);
+    let n = known.lines.len();
+    k.calls = Some(known);
+    std::fs::write(into, k.to_gz()).with_context(|| format!("writing {}", into.display()))?;
+    Ok((into.to_owned(), n))
 }
 
 /// Every knowledge file in `dir`, in name order, read.
@@ -161,6 +194,35 @@ mod tests {
         );
         refit(dir.path()).unwrap();
         check(dir.path()).unwrap();
+    }
+
+    /// Lines of a call-catalogue run (made up for the test) go into a file made from a run, the
+    /// functions not planned left out; the file still checks, and making it again from its runs
+    /// keeps them.
+    #[test]
+    fn calls_go_into_a_knowledge_file_and_stay_when_it_is_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = root().join("reports/wrong-pixels/h200-GPU-fd1537c9/judge-wrong-npp-13.0.1.json.gz");
+        let (path, _) = make(std::slice::from_ref(&run), dir.path()).unwrap();
+        let calls = dir.path().join("calls.jsonl");
+        std::fs::write(
+            &calls,
+            "{\"symbol\":\"nppiA_8u_C1R_Ctx\",\"status\":0,\"unaligned_dst_error\":\"sticky\"}\n\
+             {\"symbol\":\"nppiB_8u_C1R_Ctx\",\"not_planned\":\"no image\"}\n",
+        )
+        .unwrap();
+        assert_eq!(add_calls(&calls, &path).unwrap().1, 1);
+        let read = || Knowledge::from_bytes(&std::fs::read(&path).unwrap(), "test").unwrap();
+        let held = read().calls.unwrap();
+        assert!(held.line("nppiA_8u_C1R_Ctx").is_some() && held.line("nppiB_8u_C1R_Ctx").is_none());
+        check(dir.path()).unwrap();
+        make(&[run], dir.path()).unwrap();
+        assert_eq!(read().calls.unwrap(), held);
+        let err = add_calls(&calls, &dir.path().join("npp-9.9.9-sm90.json.gz")).unwrap_err();
+        assert!(err.is::<BadInput>() && err.to_string().contains("--to"), "{err}");
+        std::fs::write(&calls, "not json\n").unwrap();
+        let err = add_calls(&calls, &path).unwrap_err();
+        assert!(err.to_string().contains("line 1: not a call-catalogue line"), "{err}");
     }
 
     #[test]

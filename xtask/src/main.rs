@@ -98,8 +98,9 @@ enum Cmd {
     },
     /// The knowledge files nppbench embeds (knowledge/*.json.gz, one per NPP version and GPU
     /// architecture): --from makes one from atlas runs; --check fits every committed file's rules
-    /// again on its own cases and fails where they differ; --refit writes them back.
-    #[command(group(clap::ArgGroup::new("job").required(true).args(["check", "refit", "from"])))]
+    /// again on its own cases and fails where they differ; --refit writes them back; --calls puts
+    /// a call-catalogue run's lines into one.
+    #[command(group(clap::ArgGroup::new("job").required(true).args(["check", "refit", "from", "calls"])))]
     Knowledge {
         /// Fail where a committed file's rules or scores are not what its cases give today.
         #[arg(long)]
@@ -111,6 +112,13 @@ enum Cmd {
         /// architecture) into knowledge/NAME.json.gz.
         #[arg(long, value_name = "RUN", num_args = 1..)]
         from: Vec<PathBuf>,
+        /// Put the lines of this `call-catalogue --out` file (`.gz` too) into the knowledge file
+        /// --to names, replacing any it held: what `predict` says of the functions no rule covers.
+        #[arg(long, value_name = "FILE", requires = "to")]
+        calls: Option<PathBuf>,
+        /// The knowledge file --calls goes into (`npp-13.0.1-sm90`, in knowledge/).
+        #[arg(long, value_name = "NAME", requires = "calls")]
+        to: Option<String>,
     },
     /// Other NPP versions, from their wheels on the Python package index.
     Npp {
@@ -198,10 +206,18 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         }
         Cmd::History(args) => history::run(args),
         Cmd::Rerender => rerender::rerender(),
-        Cmd::Knowledge { check, refit, from } => knowledge::knowledge(if check {
+        Cmd::Knowledge {
+            check,
+            refit,
+            from,
+            calls,
+            to,
+        } => knowledge::knowledge(if check {
             knowledge::Job::Check
         } else if refit {
             knowledge::Job::Refit
+        } else if let (Some(calls), Some(to)) = (calls, to) {
+            knowledge::Job::Calls { calls, to }
         } else {
             knowledge::Job::From(from)
         }),

@@ -11,48 +11,103 @@ mod agreement;
 
 pub use agreement::{Agreement, agreement};
 
-/// One function's line, as the command writes it (fields absent where they do not apply).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// One function's line, as the command writes it (fields absent where they do not apply; written
+/// back so, as a knowledge file keeps the lines of its version's calls).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CallLine {
     pub symbol: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub library: Option<String>,
     /// The ROI of the aligned and unaligned calls (absent in lines written before it was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub width: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub height: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_planned: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_process: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub outputs_vary: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_status: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_differing_bytes: Option<u64>,
     /// The same pixels with the destination's rows further apart, the sources' aligned: NPP's
     /// status and the output bytes that changed, or the error.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_dst_status: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_dst_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_dst_differing_bytes: Option<u64>,
     /// The leak oracle: new host threads that each made the call once, and after how many of
     /// them NPP kept streams it had created (CUPTI); the process's device memory over those
     /// calls, bytes (NVML), where read.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub leak_threads: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub leak_threads_keeping_streams: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub leak_growth_bytes: Option<i64>,
     /// The race oracle: rounds with the inputs written late on the caller's stream and the
     /// outputs read right after the call, and how many gave other bytes than the call
     /// synchronised on the same inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub race_rounds: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub race_rounds_differing: Option<u32>,
     /// Why the oracles were not asked (no plan at their geometry), or how their calls failed (a
     /// sticky error ends the child), or why one of them measured nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oracles_not_planned: Option<String>,
     /// NPP's status at the oracles' geometry (an error there: neither oracle asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oracles_status: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oracles_status_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oracles_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub leak_not_measured: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub race_not_measured: Option<String>,
+}
+
+/// Why the bytes of a file are not `call-catalogue` lines.
+#[derive(Debug, thiserror::Error)]
+pub enum LinesError {
+    #[error("gzip-compressed, but {0}")]
+    Gzip(std::io::Error),
+    #[error("not text")]
+    NotText,
+    #[error("line {line}: not a call-catalogue line ({source}): give the file `nppbench call-catalogue --out` wrote")]
+    Line { line: usize, source: serde_json::Error },
+}
+
+/// The lines of a file `call-catalogue` wrote (its bytes, gzip-compressed or not), blank lines
+/// skipped; the first that is not a line is the error.
+pub fn read_lines(bytes: &[u8]) -> Result<Vec<CallLine>, LinesError> {
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes), &mut text).map_err(LinesError::Gzip)?;
+        text
+    } else {
+        std::str::from_utf8(bytes).map_err(|_| LinesError::NotText)?.to_owned()
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|source| LinesError::Line { line: i + 1, source }))
+        .collect()
 }
 
 /// What a function's calls from roles found that only a measurement can confirm.
@@ -71,6 +126,32 @@ pub enum Lead {
     /// With the inputs written late on the caller's stream, `differing` of `rounds` rounds gave
     /// other outputs than the call synchronised.
     RoundsDiffered { rounds: u32, differing: u32 },
+}
+
+impl Lead {
+    /// The lead in words, as the page of every function and `predict` say it.
+    pub fn words(&self) -> String {
+        let bytes = |n: u64| match n {
+            1 => "1 other output byte".to_owned(),
+            n => format!("{n} other output bytes"),
+        };
+        match self {
+            Lead::KilledContext(e) => format!("left the CUDA context dead at an unaligned source step ({e})"),
+            Lead::OtherPixels(n) => format!("gave {} at an unaligned source step, the same pixels", bytes(*n)),
+            Lead::KilledContextAtDestination(e) => {
+                format!("left the CUDA context dead at an unaligned destination step ({e})")
+            }
+            Lead::OtherPixelsAtDestination(n) => {
+                format!("gave {} at an unaligned destination step, the same pixels", bytes(*n))
+            }
+            Lead::StreamsKept { threads, kept } => {
+                format!("NPP kept streams after the calls of {kept} of {threads} new threads")
+            }
+            Lead::RoundsDiffered { rounds, differing } => format!(
+                "{differing} of {rounds} rounds with the inputs written late on the caller's stream gave other outputs"
+            ),
+        }
+    }
 }
 
 /// What a function did.

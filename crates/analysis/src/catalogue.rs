@@ -64,6 +64,24 @@ pub enum State {
     NotSynthesisable(Vec<String>),
 }
 
+impl State {
+    /// The state in words, as the page of every function and `predict` say it; `None` for a
+    /// measured function, whose rules say more.
+    pub fn words(&self) -> Option<String> {
+        Some(match self {
+            State::Measured { .. } => return None,
+            State::Lead(leads) => leads.iter().map(Lead::words).collect::<Vec<_>>().join("; "),
+            State::Called(None) => "nothing found".to_owned(),
+            State::Called(Some(why)) => {
+                format!("nothing found; the leak and race oracles did not judge it ({why})")
+            }
+            State::NotRun(how) => how.clone(),
+            State::NotCalled => "not among the calls given".to_owned(),
+            State::NotSynthesisable(reasons) => reasons.join("; "),
+        })
+    }
+}
+
 /// The six states by name, in the order pages count them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -190,9 +208,15 @@ fn state(e: &Entry, call: Option<&CallLine>, knowledge: Option<&Knowledge>) -> S
     if !e.reasons.is_empty() {
         return State::NotSynthesisable(e.reasons.clone());
     }
-    let Some(line) = call else {
-        return State::NotCalled;
-    };
+    match call {
+        Some(line) => called(line),
+        None => State::NotCalled,
+    }
+}
+
+/// The state of a function that no knowledge measured, from its calls' `line`: not run (how),
+/// a lead (what its calls found), or called with nothing found.
+pub fn called(line: &CallLine) -> State {
     let mut leads = Vec::new();
     match line.outcome() {
         Outcome::NotPlanned(why) => return State::NotRun(format!("not planned: {why}")),

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use nppbench_model::{Primitive, RunFile};
 
 use crate::RunAnalysis;
+use crate::calls::{CallLine, Outcome};
 use crate::evidence::{Evidence, FunctionRules, groups, pool};
 use crate::score::{Tally, held_out};
 use crate::verdict::{Fix, fixes};
@@ -69,6 +70,38 @@ pub struct Knowledge {
     /// The fixes the runs measured beside each function's leaking scenarios (and what they
     /// cost), merged over the runs; functions with none left out.
     pub fixes: Vec<(Primitive, Vec<Fix>)>,
+    /// The lines of a `call-catalogue` run of this version, where one was added (`cargo xtask
+    /// knowledge --calls`; absent in files made before): what `predict` says of a function that
+    /// no rule covers. Added to the schema without a new version: older files load without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<KnownCalls>,
+}
+
+/// The calls of every function of a version from its roles (issue #45), each a line as
+/// `call-catalogue` wrote it, but the functions it could not plan (their headers say why).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnownCalls {
+    /// The file the lines were read from, as named when they were added.
+    pub source: String,
+    pub lines: Vec<CallLine>,
+}
+
+impl KnownCalls {
+    /// The lines of `source`, those of functions not planned left out.
+    pub fn of(source: &str, lines: Vec<CallLine>) -> KnownCalls {
+        KnownCalls {
+            source: source.to_owned(),
+            lines: lines
+                .into_iter()
+                .filter(|l| !matches!(l.outcome(), Outcome::NotPlanned(_)))
+                .collect(),
+        }
+    }
+
+    /// The line of `symbol` (`nppiAdd_8u_C1RSfs_Ctx`), where it was called.
+    pub fn line(&self, symbol: &str) -> Option<&CallLine> {
+        self.lines.iter().find(|l| l.symbol == symbol)
+    }
 }
 
 /// A run a knowledge file was made from.
@@ -188,6 +221,7 @@ impl Knowledge {
             evidence,
             rules,
             fixes,
+            calls: None,
         })
     }
 

@@ -95,24 +95,7 @@ pub(crate) fn entries(prototypes: &Prototypes) -> anyhow::Result<Vec<Entry>> {
 /// A file of `nppbench call-catalogue` lines (`.gz` too); not one is bad input, naming the line.
 pub(crate) fn read_call_lines(file: &Path) -> anyhow::Result<Vec<CallLine>> {
     let bytes = std::fs::read(file).map_err(|e| bad_input(format!("{}: {e}", file.display())))?;
-    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-        gunzip(&bytes).map_err(|e| bad_input(format!("{}: gzip-compressed, but {e}", file.display())))?
-    } else {
-        String::from_utf8(bytes).map_err(|_| bad_input(format!("{} is not text", file.display())))?
-    };
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| {
-                bad_input(format!(
-                    "{} line {}: not a call-catalogue line ({e}): give the file `nppbench call-catalogue --out` wrote",
-                    file.display(),
-                    i + 1
-                ))
-            })
-        })
-        .collect()
+    nppbench_analysis::calls::read_lines(&bytes).map_err(|e| bad_input(format!("{}: {e}", file.display())))
 }
 
 /// Every function of the headers `catalogue` names, judged with the call lines of `calls` and

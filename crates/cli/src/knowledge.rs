@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use nppbench_analysis::RunAnalysis;
 use nppbench_analysis::evidence::{Evidence, FunctionRules, pool};
-use nppbench_analysis::knowledge::Knowledge;
+use nppbench_analysis::knowledge::{Knowledge, KnownCalls};
 
 use crate::exit::bad_input;
 use crate::runs::{one_npp_version, read_runs};
@@ -22,6 +22,8 @@ pub(crate) struct Known {
     pub(crate) rules: Vec<FunctionRules>,
     /// "8 run(s)", or "the built-in knowledge npp-13.0.1-sm90 (8 runs on NVIDIA H100 …)".
     pub(crate) from: String,
+    /// The calls of every function of the version, where the knowledge holds them.
+    pub(crate) calls: Option<KnownCalls>,
 }
 
 pub(crate) use nppbench_analysis::knowledge::short_version as short;
@@ -82,6 +84,7 @@ fn known(k: Knowledge, what: &str) -> Known {
         evidence: k.evidence,
         rules: k.rules,
         from,
+        calls: k.calls,
     }
 }
 
@@ -212,6 +215,7 @@ fn from_atlas(atlas: &[PathBuf], version: Option<&str>) -> anyhow::Result<Known>
         evidence,
         rules,
         from: format!("{} run(s)", loaded.len()),
+        calls: None,
     })
 }
 

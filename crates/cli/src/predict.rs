@@ -148,7 +148,7 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
         if !found.is_empty() {
             let known = crate::knowledge::resolve(&args.atlas, args.npp_version.as_deref(), args.npp.as_deref())?;
             answered_from(&args, &known.from);
-            let row = unmeasured::row(&args, &found, &known.version, &known.from, known.rules.len());
+            let row = unmeasured::row(&args, &found, &known);
             return write(&args, answers(&args, &[row], &known.version, &known.from)?);
         }
     }

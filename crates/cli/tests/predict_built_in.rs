@@ -106,6 +106,25 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
     assert!(text.contains("; not measured (none)"), "the race: {text}");
     let o = ask_of("Resize_8u_C9R", "13.0");
     assert_eq!(o.status.code(), Some(2), "no header declares it");
+    // What the built-in knowledge's calls found (reports/catalogue-calls/h100-1918): a lead of
+    // 13.0.1's alone, the context killed at the destination step; its call on 12.2.3 did not.
+    let said = |version: &str| String::from_utf8_lossy(&ask_of("Threshold_GT_8u_C3R", version).stdout).into_owned();
+    let (new, old) = (said("13.0"), said("12.2"));
+    let dead = "left the CUDA context dead at an unaligned destination step";
+    assert!(
+        new.contains(
+            "its call from its roles at 1918×32 (reports/catalogue-calls/h100-1918/calls-npp-13.0.1.2.jsonl.gz)"
+        ),
+        "{new}"
+    );
+    assert!(
+        new.contains(dead) && new.contains("leads, which only measuring"),
+        "{new}"
+    );
+    assert!(
+        old.contains("calls-npp-12.2.3.2.jsonl.gz") && !old.contains(dead),
+        "{old}"
+    );
 }
 
 /// The knowledge built into the binary answers a stranger's draw (`reports/judge/`, which no

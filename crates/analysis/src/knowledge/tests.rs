@@ -102,3 +102,27 @@ fn knowledge_refitted_on_its_own_cases_gives_its_rules_back() {
     assert_eq!(again.scores, k.scores);
     assert!(!again.drifted());
 }
+
+/// Lines made up for the test: a file with a call-catalogue run's lines reads them back (those
+/// not planned left out), and one made before the field existed (no `calls`) reads with none.
+#[test]
+fn calls_are_kept_and_a_file_without_them_still_loads() {
+    let lines: Vec<crate::calls::CallLine> = [
+        r#"{"symbol":"nppiA_8u_C1R_Ctx","status":0,"unaligned_status":0,"unaligned_differing_bytes":6}"#,
+        r#"{"symbol":"nppiB_8u_C1R_Ctx","not_planned":"no image"}"#,
+    ]
+    .iter()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    let mut k = made();
+    assert_eq!(k.calls, None);
+    let older = Knowledge::from_bytes(&k.to_gz(), "older").unwrap();
+    assert_eq!(older.calls, None);
+    k.calls = Some(KnownCalls::of("calls.jsonl", lines.clone()));
+    let back = Knowledge::from_bytes(&k.to_gz(), "k.json.gz").unwrap();
+    let calls = back.calls.unwrap();
+    assert_eq!(calls.source, "calls.jsonl");
+    assert_eq!(calls.lines, lines[..1]);
+    assert_eq!(calls.line("nppiA_8u_C1R_Ctx"), Some(&lines[0]));
+    assert_eq!(calls.line("nppiB_8u_C1R_Ctx"), None);
+}

@@ -6,6 +6,7 @@
 use nppbench_analysis::predict::{Basis, Confidence, race_word, wrong_word};
 
 use super::{PredictArgs, Row};
+use crate::knowledge::Known;
 
 /// A function of the built-in headers: its symbol, the version whose headers declare it, the
 /// library exporting it there, and how many image functions those headers declare.
@@ -33,9 +34,10 @@ pub(super) fn declared(name: &str) -> Vec<Declared> {
         .collect()
 }
 
-/// The answer for `found` (non-empty), asked of the knowledge of NPP `version` (`from`, which
-/// measured `measured` functions).
-pub(super) fn row(args: &PredictArgs, found: &[Declared], version: &str, from: &str, measured: usize) -> Row {
+/// The answer for `found` (non-empty), asked of `known` (the knowledge of one NPP version): what
+/// its calls of the function found, where it holds them, else how to call it.
+pub(super) fn row(args: &PredictArgs, found: &[Declared], known: &Known) -> Row {
+    let (version, from, measured) = (&known.version, &known.from, known.rules.len());
     let short = crate::knowledge::short(version);
     let (d, of_version) = match found.iter().find(|d| crate::knowledge::short(&d.version) == short) {
         Some(d) => (d, true),
@@ -53,10 +55,36 @@ pub(super) fn row(args: &PredictArgs, found: &[Declared], version: &str, from: &
             d.symbol, d.version
         )
     };
-    let reason = format!(
-        "{headers}, but {from} measured {measured} functions and not this one: `nppbench call-catalogue --only {}` calls it on a GPU and says whether it is worth measuring",
-        d.symbol
-    );
+    let called = known.calls.as_ref().and_then(|c| Some((c, c.line(&d.symbol)?)));
+    let (reason, rule) = match called {
+        Some((calls, line)) => {
+            let state = nppbench_analysis::catalogue::called(line);
+            let words = state.words().unwrap_or_default();
+            let lead = if matches!(state, nppbench_analysis::catalogue::State::Lead(_)) {
+                ": leads, which only measuring its scenarios confirms"
+            } else {
+                ""
+            };
+            let roi = match (line.width, line.height) {
+                (Some(w), Some(h)) => format!(" at {w}×{h}"),
+                _ => String::new(),
+            };
+            (
+                format!(
+                    "{headers}, but {from} measured {measured} functions and not this one; its call from its roles{roi} ({}): {words}{lead}",
+                    calls.source
+                ),
+                format!("no scenario of this function was measured; its call{roi}: {words}"),
+            )
+        }
+        None => (
+            format!(
+                "{headers}, but {from} measured {measured} functions and not this one: `nppbench call-catalogue --only {}` calls it on a GPU and says whether it is worth measuring",
+                d.symbol
+            ),
+            "no scenario of this function was measured".to_owned(),
+        ),
+    };
     let name = d.symbol.trim_start_matches("nppi").trim_end_matches("_Ctx").to_owned();
     let src_stride = args.src_stride.unwrap_or_default();
     Row {
@@ -74,7 +102,7 @@ pub(super) fn row(args: &PredictArgs, found: &[Declared], version: &str, from: &
         confidence_reason: reason,
         deciding: String::new(),
         fixes: String::new(),
-        rule: "no scenario of this function was measured".to_owned(),
+        rule,
         race_class: race_word(None).to_owned(),
         race_basis: Basis::None.as_str().to_owned(),
         race_rule: String::new(),

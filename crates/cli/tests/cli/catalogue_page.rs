@@ -70,7 +70,7 @@ fn bad_catalogues_calls_and_knowledge_are_refused_saying_what_to_do() {
     let bad = bad.to_str().unwrap();
     refused(
         &["report", "--catalogue", "13.0", "--calls", bad, "--out", out],
-        "calls.jsonl line 2: not a call-catalogue line",
+        "calls.jsonl: line 2: not a call-catalogue line",
     );
     let other = reports().join("../knowledge/npp-12.2.3-sm90.json.gz");
     refused(

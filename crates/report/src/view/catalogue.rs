@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use nppbench_analysis::calls::Lead;
 use nppbench_analysis::catalogue::{Catalogue, Hazard, State, StateKind};
 use serde::Serialize;
 
@@ -89,29 +88,6 @@ fn hazard_words(hazards: &[Hazard]) -> String {
         .join(", ")
 }
 
-fn lead_words(l: &Lead) -> String {
-    match l {
-        Lead::KilledContext(e) => format!("left the CUDA context dead at an unaligned source step ({e})"),
-        Lead::OtherPixels(n) => format!(
-            "gave {} at an unaligned source step, the same pixels",
-            counted(*n as usize, "other output byte", "other output bytes")
-        ),
-        Lead::KilledContextAtDestination(e) => {
-            format!("left the CUDA context dead at an unaligned destination step ({e})")
-        }
-        Lead::OtherPixelsAtDestination(n) => format!(
-            "gave {} at an unaligned destination step, the same pixels",
-            counted(*n as usize, "other output byte", "other output bytes")
-        ),
-        Lead::StreamsKept { threads, kept } => {
-            format!("NPP kept streams after the calls of {kept} of {threads} new threads")
-        }
-        Lead::RoundsDiffered { rounds, differing } => format!(
-            "{differing} of {rounds} rounds with the inputs written late on the caller's stream gave other outputs"
-        ),
-    }
-}
-
 fn line(f: &nppbench_analysis::catalogue::Function) -> FunctionLine {
     let (detail, rules) = match &f.state {
         State::Measured { hazards, rules } => {
@@ -120,18 +96,7 @@ fn line(f: &nppbench_analysis::catalogue::Function) -> FunctionLine {
             sentences.extend(rules.wrong.as_ref().map(wrong_sentence));
             (hazard_words(hazards), sentences.join(". "))
         }
-        State::Lead(leads) => (
-            leads.iter().map(lead_words).collect::<Vec<_>>().join("; "),
-            String::new(),
-        ),
-        State::Called(None) => ("nothing found".to_owned(), String::new()),
-        State::Called(Some(why)) => (
-            format!("nothing found; the leak and race oracles did not judge it ({why})"),
-            String::new(),
-        ),
-        State::NotRun(how) => (how.clone(), String::new()),
-        State::NotCalled => ("not among the calls given".to_owned(), String::new()),
-        State::NotSynthesisable(reasons) => (reasons.join("; "), String::new()),
+        other => (other.words().unwrap_or_default(), String::new()),
     };
     FunctionLine {
         symbol: f.symbol.clone(),
