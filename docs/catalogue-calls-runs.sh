@@ -9,7 +9,9 @@
 # Each version's calls are resumed (`--resume`): run the script again with the same OUT_DIR (its
 # calls-VERSION.jsonl carried back in) and it calls only the functions without a line, so that a
 # catalogue spans several commands each under a time limit (LIMIT_S seconds a version, default
-# none: the command is stopped by SIGTERM, merges what its children wrote and exits 130).
+# none: the command is stopped by SIGTERM, merges what its children wrote and exits 130). A run
+# killed outright leaves its children's part files, which --resume keeps; and --resume calls
+# again the functions whose library was missing from NPP_DIR (one brought in a later command).
 # Usage: [LIMIT_S=N] catalogue-calls-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
 #   VERSION   a folder of catalogue/ (npp-13.0.1.2); NPP_DIR the libraries of that version.
 # Example: LIMIT_S=250 catalogue-calls-runs.sh /tmp/b/nppbench /tmp/o 4 npp-13.0.1.2=/usr/local/cuda/lib64

@@ -23,6 +23,7 @@ mod runner;
 pub use catalogue::{CatalogueCalls, GpuTurns, ORACLE_HEIGHT, ORACLE_WIDTH, append_line, call_catalogue_from};
 pub use gpu_presence::{gpu_available, gpu_count, gpu_missing};
 pub use measurement::{CudaEventTime, DeviceReadings, TimingErrors};
+pub use nppbench_npp::is_missing_library;
 pub use probe::{Resources, end_probe, run_probe};
 pub use protocol::{Devices, PROBE_SUBCOMMAND};
 pub use provenance::{host_info, tool_info};

@@ -20,7 +20,7 @@ mod twin;
 pub use nppbench_npp_sys as sys;
 
 pub use check::{DST_FILL, WrongPixels, compare, expected_output, source_buffers, wrong_pixels, wrong_words};
-pub use load::{LoadError, NppSearch, Version};
+pub use load::{LoadError, NppSearch, Version, is_missing_library};
 pub use nppbench_catalog::Library;
 pub use status::{NppError, is_out_of_memory, status_name};
 pub use twin::{TWIN_ALIGN, from_twin, twin_geometry, twin_sources};

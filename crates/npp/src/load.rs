@@ -222,7 +222,7 @@ impl Libraries {
                     None => PathBuf::from(&file),
                 };
                 if self.dir.is_some() && !path.exists() {
-                    return Err(format!("{} is missing beside {}", file, self.nppc.0.display()));
+                    return Err(missing_library(&file, &self.nppc.0));
                 }
                 open(&path).map(|l| (resolved(&path), l))
             })
@@ -269,6 +269,15 @@ impl Libraries {
 mod tests {
     use super::*;
 
+    /// The error of a library missing beside libnppc is told apart from other errors.
+    #[test]
+    fn a_missing_library_is_told_apart() {
+        let e = missing_library("libnppif.so.12", Path::new("/n/libnppc.so.12"));
+        assert_eq!(e, "libnppif.so.12 is missing beside /n/libnppc.so.12");
+        assert!(is_missing_library(&format!("nppiFilter_8u_C1R_Ctx: {e}")));
+        assert!(!is_missing_library("cuCtxSynchronize: CUDA_ERROR_MISALIGNED_ADDRESS"));
+    }
+
     #[test]
     fn explicit_folder_is_the_only_place_tried() {
         let s = NppSearch::with_env(Some(Path::new("/opt/npp")), |_| Some(PathBuf::from("/env")));
@@ -313,4 +322,18 @@ mod tests {
         assert_eq!(soname("nppc", Some("13")), "libnppc.so.13");
         assert_eq!(soname("nppidei", None), "libnppidei.so");
     }
+}
+
+/// The error of a library that is not in the folder `libnppc` was found in (`libnppif.so.12 is
+/// missing beside /tmp/npp12/libnppc.so.12`): a copy of NPP without it.
+fn missing_library(file: &str, nppc: &Path) -> String {
+    format!("{file}{MISSING_BESIDE}{}", nppc.display())
+}
+
+const MISSING_BESIDE: &str = " is missing beside ";
+
+/// Whether an error (a call-catalogue line's, say) is that of a library missing from NPP's
+/// folder, so that the function was never called: a run resumed with the library calls it.
+pub fn is_missing_library(error: &str) -> bool {
+    error.contains(MISSING_BESIDE)
 }

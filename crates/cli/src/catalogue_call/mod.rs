@@ -56,7 +56,8 @@ pub(crate) struct CallArgs {
     jobs: u16,
     /// Keep the lines already in --out and call only the functions without one (a run stopped
     /// by Ctrl-C, SIGTERM or a time limit, continued); the whole lines of the part files a
-    /// killed run left beside it are kept first. Without it, an --out that holds lines is refused.
+    /// killed run left beside it are kept first, and the functions whose library was missing
+    /// from NPP's folder are called again. Without it, an --out that holds lines is refused.
     #[arg(long, requires = "out")]
     resume: bool,
     /// Internal: the file whose functions are left out (the parent's --out, when resumed).
@@ -128,6 +129,10 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
                 "kept {kept} lines of the part files a stopped run left beside {}",
                 calls.out.display()
             );
+        }
+        let forgotten = parts::forget_missing_libraries(&calls.out)?;
+        if forgotten > 0 {
+            eprintln!("calling again {forgotten} functions whose library was missing from NPP's folder");
         }
     } else {
         parts::refuse_unless_fresh(&calls.out)?;

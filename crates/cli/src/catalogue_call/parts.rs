@@ -1,7 +1,8 @@
 //! The children's part files beside `--out` (`OUT.part0`, `OUT.part1` …) that a parent killed
 //! before it merged them leaves behind: SIGKILL, or a machine's time limit, gives it no time to.
 //! A resumed run keeps their whole lines; a run that is not resumed refuses an `--out` that holds
-//! lines or parts, rather than append to them or lose them.
+//! lines or parts, rather than append to them or lose them. A resumed run also calls again the
+//! functions whose library was missing from NPP's folder.
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +57,29 @@ pub(crate) fn join_left_parts(out: &Path) -> anyhow::Result<usize> {
     Ok(kept)
 }
 
+/// Removes from `out` the lines of functions whose library was missing from NPP's folder when
+/// they were called (`libnppif.so.12 is missing beside …`: never called), so that a resumed run
+/// calls them, with the library now there or not. Returns how many.
+pub(crate) fn forget_missing_libraries(out: &Path) -> anyhow::Result<usize> {
+    let text = match std::fs::read_to_string(out) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", out.display())),
+    };
+    let missing = |l: &str| {
+        serde_json::from_str::<serde_json::Value>(l)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(nppbench_engine::is_missing_library))
+            .unwrap_or(false)
+    };
+    let kept: String = text.split_inclusive('\n').filter(|l| !missing(l)).collect();
+    let forgotten = text.lines().count() - kept.lines().count();
+    if forgotten > 0 {
+        std::fs::write(out, kept).with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(forgotten)
+}
+
 /// Refuses to start a run that is not resumed over an `--out` that holds lines or part files:
 /// its lines would be appended to them (or, were it emptied, lost).
 pub(crate) fn refuse_unless_fresh(out: &Path) -> anyhow::Result<()> {
@@ -105,5 +129,19 @@ mod tests {
         let err = refuse_unless_fresh(&out).unwrap_err().to_string();
         assert!(err.contains("3 function lines"), "{err}");
         assert_eq!(join_left_parts(&out).unwrap(), 0);
+    }
+
+    /// Made-up lines: those of a library missing from NPP's folder are forgotten, the others
+    /// kept as they were.
+    #[test]
+    fn a_resumed_run_forgets_the_functions_whose_library_was_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("calls.jsonl");
+        assert_eq!(forget_missing_libraries(&out).unwrap(), 0);
+        let kept = "{\"symbol\":\"a\",\"status\":0}\n{\"symbol\":\"c\",\"error\":\"sticky: misaligned\"}\n";
+        let missing = "{\"symbol\":\"b\",\"error\":\"nppiB: libnppif.so.12 is missing beside /n/libnppc.so.12\"}\n";
+        std::fs::write(&out, format!("{missing}{kept}")).unwrap();
+        assert_eq!(forget_missing_libraries(&out).unwrap(), 1);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), kept);
     }
 }
