@@ -141,11 +141,7 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
     let jobs = usize::from(args.jobs).min(rows.len().max(1));
     let share = rows.len().div_ceil(jobs);
     let parts: Vec<(PathBuf, usize, usize)> = (0..jobs)
-        .map(|k| {
-            let mut name = calls.out.as_os_str().to_owned();
-            name.push(format!(".part{k}"));
-            (PathBuf::from(name), k * share, ((k + 1) * share).min(rows.len()))
-        })
+        .map(|k| (parts::part(&calls.out, k), k * share, ((k + 1) * share).min(rows.len())))
         .collect();
     GpuTurns::open(&calls.out).with_context(|| format!("creating the lock files beside {}", calls.out.display()))?;
     let children = Arc::new(stop::Children::default());
@@ -161,12 +157,8 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
             .map(|h| h.join().expect("a share's thread"))
             .collect()
     });
-    for (out, _, _) in &parts {
-        let text = std::fs::read_to_string(out).unwrap_or_default();
-        let mut all = std::fs::OpenOptions::new().create(true).append(true).open(&calls.out)?;
-        std::io::Write::write_all(&mut all, text.as_bytes())?;
-        let _ = std::fs::remove_file(out);
-    }
+    // The parts, in order, into --out: as a resumed run joins those a killed parent left.
+    parts::join_left_parts(&calls.out)?;
     for lock in GpuTurns::paths(&calls.out) {
         let _ = std::fs::remove_file(lock);
     }

@@ -8,6 +8,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+/// Part `k`'s file beside `out` (`calls.jsonl.part2`), which child `k` writes.
+pub(crate) fn part(out: &Path, k: usize) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(format!(".part{k}"));
+    PathBuf::from(name)
+}
+
 /// The part files beside `out`, in their number's order.
 pub(crate) fn left_parts(out: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let dir = out
@@ -116,6 +123,7 @@ mod tests {
             "{\"symbol\":\"a\"}\n{\"symbol\":\"b\"}\n",
         )
         .unwrap();
+        assert_eq!(part(&out, 0), dir.path().join("calls.jsonl.part0"));
         std::fs::write(dir.path().join("calls.jsonl.partial"), "not a part").unwrap();
         std::fs::write(dir.path().join("other.jsonl.part0"), "{}\n").unwrap();
         let err = refuse_unless_fresh(&out).unwrap_err().to_string();
