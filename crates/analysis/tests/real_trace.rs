@@ -91,18 +91,3 @@ fn the_own_program_attributes_every_kept_stream() {
         assert_eq!(g.prediction.as_ref().unwrap().agrees, Some(true), "{}", g.function);
     }
 }
-
-/// The target the interposer is held to, "under 1 µs a call", read from the committed traces'
-/// own figures (not timed here): in each program on average, and on a thread's first call, which
-/// costs the most (first_calls: every call is its thread's first, and registers it).
-#[test]
-fn every_committed_trace_recorded_its_calls_under_a_microsecond_each() {
-    for name in ["seed-repro", "own-program", "overhead-check", "first-calls"] {
-        let t = trace(name);
-        assert!(t.overhead.calls > 0, "{name}");
-        let per_call = t.overhead.per_call_ns().unwrap();
-        assert!(per_call < 1000.0, "{name}: {per_call} ns a call");
-        let first = t.capture.first_call_overhead.per_call_ns().unwrap();
-        assert!(first < 1000.0, "{name}: {first} ns on a thread's first call");
-    }
-}

@@ -333,3 +333,26 @@ impl Overhead {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Overhead;
+
+    /// Figures made up for the test: nanoseconds a call of all the calls and of the rest after
+    /// a part; none of no calls.
+    #[test]
+    fn the_recording_time_a_call_is_split_into_a_part_and_the_rest() {
+        let all = Overhead {
+            calls: 10,
+            recording_ns: 5_000,
+        };
+        let first = Overhead {
+            calls: 2,
+            recording_ns: 3_000,
+        };
+        assert_eq!(all.per_call_ns(), Some(500.0));
+        assert_eq!(first.per_call_ns(), Some(1_500.0));
+        assert_eq!(all.less(&first).per_call_ns(), Some(250.0));
+        assert_eq!(first.less(&all).per_call_ns(), None);
+    }
+}
