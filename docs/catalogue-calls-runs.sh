@@ -12,7 +12,9 @@
 # none: the command is stopped by SIGTERM, merges what its children wrote and exits 130). A run
 # killed outright leaves its children's part files, which --resume keeps; and --resume calls
 # again the functions whose library was missing from NPP_DIR (one brought in a later command).
-# Usage: [LIMIT_S=N] catalogue-calls-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
+# FUNCTIONS=FILE calls only the functions the file names (`call-catalogue --functions`), say the
+# functions one version alone flagged (reports/catalogue-calls/h100-1918/again.txt).
+# Usage: [LIMIT_S=N] [FUNCTIONS=FILE] catalogue-calls-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
 #   VERSION   a folder of catalogue/ (npp-13.0.1.2); NPP_DIR the libraries of that version.
 # Example: LIMIT_S=250 catalogue-calls-runs.sh /tmp/b/nppbench /tmp/o 4 npp-13.0.1.2=/usr/local/cuda/lib64
 set -u
@@ -24,7 +26,8 @@ for pair in "$@"; do
   version=${pair%%=*}; npp=${pair#*=}
   s=$(date +%s)
   timeout "${LIMIT_S:-0}" "$bin" call-catalogue --catalogue "$root/catalogue/$version" --npp "$npp" \
-    --jobs "$jobs" --out "$out/calls-$version.jsonl" --resume >> "$out/calls-$version.log" 2>&1
+    --jobs "$jobs" --out "$out/calls-$version.jsonl" --resume ${FUNCTIONS:+--functions "$FUNCTIONS"} \
+    >> "$out/calls-$version.log" 2>&1
   echo "$version rc=$? $(( $(date +%s) - s )) s, $(wc -l < "$out/calls-$version.jsonl") lines"
   "$bin" call-catalogue --summarize "$out/calls-$version.jsonl" | tee "$out/summary-$version.txt"
   (dmesg 2>&1 | grep -i -E "xid|nvrm" | tail -50) > "$out/dmesg-$version.txt"

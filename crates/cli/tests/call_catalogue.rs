@@ -141,6 +141,33 @@ fn no_jobs_is_refused() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// A list of functions to call with a name no header declares, or no list at all, is refused
+/// before any GPU is looked for, naming what was wrong.
+#[test]
+fn a_list_of_functions_with_an_unknown_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("again.txt");
+    std::fs::write(&list, "Add_8u_C1RSfs Ad_8u_C1RSfs\n").unwrap();
+    let run = |list: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_nppbench"))
+            .args(["call-catalogue", "--catalogue"])
+            .arg(catalogue())
+            .arg("--out")
+            .arg(dir.path().join("calls.jsonl"))
+            .arg("--functions")
+            .arg(list)
+            .output()
+            .unwrap()
+    };
+    let o = run(&list);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("does not declare: Ad_8u_C1RSfs"), "{err}");
+    let o = run(&dir.path().join("none.txt"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such file"));
+}
+
 /// `--summarize` counts a file's outcomes (a committed run with the oracles, gzip-compressed),
 /// every line once, the most first; then, apart, the functions that ran and that the oracles did
 /// not judge, and the oracles' leads.

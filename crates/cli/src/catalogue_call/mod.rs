@@ -39,6 +39,11 @@ pub(crate) struct CallArgs {
     /// Only functions whose symbol contains this.
     #[arg(long)]
     only: Option<String>,
+    /// Only the functions this file names (symbols or bare names such as `Add_8u_C1RSfs`,
+    /// separated by white space; `#` starts a comment line): those to call again, say. A name of
+    /// no function of the catalogue is refused.
+    #[arg(long, value_name = "FILE")]
+    functions: Option<PathBuf>,
     /// The ROI's width and height, of every call (default: the leak and race oracles' 1918×32,
     /// a row wide enough for the functions measured to split their work and to compute the wrong
     /// pixels of NPP 13; at 64×32, as before, a source row of 64 bytes is shorter than that).
@@ -85,6 +90,7 @@ impl CallArgs {
             npp: self.npp.clone(),
             out: self.out.clone().unwrap_or_default(),
             only: self.only.clone(),
+            names: self.functions.clone(),
             shard: self.shard,
             width: self.width,
             height: self.height,
@@ -122,6 +128,12 @@ pub(crate) fn call_catalogue(args: CallArgs) -> anyhow::Result<()> {
 /// turns on the GPU through lock files beside `--out` (the unaligned step alone), removed after.
 fn parent(args: &CallArgs) -> anyhow::Result<()> {
     let calls = args.calls();
+    if let Some(f) = args.functions.as_deref().filter(|f| !f.is_file()) {
+        return Err(crate::exit::bad_input(format!(
+            "--functions {}: no such file: give a file of function names (`Add_8u_C1RSfs`), separated by white space",
+            f.display()
+        )));
+    }
     if args.resume {
         let kept = parts::join_left_parts(&calls.out)?;
         if kept > 0 {
@@ -137,7 +149,10 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
     } else {
         parts::refuse_unless_fresh(&calls.out)?;
     }
-    let (_, rows) = calls.functions()?;
+    // What it reads (the catalogue, --functions, --out when resumed) is what it was given.
+    let (_, rows) = calls
+        .functions()
+        .map_err(|e| crate::exit::bad_input(format!("{e:#}")))?;
     let jobs = usize::from(args.jobs).min(rows.len().max(1));
     let share = rows.len().div_ceil(jobs);
     let parts: Vec<(PathBuf, usize, usize)> = (0..jobs)
@@ -200,6 +215,9 @@ fn share_of(
         }
         if let Some(o) = &args.only {
             cmd.args(["--only", o]);
+        }
+        if let Some(f) = &args.functions {
+            cmd.arg("--functions").arg(f);
         }
         if let Some(s) = args.shard {
             cmd.args(["--shard", &s.to_string()]);

@@ -36,6 +36,9 @@ pub struct CatalogueCalls {
     pub out: PathBuf,
     /// Only symbols containing this.
     pub only: Option<String>,
+    /// Only the functions this file names (symbols or bare names, `Add_8u_C1RSfs`, separated by
+    /// white space; `#` starts a comment line): a list to call again, say.
+    pub names: Option<PathBuf>,
     /// Only this host's part of the functions (by symbol, as `run --shard` parts scenarios).
     pub shard: Option<nppbench_model::Shard>,
     pub width: u32,
@@ -55,14 +58,57 @@ impl CatalogueCalls {
             Some(file) => symbols_in(file)?,
             None => std::collections::BTreeSet::new(),
         };
-        let rows = nppbench_headers::generate::rows(&prototypes)?
+        let all = nppbench_headers::generate::rows(&prototypes)?;
+        let named = match &self.names {
+            Some(file) => Some(named_in(file, &all)?),
+            None => None,
+        };
+        let rows = all
             .into_iter()
+            .filter(|r| named.as_ref().is_none_or(|n| n.contains(&r.symbol)))
             .filter(|r| self.only.as_deref().is_none_or(|o| r.symbol.contains(o)))
             .filter(|r| self.shard.is_none_or(|s| s.holds(&r.symbol)))
             .filter(|r| !done.contains(&r.symbol))
             .collect();
         Ok((prototypes, rows))
     }
+}
+
+/// The symbols of the functions of `rows` that `file` names (symbols or bare names); a name of
+/// no function is an error naming it.
+fn named_in(file: &Path, rows: &[FunctionRow]) -> anyhow::Result<std::collections::BTreeSet<String>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let by_name: std::collections::BTreeMap<&str, &str> = rows
+        .iter()
+        .flat_map(|r| {
+            [
+                (r.symbol.as_str(), r.symbol.as_str()),
+                (nppbench_headers::name::bare(&r.symbol), r.symbol.as_str()),
+            ]
+        })
+        .collect();
+    let names = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .flat_map(str::split_whitespace);
+    let (mut found, mut unknown) = (std::collections::BTreeSet::new(), Vec::new());
+    for name in names {
+        match by_name.get(name) {
+            Some(symbol) => {
+                found.insert((*symbol).to_owned());
+            }
+            None => unknown.push(name),
+        }
+    }
+    if !unknown.is_empty() {
+        anyhow::bail!(
+            "{} names {} that this catalogue does not declare: {}",
+            file.display(),
+            if unknown.len() == 1 { "a function" } else { "functions" },
+            unknown.join(" ")
+        );
+    }
+    Ok(found)
 }
 
 /// The functions a file of lines has a line of; none where the file does not exist yet.
@@ -296,6 +342,7 @@ mod tests {
             npp: None,
             out: PathBuf::new(),
             only: None,
+            names: None,
             shard,
             width: 64,
             height: 32,
@@ -320,5 +367,31 @@ mod tests {
         sorted.sort();
         assert_eq!(merged, sorted);
         assert!(all.len() > 5_000);
+    }
+
+    /// A made-up list: the functions a file names, by symbol or bare name, in the catalogue's
+    /// order; a name of no function is refused, naming it.
+    #[test]
+    fn a_file_of_names_picks_those_functions_and_a_name_of_none_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = dir.path().join("names.txt");
+        std::fs::write(&names, "# again\nNot_8u_C1R nppiAdd_8u_C1RSfs_Ctx\n\nNot_8u_C1R\n").unwrap();
+        let calls = CatalogueCalls {
+            catalogue: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2"),
+            npp: None,
+            out: PathBuf::new(),
+            only: None,
+            names: Some(names.clone()),
+            shard: None,
+            width: 64,
+            height: 32,
+            turns: None,
+            done: None,
+        };
+        let symbols: Vec<String> = calls.functions().unwrap().1.into_iter().map(|r| r.symbol).collect();
+        assert_eq!(symbols, ["nppiAdd_8u_C1RSfs_Ctx", "nppiNot_8u_C1R_Ctx"]);
+        std::fs::write(&names, "Not_8u_C1R Nott_8u_C1R").unwrap();
+        let err = calls.functions().unwrap_err().to_string();
+        assert!(err.contains("does not declare: Nott_8u_C1R"), "{err}");
     }
 }
