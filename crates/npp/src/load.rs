@@ -265,6 +265,20 @@ impl Libraries {
     }
 }
 
+/// The error of a library that is not in the folder `libnppc` was found in (`libnppif.so.12 is
+/// missing beside /tmp/npp12/libnppc.so.12`): a copy of NPP without it.
+fn missing_library(file: &str, nppc: &Path) -> String {
+    format!("{file}{MISSING_BESIDE}{}", nppc.display())
+}
+
+const MISSING_BESIDE: &str = " is missing beside ";
+
+/// Whether an error (a call-catalogue line's, say) is that of a library missing from NPP's
+/// folder, so that the function was never called: a run resumed with the library calls it.
+pub fn is_missing_library(error: &str) -> bool {
+    error.contains(MISSING_BESIDE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,18 +336,4 @@ mod tests {
         assert_eq!(soname("nppc", Some("13")), "libnppc.so.13");
         assert_eq!(soname("nppidei", None), "libnppidei.so");
     }
-}
-
-/// The error of a library that is not in the folder `libnppc` was found in (`libnppif.so.12 is
-/// missing beside /tmp/npp12/libnppc.so.12`): a copy of NPP without it.
-fn missing_library(file: &str, nppc: &Path) -> String {
-    format!("{file}{MISSING_BESIDE}{}", nppc.display())
-}
-
-const MISSING_BESIDE: &str = " is missing beside ";
-
-/// Whether an error (a call-catalogue line's, say) is that of a library missing from NPP's
-/// folder, so that the function was never called: a run resumed with the library calls it.
-pub fn is_missing_library(error: &str) -> bool {
-    error.contains(MISSING_BESIDE)
 }
