@@ -23,6 +23,12 @@ pub struct CallLine {
     pub width: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub height: Option<u32>,
+    /// The card that called it (`GPU-…`) and NPP's build (`13.0.1.2`), where recorded: a run
+    /// resumed on another machine holds lines of several cards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_uuid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub npp_version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_planned: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -360,6 +366,17 @@ pub fn destination_counts(lines: &[CallLine]) -> Vec<(String, usize)> {
         Unaligned::Refused(_) => Some("refused".to_owned()),
         Unaligned::Faulted(_) => Some("killed the context".to_owned()),
         Unaligned::NotCalled => None,
+    }))
+}
+
+/// The cards and NPP builds the functions were called with (`GPU-… with NPP 13.0.1.2`), the
+/// most first; lines that record neither (older runs, a child that died) are not counted.
+pub fn made_on(lines: &[CallLine]) -> Vec<(String, usize)> {
+    most_first(lines.iter().filter_map(|l| match (&l.gpu_uuid, &l.npp_version) {
+        (Some(gpu), Some(npp)) => Some(format!("{gpu} with NPP {npp}")),
+        (Some(gpu), None) => Some(gpu.clone()),
+        (None, Some(npp)) => Some(format!("NPP {npp}")),
+        (None, None) => None,
     }))
 }
 

@@ -57,6 +57,10 @@ fn functions_called_from_their_roles_get_one_line_each_in_order() {
     let add = lines.iter().find(|l| l["symbol"] == "nppiAdd_8u_C1RSfs_Ctx").unwrap();
     assert_eq!(add["status"], 0, "{add}");
     assert_eq!(add["outputs_vary"], true, "{add}");
+    // Each line names its card and NPP's build: a run resumed on another machine tells them apart.
+    assert!(add["gpu_uuid"].as_str().is_some_and(|u| u.starts_with("GPU-")), "{add}");
+    let npp = nppbench_engine::load_npp(None).unwrap().version().to_string();
+    assert_eq!(add["npp_version"], npp.as_str(), "{add}");
 }
 
 /// The leak and race oracles on the GPU agree with what the atlas measured of two functions of

@@ -151,3 +151,23 @@ fn a_function_the_oracles_did_not_judge_is_counted_by_why() {
     assert!(counts.contains(&("not planned at their geometry: pSrc".to_owned(), 1)));
     assert!(counts.contains(&("leak not measured: no CUPTI".to_owned(), 1)));
 }
+
+/// Lines made up for the test: the cards and builds that called them, the most first; a line
+/// that records neither is not counted.
+#[test]
+fn the_cards_and_builds_are_counted_the_most_first() {
+    let at = |extra: &str| line(&format!(r#"{{"symbol":"a","status":0{extra}}}"#));
+    let lines = [
+        at(r#","gpu_uuid":"GPU-b","npp_version":"13.0.1.2""#),
+        at(r#","gpu_uuid":"GPU-a","npp_version":"13.0.1.2""#),
+        at(r#","gpu_uuid":"GPU-b","npp_version":"13.0.1.2""#),
+        at(""),
+    ];
+    assert_eq!(
+        made_on(&lines),
+        [
+            ("GPU-b with NPP 13.0.1.2".to_owned(), 2),
+            ("GPU-a with NPP 13.0.1.2".to_owned(), 1)
+        ]
+    );
+}

@@ -294,6 +294,7 @@ fn summarize(file: &Path) -> anyhow::Result<()> {
         "leads from the leak and race oracles:",
         nppbench_analysis::calls::lead_counts(&lines),
     );
+    section("called on:", nppbench_analysis::calls::made_on(&lines));
     Ok(())
 }
 

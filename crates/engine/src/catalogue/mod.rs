@@ -161,6 +161,7 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         src_step: None,
         dst_step: None,
     };
+    let npp_version = npp.version().to_string();
     let to = to.unwrap_or(rows.len()).min(rows.len());
     for (i, row) in rows.iter().enumerate().take(to).skip(from) {
         println!("begin {i}");
@@ -170,9 +171,11 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         // When it began: a stall of every child (a GPU reset) is found among the lines by it. The
-        // ROI, so that lines of runs at other ROIs are told apart.
+        // ROI, the card and NPP's build, so that lines of runs at other ROIs, on other cards (a
+        // run resumed on another machine) or of another build are told apart.
         let mut line = json!({"index": i, "symbol": row.symbol, "library": row.library,
-            "started_unix_ms": started, "width": args.width, "height": args.height});
+            "started_unix_ms": started, "width": args.width, "height": args.height,
+            "gpu_uuid": gpu.props().uuid, "npp_version": npp_version});
         let called = Called {
             npp: &npp,
             gpu: &gpu,
