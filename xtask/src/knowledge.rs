@@ -72,9 +72,11 @@ pub(crate) fn make(runs: &[PathBuf], dir: &Path) -> anyhow::Result<(PathBuf, Kno
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join(format!("{}.json.gz", k.name()));
     // The calls a file made before holds are kept: they come from no run (`--calls` adds them).
-    if let Ok(bytes) = std::fs::read(&path) {
-        k.calls = Knowledge::from_bytes(&bytes, &path.display().to_string())?.calls;
-    }
+    // One that does not load (another schema, whose message says to remake it so) keeps none.
+    k.calls = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| Knowledge::from_bytes(&bytes, &path.display().to_string()).ok())
+        .and_then(|old| old.calls);
     std::fs::write(&path, k.to_gz()).with_context(|| format!("writing {}", path.display()))?;
     Ok((path, k))
 }
