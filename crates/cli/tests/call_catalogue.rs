@@ -283,8 +283,9 @@ fn faults_are_compared_as_a_fourth_oracle() {
     );
 }
 
-/// Lines made up for the test: two files whose calls were made at other ROIs are compared with
-/// a note saying so first; files at one ROI, or of lines that do not record it, without.
+/// Lines made up for the test: two files whose calls were made at other ROIs, or on other cards,
+/// are compared with a note saying so first; files at one ROI or card, or of lines that do not
+/// record it, without.
 #[test]
 fn files_of_other_rois_are_compared_with_a_note_saying_so() {
     let dir = tempfile::tempdir().unwrap();
@@ -317,6 +318,17 @@ fn files_of_other_rois_are_compared_with_a_note_saying_so() {
     );
     assert!(!against(&wide, &wide).contains("note:"));
     assert!(!against(&wide, &unrecorded).contains("note:"));
+    // Lines of other cards, likewise.
+    let card = |name: &str, uuid: &str| file(name, &format!(r#","width":1918,"height":32,"gpu_uuid":"{uuid}""#));
+    let (a, b) = (card("a.jsonl", "GPU-a"), card("b.jsonl", "GPU-b"));
+    let text = against(&a, &b);
+    assert!(
+        text.contains("note: the calls were made on other cards: this file GPU-a, the other GPU-b"),
+        "{text}"
+    );
+    assert!(!text.contains("other ROIs"), "{text}");
+    assert!(!against(&a, &card("a2.jsonl", "GPU-a")).contains("note:"));
+    assert!(!against(&a, &wide).contains("note:"), "a file that records no card");
 }
 
 /// `--resume` leaves out the functions --out has a line of: with every one there, nothing is

@@ -308,20 +308,26 @@ fn against(file: &Path, other: &Path) -> anyhow::Result<()> {
         other.display()
     );
     // Runs at other ROIs answer other questions (at 64×32 the wrong-pixel oracle sees none of NPP
-    // 13's): said first, where the lines record them.
-    let rois = |lines: &[nppbench_analysis::calls::CallLine]| -> std::collections::BTreeSet<String> {
-        lines
-            .iter()
-            .filter_map(|l| Some(format!("{}x{}", l.width?, l.height?)))
-            .collect()
-    };
-    let (this_rois, other_rois) = (rois(&first), rois(&second));
-    if !this_rois.is_empty() && !other_rois.is_empty() && this_rois != other_rois {
-        println!(
-            "note: the calls were made at other ROIs: this file {}, the other {}",
-            this_rois.into_iter().collect::<Vec<_>>().join(", "),
-            other_rois.into_iter().collect::<Vec<_>>().join(", ")
-        );
+    // 13's), and on other cards a difference may be the card's: said first, where the lines
+    // record them.
+    type Key = fn(&nppbench_analysis::calls::CallLine) -> Option<String>;
+    let notes: [(&str, Key); 2] = [
+        ("at other ROIs", |l| Some(format!("{}x{}", l.width?, l.height?))),
+        ("on other cards", |l| l.gpu_uuid.clone()),
+    ];
+    for (what, key) in notes {
+        let of = |lines: &[nppbench_analysis::calls::CallLine]| -> Vec<String> {
+            let set: std::collections::BTreeSet<String> = lines.iter().filter_map(key).collect();
+            set.into_iter().collect()
+        };
+        let (this, that) = (of(&first), of(&second));
+        if !this.is_empty() && !that.is_empty() && this != that {
+            println!(
+                "note: the calls were made {what}: this file {}, the other {}",
+                this.join(", "),
+                that.join(", ")
+            );
+        }
     }
     let agreement = nppbench_analysis::calls::agreement(&first, &second);
     for (oracle, a) in &agreement {
