@@ -371,8 +371,8 @@ pub fn destination_counts(lines: &[CallLine]) -> Vec<(String, usize)> {
 
 /// The cards and NPP builds the functions were called with (`GPU-… with NPP 13.0.1.2`), the
 /// most first; lines that record neither (older runs, a child that died) are not counted.
-pub fn made_on(lines: &[CallLine]) -> Vec<(String, usize)> {
-    most_first(lines.iter().filter_map(|l| match (&l.gpu_uuid, &l.npp_version) {
+pub fn made_on<'a>(lines: impl IntoIterator<Item = &'a CallLine>) -> Vec<(String, usize)> {
+    most_first(lines.into_iter().filter_map(|l| match (&l.gpu_uuid, &l.npp_version) {
         (Some(gpu), Some(npp)) => Some(format!("{gpu} with NPP {npp}")),
         (Some(gpu), None) => Some(gpu.clone()),
         (None, Some(npp)) => Some(format!("NPP {npp}")),

@@ -160,6 +160,12 @@ pub struct Catalogue {
     /// Call lines given, and those of symbols the headers do not declare (another version's).
     pub calls: usize,
     pub foreign_calls: usize,
+    /// The cards and NPP builds the calls were made with, where their lines record them
+    /// ([`crate::calls::made_on`]).
+    pub made_on: Vec<(String, usize)>,
+    /// The NPP builds of the calls' lines that are not the headers' version (calls of another
+    /// version judged with these headers).
+    pub other_builds: Vec<String>,
 }
 
 /// `Add` of `nppiAdd_8u_C1RSfs_Ctx`.
@@ -190,6 +196,14 @@ pub fn judge(version: &str, entries: &[Entry], calls: &[CallLine], knowledge: Op
         knowledge: knowledge.map(Knowledge::name),
         calls: by_symbol.len(),
         foreign_calls: by_symbol.keys().filter(|s| !declared.contains(*s)).count(),
+        made_on: crate::calls::made_on(by_symbol.values().copied()),
+        other_builds: by_symbol
+            .values()
+            .filter_map(|l| l.npp_version.clone())
+            .filter(|v| v != version)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect(),
     }
 }
 

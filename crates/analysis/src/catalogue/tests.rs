@@ -120,3 +120,31 @@ fn the_destination_steps_findings_are_leads() {
         State::Lead(vec![Lead::KilledContextAtDestination("sticky: misaligned".into())])
     );
 }
+
+/// Made-up lines: the cards and builds the calls were made with are counted, each function once
+/// (its last line), and the builds that are not the headers' named.
+#[test]
+fn the_cards_and_the_builds_of_the_calls_are_kept_and_other_builds_named() {
+    let entries = [entry("nppiAbs_8u_C1R_Ctx", &[]), entry("nppiZed_8u_C1R_Ctx", &[])];
+    let on = |symbol: &str, gpu: &str, npp: &str| {
+        line(&format!(
+            r#"{{"symbol":"{symbol}","status":0,"gpu_uuid":"{gpu}","npp_version":"{npp}"}}"#
+        ))
+    };
+    let calls = [
+        on("nppiAbs_8u_C1R_Ctx", "GPU-a", "13.2.0.58"),
+        on("nppiAbs_8u_C1R_Ctx", "GPU-b", "13.0.1.2"),
+        on("nppiZed_8u_C1R_Ctx", "GPU-a", "13.0.1.2"),
+    ];
+    let c = judge("13.0.1.2", &entries, &calls, None);
+    assert_eq!(
+        c.made_on,
+        [
+            ("GPU-a with NPP 13.0.1.2".to_owned(), 1),
+            ("GPU-b with NPP 13.0.1.2".to_owned(), 1)
+        ]
+    );
+    assert!(c.other_builds.is_empty(), "the later line replaces the earlier");
+    let c = judge("13.0.1.2", &entries, &calls[..1], None);
+    assert_eq!(c.other_builds, ["13.2.0.58"]);
+}

@@ -39,6 +39,33 @@ fn the_page_lists_every_declared_function_once_with_the_measured_and_the_leads()
     assert!(html.contains("the knowledge npp-13.0.1-sm90") && html.contains("2306 call lines"));
 }
 
+/// Made-up lines that record their card and build: the page says which, and says so first where
+/// a build is not the headers' version.
+#[test]
+fn the_page_names_the_cards_and_builds_of_the_calls_and_another_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.jsonl");
+    std::fs::write(
+        &calls,
+        "{\"symbol\":\"nppiNot_8u_C1R_Ctx\",\"status\":0,\"gpu_uuid\":\"GPU-a\",\"npp_version\":\"13.2.0.58\"}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("page");
+    let o = nppbench(&[
+        "report",
+        "--catalogue",
+        "13.0",
+        "--calls",
+        calls.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("1 call line (1 on GPU-a with NPP 13.2.0.58)"), "{html}");
+    assert!(html.contains("Some call lines were made with NPP 13.2.0.58, not with NPP 13.0.1.2"));
+}
+
 #[test]
 fn a_version_of_built_in_headers_renders_without_a_repository() {
     let dir = tempfile::tempdir().unwrap();

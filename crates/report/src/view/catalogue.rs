@@ -158,14 +158,27 @@ pub fn catalogue_page(c: &Catalogue, calls_given: bool) -> Result<CataloguePage,
             c.version
         ));
     }
+    if !c.other_builds.is_empty() {
+        notices.push(format!(
+            "Some call lines were made with NPP {}, not with NPP {}, whose headers judge them here: give the calls of this version.",
+            c.other_builds.join(", "),
+            c.version
+        ));
+    }
     if c.foreign_calls > 0 {
         notices.push(format!(
             "{} of the call lines are of functions these headers do not declare: were they made with another NPP version's catalogue?",
             c.foreign_calls
         ));
     }
+    let made_on = if c.made_on.is_empty() {
+        String::new()
+    } else {
+        let each: Vec<String> = c.made_on.iter().map(|(on, n)| format!("{n} on {on}")).collect();
+        format!(" ({})", each.join(", "))
+    };
     let sources = format!(
-        "The headers of NPP {}; {}{}.",
+        "The headers of NPP {}; {}{made_on}{}.",
         c.version,
         counted(c.calls, "call line", "call lines"),
         c.knowledge
