@@ -210,6 +210,27 @@ fn a_file_of_lines_is_summarized_the_most_first() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 2: not a call-catalogue line"));
 }
 
+/// What `call-catalogue --summarize A --against B` prints (it must succeed).
+fn against(a: &Path, b: &Path) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        .args(["call-catalogue", "--summarize"])
+        .arg(a)
+        .arg("--against")
+        .arg(b)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The functions `--against`'s line that starts with `prefix` names (`fault, this only: `).
+fn named(text: &str, prefix: &str) -> Vec<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .map(|names| names.split(' ').map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
 /// `--summarize A --against B` of NPP 13.0.1's and 12.2.3.2's lines of one card and build
 /// (`reports/catalogue-calls/h100-roi/2-GPU-e4f53849`, the functions with `_8u_C1` in their
 /// names): each oracle's counts, then by name the functions it flagged in one file only, as many
@@ -217,15 +238,10 @@ fn a_file_of_lines_is_summarized_the_most_first() {
 #[test]
 fn two_files_are_compared_oracle_by_oracle_naming_what_one_flagged_alone() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/catalogue-calls/h100-roi/2-GPU-e4f53849");
-    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
-        .args(["call-catalogue", "--summarize"])
-        .arg(dir.join("calls-13.0.1.2_8u_C1.jsonl.gz"))
-        .arg("--against")
-        .arg(dir.join("calls-12.2.3.2_8u_C1.jsonl.gz"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let text = against(
+        &dir.join("calls-13.0.1.2_8u_C1.jsonl.gz"),
+        &dir.join("calls-12.2.3.2_8u_C1.jsonl.gz"),
+    );
     let this_only = |oracle: &str| -> usize {
         let row = text
             .lines()
@@ -236,13 +252,7 @@ fn two_files_are_compared_oracle_by_oracle_naming_what_one_flagged_alone() {
             .parse()
             .unwrap()
     };
-    let named = |oracle: &str| -> Vec<String> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{oracle}, this only: ")))
-            .map(|names| names.split(' ').map(str::to_owned).collect())
-            .unwrap_or_default()
-    };
-    let wrong = named("wrong");
+    let wrong = named(&text, "wrong, this only: ");
     assert_eq!(wrong.len(), this_only("wrong"), "{text}");
     assert!(wrong.iter().any(|n| n == "Add_8u_C1RSfs"), "{text}");
     assert!(
@@ -257,28 +267,17 @@ fn two_files_are_compared_oracle_by_oracle_naming_what_one_flagged_alone() {
 #[test]
 fn faults_are_compared_as_a_fourth_oracle() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/catalogue-calls/h100-1918");
-    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
-        .args(["call-catalogue", "--summarize"])
-        .arg(dir.join("calls-npp-13.0.1.2.jsonl.gz"))
-        .arg("--against")
-        .arg(dir.join("calls-npp-12.2.3.2.jsonl.gz"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    let named = |prefix: &str| -> Vec<String> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(prefix))
-            .map(|names| names.split(' ').map(str::to_owned).collect())
-            .unwrap_or_default()
-    };
+    let text = against(
+        &dir.join("calls-npp-13.0.1.2.jsonl.gz"),
+        &dir.join("calls-npp-12.2.3.2.jsonl.gz"),
+    );
     assert!(text.lines().any(|l| l.trim_start().starts_with("fault ")), "{text}");
     assert!(
-        named("fault, this only: ").contains(&"AddC_8u_C3RSfs".to_owned()),
+        named(&text, "fault, this only: ").contains(&"AddC_8u_C3RSfs".to_owned()),
         "{text}"
     );
     assert!(
-        named("fault, other only: ").contains(&"And_8u_AC4R".to_owned()),
+        named(&text, "fault, other only: ").contains(&"And_8u_AC4R".to_owned()),
         "{text}"
     );
 }
@@ -300,17 +299,6 @@ fn files_of_other_rois_are_compared_with_a_note_saying_so() {
     let wide = file("wide.jsonl", r#","width":1918,"height":32"#);
     let narrow = file("narrow.jsonl", r#","width":64,"height":32"#);
     let unrecorded = file("old.jsonl", "");
-    let against = |a: &Path, b: &Path| {
-        let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
-            .args(["call-catalogue", "--summarize"])
-            .arg(a)
-            .arg("--against")
-            .arg(b)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
     let text = against(&wide, &narrow);
     assert!(
         text.contains("note: the calls were made at other ROIs: this file 1918x32, the other 64x32"),
