@@ -121,6 +121,34 @@ fn group_row(name: String, counts: &BTreeMap<StateKind, usize>, flagged: bool) -
     }
 }
 
+/// What the page says first: calls or knowledge missing, calls of another build or version.
+fn notices(c: &Catalogue, calls_given: bool) -> Vec<String> {
+    let mut notices = Vec::new();
+    if !calls_given {
+        notices.push("No call lines were given (--calls): every function that can be synthesised and was not measured is \"not called\". `nppbench call-catalogue` on a GPU writes them.".to_owned());
+    }
+    if c.knowledge.is_none() {
+        notices.push(format!(
+            "No knowledge of NPP {} was given or built in: no function is \"measured\".",
+            c.version
+        ));
+    }
+    if !c.other_builds.is_empty() {
+        notices.push(format!(
+            "Some call lines were made with NPP {}, not with NPP {}, whose headers judge them here: give the calls of this version.",
+            c.other_builds.join(", "),
+            c.version
+        ));
+    }
+    if c.foreign_calls > 0 {
+        notices.push(format!(
+            "{} of the call lines are of functions these headers do not declare: were they made with another NPP version's catalogue?",
+            c.foreign_calls
+        ));
+    }
+    notices
+}
+
 /// The page's model for `c`; `calls_given` says whether any call lines were given.
 pub fn catalogue_page(c: &Catalogue, calls_given: bool) -> Result<CataloguePage, String> {
     let counts = c.counts();
@@ -148,29 +176,7 @@ pub fn catalogue_page(c: &Catalogue, calls_given: bool) -> Result<CataloguePage,
         n(StateKind::NotCalled),
         n(StateKind::NotSynthesisable),
     );
-    let mut notices = Vec::new();
-    if !calls_given {
-        notices.push("No call lines were given (--calls): every function that can be synthesised and was not measured is \"not called\". `nppbench call-catalogue` on a GPU writes them.".to_owned());
-    }
-    if c.knowledge.is_none() {
-        notices.push(format!(
-            "No knowledge of NPP {} was given or built in: no function is \"measured\".",
-            c.version
-        ));
-    }
-    if !c.other_builds.is_empty() {
-        notices.push(format!(
-            "Some call lines were made with NPP {}, not with NPP {}, whose headers judge them here: give the calls of this version.",
-            c.other_builds.join(", "),
-            c.version
-        ));
-    }
-    if c.foreign_calls > 0 {
-        notices.push(format!(
-            "{} of the call lines are of functions these headers do not declare: were they made with another NPP version's catalogue?",
-            c.foreign_calls
-        ));
-    }
+    let notices = notices(c, calls_given);
     let made_on = if c.made_on.is_empty() {
         String::new()
     } else {
