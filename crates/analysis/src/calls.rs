@@ -23,7 +23,7 @@ pub struct CallLine {
     pub width: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub height: Option<u32>,
-    /// The card that called it (`GPU-…`) and NPP's build (`13.0.1.2`), where recorded: a run
+    /// The card that called it (`GPU-…`) and NPP's version (`13.0.1`, its three parts), where recorded: a run
     /// resumed on another machine holds lines of several cards.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_uuid: Option<String>,
@@ -369,7 +369,7 @@ pub fn destination_counts(lines: &[CallLine]) -> Vec<(String, usize)> {
     }))
 }
 
-/// The cards and NPP builds the functions were called with (`GPU-… with NPP 13.0.1.2`), the
+/// The cards and NPP builds the functions were called with (`GPU-… with NPP 13.0.1`), the
 /// most first; lines that record neither (older runs, a child that died) are not counted.
 pub fn made_on<'a>(lines: impl IntoIterator<Item = &'a CallLine>) -> Vec<(String, usize)> {
     most_first(lines.into_iter().filter_map(|l| match (&l.gpu_uuid, &l.npp_version) {

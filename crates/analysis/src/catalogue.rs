@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::calls::{CallLine, Lead, Outcome, Unaligned};
 use crate::evidence::{Evidence, FunctionRules};
-use crate::knowledge::Knowledge;
+use crate::knowledge::{Knowledge, short_version};
 
 /// A function the headers declare, as its catalogue row gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,7 +200,8 @@ pub fn judge(version: &str, entries: &[Entry], calls: &[CallLine], knowledge: Op
         other_builds: by_symbol
             .values()
             .filter_map(|l| l.npp_version.clone())
-            .filter(|v| v != version)
+            // Lines record NPP's three parts (`13.0.1`), headers its build too (`13.0.1.2`).
+            .filter(|v| short_version(v) != short_version(version))
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect(),

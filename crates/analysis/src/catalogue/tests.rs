@@ -147,4 +147,12 @@ fn the_cards_and_the_builds_of_the_calls_are_kept_and_other_builds_named() {
     assert!(c.other_builds.is_empty(), "the later line replaces the earlier");
     let c = judge("13.0.1.2", &entries, &calls[..1], None);
     assert_eq!(c.other_builds, ["13.2.0.58"]);
+    // A line records NPP's three parts, as `call-catalogue` writes them: the headers' version.
+    let c = judge(
+        "13.0.1.2",
+        &entries,
+        &[on("nppiZed_8u_C1R_Ctx", "GPU-a", "13.0.1")],
+        None,
+    );
+    assert!(c.other_builds.is_empty(), "{:?}", c.other_builds);
 }
