@@ -23,8 +23,8 @@ pub struct CallLine {
     pub width: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub height: Option<u32>,
-    /// The card that called it (`GPU-…`) and NPP's version (`13.0.1`, its three parts), where recorded: a run
-    /// resumed on another machine holds lines of several cards.
+    /// The card that called it (`GPU-…`) and NPP's version (`13.0.1`, its three parts), where
+    /// recorded: a run resumed on another machine holds lines of several cards.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_uuid: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
