@@ -198,8 +198,31 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
 }
 
 /// An error after which the CUDA context is dead; its line says so, and the child ends.
-fn sticky(e: impl std::fmt::Display) -> String {
-    format!("sticky: {e}")
+fn sticky(e: impl std::fmt::Display) -> CallError {
+    CallError::Sticky(e.to_string())
+}
+
+/// Why a function's call gave no answer: the CUDA context is dead after it (a sticky error: the
+/// child ends once the function's line is written), or an error that leaves it alive. Written
+/// into the line as its message (`sticky: …` for the first).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CallError {
+    #[error("sticky: {0}")]
+    Sticky(String),
+    #[error("{0}")]
+    Alive(String),
+}
+
+impl CallError {
+    /// An error that leaves the context alive.
+    fn alive(e: impl std::fmt::Display) -> CallError {
+        CallError::Alive(e.to_string())
+    }
+
+    /// Whether the context is dead after it.
+    fn is_sticky(&self) -> bool {
+        matches!(self, CallError::Sticky(_))
+    }
 }
 
 /// What every function's calls are made with.
@@ -227,7 +250,7 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
         }
     };
     let made = |p: &CallPlan| -> Made {
-        let m = npp.call_planned(gpu, p, ctx).map_err(|e| e.to_string())?;
+        let m = npp.call_planned(gpu, p, ctx).map_err(CallError::alive)?;
         gpu.synchronize().map_err(sticky)?;
         let out = (m.status >= 0).then(|| m.outputs()).transpose().map_err(sticky)?;
         Ok((m.status, out))
@@ -235,8 +258,8 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
     let first = match made(&a) {
         Ok(x) => x,
         Err(e) => {
-            let dead = e.starts_with("sticky");
-            line["error"] = json!(e);
+            let dead = e.is_sticky();
+            line["error"] = json!(e.to_string());
             return dead;
         }
     };
@@ -291,8 +314,8 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
 }
 
 /// A call made and synchronised: NPP's status and, where it succeeded, the outputs; or the error
-/// (`sticky: …` where the context is dead).
-type Made = Result<(i32, Option<Outputs>), String>;
+/// (sticky where the context is dead).
+type Made = Result<(i32, Option<Outputs>), CallError>;
 
 /// The call of `plan`, its outputs against the aligned call's (`out_a`), written into `line`
 /// under `key`: `KEY_status` and `KEY_differing_bytes`, or `KEY_error`; whether the context is
@@ -313,8 +336,8 @@ fn at_step(
             false
         }
         Err(e) => {
-            let dead = e.starts_with("sticky");
-            line[format!("{key}_error")] = json!(e);
+            let dead = e.is_sticky();
+            line[format!("{key}_error")] = json!(e.to_string());
             dead
         }
     }
@@ -336,6 +359,16 @@ fn take<'t>(turns: Option<&'t GpuTurns>, alone: bool, line: &mut serde_json::Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sticky error is told apart by its kind, and written as `sticky: …` (what the lines
+    /// committed before the type say, and what `CallLine` reads as a fault).
+    #[test]
+    fn a_sticky_error_says_so_and_one_that_leaves_the_context_alive_does_not() {
+        let s = sticky("an illegal address");
+        assert!(s.is_sticky() && s.to_string() == "sticky: an illegal address", "{s}");
+        let a = CallError::alive("NPP_STEP_ERROR");
+        assert!(!a.is_sticky() && a.to_string() == "NPP_STEP_ERROR", "{a}");
+    }
 
     /// N hosts' shards of a catalogue are its functions, each once.
     #[test]

@@ -22,7 +22,7 @@ use nppbench_model::{ContextFill, StreamKind};
 use nppbench_npp::{Npp, StreamContext};
 use serde_json::json;
 
-use super::sticky;
+use super::{CallError, sticky};
 
 /// A row's samples: not a multiple of 16, wide enough for the functions measured to split their
 /// work (rows shorter than a function's chunk do not leak).
@@ -89,8 +89,8 @@ pub(crate) fn ask(
     match asked(o, npp, gpu, &p, line) {
         Ok(()) => false,
         Err(e) => {
-            let dead = e.starts_with("sticky");
-            line["oracles_error"] = json!(e);
+            let dead = e.is_sticky();
+            line["oracles_error"] = json!(e.to_string());
             dead
         }
     }
@@ -102,9 +102,9 @@ fn asked(
     gpu: &Gpu,
     p: &nppbench_headers::synth::CallPlan,
     line: &mut serde_json::Value,
-) -> Result<(), String> {
+) -> Result<(), CallError> {
     // The first call loads the function's kernels and makes NPP's streams for this thread.
-    let mut made = npp.call_planned(gpu, p, &o.ctx).map_err(|e| e.to_string())?;
+    let mut made = npp.call_planned(gpu, p, &o.ctx).map_err(CallError::alive)?;
     gpu.synchronize().map_err(sticky)?;
     line["oracles_status"] = json!(made.status);
     if made.status < 0 {
@@ -114,7 +114,7 @@ fn asked(
     // What every round must give: the call synchronised on the inputs the rounds write late.
     let staged = made.stage_inputs(gpu, &o.stream).map_err(sticky)?;
     made.restore_inputs_async(&staged, &o.stream).map_err(sticky)?;
-    made.again(npp, &o.ctx).map_err(|e| e.to_string())?;
+    made.again(npp, &o.ctx).map_err(CallError::alive)?;
     gpu.synchronize().map_err(sticky)?;
     let synchronised = made.outputs().map_err(sticky)?;
 
@@ -127,14 +127,14 @@ fn asked(
                 let mark = tracker.count();
                 let tid = std::thread::scope(|scope| {
                     scope
-                        .spawn(|| -> Result<i64, String> {
+                        .spawn(|| -> Result<i64, CallError> {
                             gpu.bind_to_thread().map_err(sticky)?;
-                            made.again(npp, ctx).map_err(|e| e.to_string())?;
+                            made.again(npp, ctx).map_err(CallError::alive)?;
                             stream.synchronize().map_err(sticky)?;
                             Ok(nppbench_gpu::thread_id())
                         })
                         .join()
-                        .map_err(|_| "a calling thread panicked".to_owned())?
+                        .map_err(|_| CallError::alive("a calling thread panicked"))?
                 })?;
                 if kept_by(&tracker.events_since(mark), tid) > 0 {
                     keeping += 1;
@@ -163,7 +163,7 @@ fn asked(
         gpu.synchronize().map_err(sticky)?;
         delay.launch(DELAY_CYCLES, &o.stream).map_err(sticky)?;
         made.restore_inputs_async(&staged, &o.stream).map_err(sticky)?;
-        made.again(npp, &o.ctx).map_err(|e| e.to_string())?;
+        made.again(npp, &o.ctx).map_err(CallError::alive)?;
         let snapshot = made.snapshot_async(gpu, &o.stream).map_err(sticky)?;
         // The whole device: NPP's own stream may still run.
         gpu.synchronize().map_err(sticky)?;
