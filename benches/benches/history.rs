@@ -25,7 +25,7 @@ const RUNNERS: usize = 4;
 
 /// The committed run with generated copies of throughput scenarios until it has 300 scenarios.
 fn generated_base() -> RunFile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/h200-full-npp-13.0.1/run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/h200-full-npp-13.0.1/run.json.gz");
     let mut run = RunFile::read(&path).unwrap();
     let throughput = run.throughput.clone();
     let distinct = |run: &RunFile| {

@@ -2,7 +2,8 @@
 //! with `--from`); `install` puts nppbench and its interposer side by side; `npp fetch` gets
 //! other NPP versions; `compare` judges runs against each other
 //! and gates CI on the result; `rerender` renders every committed report again; `baseline`
-//! measures the CI baseline; `knowledge` makes the knowledge files nppbench embeds.
+//! measures the CI baseline; `knowledge` makes the knowledge files nppbench embeds; `evidence`
+//! brings back from git the runs that left the tree.
 //!
 //! Kept light on purpose: it drives the `nppbench` binary through cargo and never compiles the
 //! GPU stack itself (of nppbench's crates it uses `nppbench-model`, plain data, to find run files
@@ -12,6 +13,7 @@
 
 mod baseline;
 mod catalogue;
+mod evidence;
 mod history;
 mod install;
 mod knowledge;
@@ -120,6 +122,13 @@ enum Cmd {
         #[arg(long, value_name = "NAME", requires = "calls")]
         to: Option<String>,
     },
+    /// The committed runs that left the working tree and the commits that hold them
+    /// (reports/ELSEWHERE.tsv); with paths, each brought back from git into target/evidence/.
+    Evidence {
+        /// Paths of the index (or folders above them) to bring back.
+        #[arg(value_name = "PATH")]
+        paths: Vec<String>,
+    },
     /// Other NPP versions, from their wheels on the Python package index.
     Npp {
         #[command(subcommand)]
@@ -206,6 +215,7 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         }
         Cmd::History(args) => history::run(args),
         Cmd::Rerender => rerender::rerender(),
+        Cmd::Evidence { paths } => evidence::evidence(&paths),
         Cmd::Knowledge {
             check,
             refit,

@@ -21,7 +21,7 @@ pub(crate) fn gpu_present() -> bool {
 pub(crate) const DEFAULT_OUT: &str = "target/nppbench/latest";
 
 /// The committed run the README renders where there is no GPU, and the no-GPU message names.
-pub(crate) const SAMPLE_RUN: &str = "reports/h200-full-npp-13.0.1/run.json";
+pub(crate) const SAMPLE_RUN: &str = "reports/h200-full-npp-13.0.1/run.json.gz";
 
 /// The committed sample reports' run.json files under `root`'s reports/ (one run a report), for
 /// the no-GPU message: never what a render wrote, in `out` or the default folder.
@@ -193,11 +193,11 @@ mod tests {
             msg.contains(&format!("cargo xtask report --from {SAMPLE_RUN}")),
             "{msg}"
         );
-        assert!(msg.contains("h100-npp-13.0.1/run.json"), "{msg}");
+        assert!(msg.contains("h100-npp-13.0.1/run.json.gz"), "{msg}");
     }
 
-    /// The message named `reports/h100-npp-12.2.3.2/run.json` (the first found) where the README
-    /// says `reports/h200-full-npp-13.0.1/run.json`.
+    /// The message named `reports/h100-npp-12.2.3.2/run.json.gz` (the first found) where the README
+    /// says `reports/h200-full-npp-13.0.1/run.json.gz`.
     #[test]
     fn the_no_gpu_message_names_the_readmes_run() {
         let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
@@ -219,11 +219,11 @@ mod tests {
         let run = std::fs::read(root().join(SAMPLE_RUN)).unwrap();
         for folder in ["reports/mine", "reports/h100-npp-13.0.1", DEFAULT_OUT] {
             std::fs::create_dir_all(dir.path().join(folder)).unwrap();
-            std::fs::write(dir.path().join(folder).join("run.json"), &run).unwrap();
+            std::fs::write(dir.path().join(folder).join("run.json.gz"), &run).unwrap();
         }
         let msg = no_gpu(dir.path(), &dir.path().join("reports/mine")).to_string();
         assert!(
-            msg.contains("(other samples: reports/h100-npp-13.0.1/run.json)"),
+            msg.contains("(other samples: reports/h100-npp-13.0.1/run.json.gz)"),
             "{msg}"
         );
         assert!(!msg.contains("latest") && !msg.contains("mine"), "{msg}");

@@ -14,7 +14,7 @@ fn read(path: &str) -> RunFile {
 }
 
 fn run(name: &str) -> RunFile {
-    read(&format!("{name}/run.json"))
+    read(&format!("{name}/run.json.gz"))
 }
 
 #[test]
@@ -411,7 +411,7 @@ fn any_leak_trips_on_every_leak_where_leak_trips_on_new_ones() {
 /// a process that sees two GPUs keeps what one that sees one keeps.
 #[test]
 fn a_run_that_stopped_one_thread_later_keeps_no_more_streams_per_thread() {
-    let one = read("h200-atlas-npp-13.0.1/run.json");
+    let one = read("h200-atlas-npp-13.0.1/run.json.gz");
     let two = read("two-gpus/atlas-devices-all.json.gz");
     let c = compare(&one, &two, Thresholds::default());
     assert!(c.memory.len() > 1700, "{}", c.memory.len());

@@ -12,7 +12,7 @@ fn run(name: &str) -> RunFile {
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../reports")
             .join(name)
-            .join("run.json"),
+            .join("run.json.gz"),
     )
     .unwrap()
 }

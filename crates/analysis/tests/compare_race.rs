@@ -15,7 +15,7 @@ fn read(path: &str) -> RunFile {
 fn a_new_race_is_a_change_and_trips_the_race_gate() {
     // The judge's draw of NPP 13.0.1, its race measured in every memory scenario. Altered copy
     // (generated): the base has one racing scenario's rounds all right, as if it had not raced.
-    let cand = read("judge/npp-13.0.1/run.json");
+    let cand = read("judge/npp-13.0.1/run.json.gz");
     let mut base = cand.clone();
     let racing = base
         .memory

@@ -100,7 +100,10 @@ fn every_pair(what: &str, runs: &[RunFile], flags: &mut Flags) {
 #[test]
 fn runs_made_before_layouts_were_recorded_flag_nothing_against_each_other() {
     let sets: [&[&str]; 5] = [
-        &["h200-quick-npp-12.2.3/run.json", "h200-quick-npp-12.2.3-2/run.json"],
+        &[
+            "h200-quick-npp-12.2.3/run.json.gz",
+            "h200-quick-npp-12.2.3-2/run.json.gz",
+        ],
         &[
             "performance/full-npp-13.0.1-1.json.gz",
             "performance/full-npp-13.0.1-2.json.gz",

@@ -81,7 +81,7 @@ fn memory_scenarios_run_at_once_judge_as_one_at_a_time() {
                 .join(name),
         )
     };
-    let (one, many) = (read("full-jobs-1.json"), read("full-jobs-default.json"));
+    let (one, many) = (read("full-jobs-1.json.gz"), read("full-jobs-default.json.gz"));
     assert_eq!(one.jobs.as_ref().unwrap().jobs, 1);
     assert!(many.jobs.as_ref().unwrap().jobs > 1);
     let worst = judge_alike(&one, &many);
@@ -122,15 +122,15 @@ fn judge_alike(a: &RunFile, b: &RunFile) -> f64 {
 fn one_connection_per_probe_judges_as_the_drivers_default() {
     let read = |name: &str| load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports").join(name));
     let (one, inherit) = (
-        read("concurrency/full-connections-1.json"),
-        read("concurrency/full-connections-inherit.json"),
+        read("concurrency/full-connections-1.json.gz"),
+        read("concurrency/full-connections-inherit.json.gz"),
     );
     let connections = |r: &RunFile| r.jobs.as_ref().unwrap().connections.clone().unwrap();
     assert_eq!(connections(&one).value, Some(1));
     assert!(connections(&one).set_by_nppbench);
     assert_eq!(connections(&inherit).value, None);
     judge_alike(&inherit, &one);
-    let jobs_1 = read("concurrency/full-jobs-1.json");
+    let jobs_1 = read("concurrency/full-jobs-1.json.gz");
     for i in 1..=3 {
         let timed = read(&format!("performance/full-npp-13.0.1-{i}.json.gz"));
         assert_eq!(connections(&timed).value, Some(1));
@@ -146,7 +146,7 @@ fn addc_c3s_leak_comes_and_goes_between_processes_under_either_setting() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/concurrency/addc-c3");
     for setting in ["1", "inherit"] {
         let files: Vec<RunFile> = (1..=3)
-            .map(|i| load(&dir.join(format!("connections-{setting}-{i}.json"))))
+            .map(|i| load(&dir.join(format!("connections-{setting}-{i}.json.gz"))))
             .collect();
         let analyses: Vec<RunAnalysis> = files.iter().map(RunAnalysis::new).collect();
         let varying = analyses[0]
@@ -335,7 +335,7 @@ fn the_race_is_shown_by_what_a_user_sees() {
 /// a fix that changes only the context was taken not to change the work NPP queues.
 #[test]
 fn declaring_non_blocking_is_measured_on_both_hazards_and_in_time_per_call() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-fix-cost-npp-13.0.1/run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-fix-cost-npp-13.0.1/run.json.gz");
     let run = load(&path);
     let fixes = nppbench_analysis::verdict::fixes(&RunAnalysis::new(&run));
     let declared = declared_non_blocking(&fixes);
@@ -347,38 +347,6 @@ fn declaring_non_blocking_is_measured_on_both_hazards_and_in_time_per_call() {
     assert!(lo < hi && lo > -20.0 && hi < 20.0, "{lo} to {hi}");
 }
 
-/// #29 items 2 and 4 from the atlas itself: the preset times every function declared
-/// non-blocking beside the context filled from the stream (122 of its 244 throughput scenarios),
-/// so the fix list gives that fix's time per call over all 61 functions, with its leak and race
-/// (`reports/h100-preset-atlas-npp-13.0.1/`, an H100 with NPP 13.0.1).
-#[test]
-fn the_atlas_preset_times_the_declared_non_blocking_fix_for_every_function() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-preset-atlas-npp-13.0.1/run.json");
-    let run = load(&path);
-    let declared_tp: std::collections::BTreeSet<&str> = run
-        .throughput
-        .iter()
-        .filter(|t| t.scenario.context == nppbench_model::ContextFill::DeclaredNonBlocking)
-        .map(|t| t.scenario.primitive.name())
-        .collect();
-    assert_eq!((run.throughput.len(), declared_tp.len()), (244, 61));
-    let fixes = nppbench_analysis::verdict::fixes(&RunAnalysis::new(&run));
-    let declared = declared_non_blocking(&fixes);
-    assert_eq!((declared.compared, declared.fixed), (218, 218), "{declared:?}");
-    assert_eq!(
-        (declared.race_compared, declared.race_fixed),
-        (218, 218),
-        "{declared:?}"
-    );
-    let (lo, hi) = declared
-        .time_change_pct
-        .expect("its time per call, at a megapixel and above");
-    assert!(
-        lo < 0.0 && hi > 0.0,
-        "faster for some functions, slower for others: {lo} to {hi}"
-    );
-}
-
 /// A memory sample reads this process's figure (NVML) and the device's only where that one is
 /// missing (schema version 3). A leaking record of a committed run (version 2: both read after
 /// every call) is judged alike with its device-wide figures taken out; judged on the device's
@@ -386,7 +354,7 @@ fn the_atlas_preset_times_the_declared_non_blocking_fix_for_every_function() {
 /// figure is whole. The records are the committed run's, edited here to those shapes.
 #[test]
 fn a_record_is_judged_on_the_process_figure_else_the_devices_else_not_at_all() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-npp-13.0.1/run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-npp-13.0.1/run.json.gz");
     let run = load(&path);
     let analysis = RunAnalysis::new(&run);
     let leak = analysis

@@ -192,11 +192,11 @@ fn reports() -> std::path::PathBuf {
 
 #[test]
 fn compare_exit_status_gates_ci() {
-    let base = reports().join("h200-full-npp-13.0.1/run.json");
+    let base = reports().join("h200-full-npp-13.0.1/run.json.gz");
     let dir = tempfile::tempdir().unwrap();
     // Altered copy of a real run: every 4K convert's kernel time per call made 30% longer in
     // every pass.
-    let mut run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    let mut run: serde_json::Value = serde_json::from_str(&nppbench_model::read_text(&base).unwrap()).unwrap();
     for t in run["throughput"].as_array_mut().unwrap() {
         if t["scenario"]["geometry"]["width"] == 3840 && !t["result"]["per_call"].is_null() {
             let x = &mut t["result"]["per_call"]["median_ns"];
@@ -256,8 +256,8 @@ fn compare_takes_a_report_of_several_runs_or_says_what_a_folder_holds() {
     .iter()
     .enumerate()
     {
-        let to = several.join(format!("run-{}-npp-{v}.json", i + 1));
-        std::fs::copy(reports().join(from).join("run.json"), to).unwrap();
+        let to = several.join(format!("run-{}-npp-{v}.json.gz", i + 1));
+        std::fs::copy(reports().join(from).join("run.json.gz"), to).unwrap();
     }
     let o = nppbench(&["compare", several.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -291,7 +291,7 @@ fn out_pointing_at_a_file_is_said_once() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a-file");
     std::fs::write(&file, "x").unwrap();
-    let run = reports().join("h100-npp-13.0.1/run.json");
+    let run = reports().join("h100-npp-13.0.1/run.json.gz");
     for args in [
         vec![
             "report",
@@ -322,8 +322,8 @@ fn report_does_not_overwrite_another_runs_folder_without_force() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report");
     let (a, b) = (
-        reports().join("h100-npp-13.0.1/run.json"),
-        reports().join("h100-npp-12.2.3.2/run.json"),
+        reports().join("h100-npp-13.0.1/run.json.gz"),
+        reports().join("h100-npp-12.2.3.2/run.json.gz"),
     );
     let report = |from: &Path, force: bool| {
         let mut args = vec![
@@ -346,7 +346,7 @@ fn report_does_not_overwrite_another_runs_folder_without_force() {
     assert!(stderr(&o).contains("holds the report of another run") && stderr(&o).contains("--force"));
     let o = report(&b, true);
     assert!(o.status.success(), "{}", stderr(&o));
-    let now = RunFile::read(&out.join("run.json")).unwrap();
+    let now = RunFile::read(&out.join("run.json.gz")).unwrap();
     assert_eq!(now.environment.npp.version, "12.2.3");
 }
 

@@ -19,8 +19,8 @@ fn reports(path: &str) -> String {
         .to_string()
 }
 
-const QUICK_H100: &str = "h100-quick-npp-13.0.1/run.json";
-const ATLAS_H200: &str = "h200-atlas-npp-13.0.1/run.json";
+const QUICK_H100: &str = "h100-quick-npp-13.0.1/run.json.gz";
+const ATLAS_H200: &str = "h200-atlas-npp-13.0.1/run.json.gz";
 /// A quick run with leaks and no failed scenario.
 const QUICK: &str = "calibration/quick-npp-13.0.1-1.json.gz";
 /// An atlas run with 58 failed scenarios.

@@ -144,8 +144,8 @@ threading = ["thread_per_call_own_stream"]
     )
     .unwrap();
     for (version, run) in [
-        ("13.0.1", "h200-full-npp-13.0.1/run.json"),
-        ("12.2.3", "h200-quick-npp-12.2.3/run.json"),
+        ("13.0.1", "h200-full-npp-13.0.1/run.json.gz"),
+        ("12.2.3", "h200-quick-npp-12.2.3/run.json.gz"),
     ] {
         let rows = predict_csv(&["--atlas", &atlas(version), "--matrix", &matrix.display().to_string()]);
         let measured = RunFile::read(&reports().join(run)).unwrap();
@@ -233,8 +233,8 @@ fn a_function_whose_class_flips_between_processes_is_unknown_where_it_flipped() 
     let runs: Vec<String> = (1..=3)
         .flat_map(|i| {
             [
-                format!("connections-1-{i}.json"),
-                format!("connections-inherit-{i}.json"),
+                format!("connections-1-{i}.json.gz"),
+                format!("connections-inherit-{i}.json.gz"),
             ]
         })
         .map(|f| dir.join(f).display().to_string())

@@ -133,7 +133,7 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
 #[test]
 fn the_built_in_knowledge_is_right_on_a_strangers_draw() {
     for version in ["13.0.1", "12.2.3"] {
-        let judge = reports().join(format!("judge/npp-{version}/run.json"));
+        let judge = reports().join(format!("judge/npp-{version}/run.json.gz"));
         let rows = predict_csv(&["--npp-version", version, "--against", judge.to_str().unwrap()]);
         let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
         let n = rows.len() - 1;

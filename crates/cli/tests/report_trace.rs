@@ -121,7 +121,7 @@ fn write_trace(dir: &Path, name: &str, trace: &TraceFile) -> PathBuf {
 
 fn atlas() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../reports/h100-npp-13.0.1/run.json")
+        .join("../../reports/h100-npp-13.0.1/run.json.gz")
         .display()
         .to_string()
 }

@@ -6,11 +6,11 @@ mod common;
 
 use common::{predict_csv, reports};
 
-/// The committed atlas of `version` against the run `{what}-{version}/run.json`: the answers
+/// The committed atlas of `version` against the run `{what}-{version}/run.json.gz`: the answers
 /// (header first), and a column's index by name.
 fn scored(version: &str, what: &str) -> (Vec<csv::StringRecord>, impl Fn(&str) -> usize) {
     let atlas = reports().join(format!("h100-atlas-bisected-npp-{version}"));
-    let run = reports().join(format!("{what}-{version}/run.json"));
+    let run = reports().join(format!("{what}-{version}/run.json.gz"));
     let rows = predict_csv(&[
         "--atlas",
         &atlas.display().to_string(),

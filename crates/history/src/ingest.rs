@@ -181,11 +181,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         std::fs::create_dir(d.join("sub")).unwrap();
-        let a = committed("h100-quick-npp-13.0.1/run.json");
+        let a = committed("h100-quick-npp-13.0.1/run.json.gz");
         for (from, to) in [
             (a.clone(), "sub/run.json"),
             (a, "quick-1.json"),
-            (committed("h200-quick-npp-12.2.3/run.json"), "quick-2.json"),
+            (committed("h200-quick-npp-12.2.3/run.json.gz"), "quick-2.json"),
             (
                 committed("calibration/delay-100-cycles-npp-13.0.1-1.json.gz"),
                 "delay.json",

@@ -76,7 +76,7 @@ fn committed_runs_make_one_history_with_copies_counted_once() {
     assert_eq!(counts.0, new as u64);
     // A copy of a run under another name is the run already present, counted once.
     let copy = dir.path().join("run-2-npp-13.0.1.json");
-    std::fs::copy(reports().join("h100-npp-13.0.1/run.json"), &copy).unwrap();
+    std::fs::copy(reports().join("h100-npp-13.0.1/run.json.gz"), &copy).unwrap();
     let again = add_paths(&mut db, &[copy], false).unwrap();
     assert_eq!(again[0].added, Added::AlreadyPresent);
     assert_eq!(db.counts().unwrap(), counts);
@@ -284,8 +284,8 @@ fn history_and_compare_call_the_same_scenarios_slower_under_the_delay_kernel() {
 #[test]
 fn history_and_compare_judge_nothing_between_one_pass_runs() {
     let (base, cand) = (
-        reports().join("h100-npp-12.2.3.2/run.json"),
-        reports().join("h100-npp-13.2.0.93/run.json"),
+        reports().join("h100-npp-12.2.3.2/run.json.gz"),
+        reports().join("h100-npp-13.2.0.93/run.json.gz"),
     );
     let compared = compare_verdicts(&base, &cand);
     let (history, latest) = history_verdicts(&[base, cand]);

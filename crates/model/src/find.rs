@@ -261,7 +261,7 @@ mod tests {
             "a report of several runs (run-N-*.json, or gzipped): {names:?}"
         );
         assert!(
-            names.contains(&"h100-quick-npp-13.0.1/run.json".to_owned()),
+            names.contains(&"h100-quick-npp-13.0.1/run.json.gz".to_owned()),
             "{names:?}"
         );
         for path in &runs {

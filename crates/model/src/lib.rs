@@ -30,7 +30,8 @@ pub use run::{
     Environment, Estimate, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat,
     KernelTiming, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo, OrderingRounds,
     PhaseTime, ProbeConnections, READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts,
-    ThroughputRecord, ThroughputResult, ToolInfo, TwinCheck, WrongOutput, WrongSample, is_gzip, merge_shards,
+    ThroughputRecord, ThroughputResult, ToolInfo, TwinCheck, WrongOutput, WrongSample, gunzip, is_gzip, merge_shards,
+    read_text,
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::{RepeatAuto, Settings};

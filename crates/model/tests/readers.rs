@@ -7,8 +7,8 @@ use nppbench_model::{Matrix, Preset, RunFile};
 use proptest::prelude::*;
 
 fn committed_run() -> String {
-    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-quick-npp-13.0.1/run.json");
-    std::fs::read_to_string(reports).unwrap()
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-quick-npp-13.0.1/run.json.gz");
+    nppbench_model::read_text(&reports).unwrap()
 }
 
 proptest! {
@@ -89,7 +89,7 @@ fn the_version_as_fetched_comes_from_the_library_paths() {
         ("h100-npp-13.2.0.93", "13.2.0.93"),
         ("h100-npp-13.0.1", "13.0.1.2"),
     ] {
-        let run = RunFile::read(&reports.join(dir).join("run.json")).unwrap();
+        let run = RunFile::read(&reports.join(dir).join("run.json.gz")).unwrap();
         assert_eq!(run.environment.npp.full_version(), expected, "{dir}");
         assert!(
             run.short_label()
@@ -99,6 +99,6 @@ fn the_version_as_fetched_comes_from_the_library_paths() {
         );
     }
     // Libraries in a folder that names no version: the three numbers NPP reports.
-    let run = RunFile::read(&reports.join("h200-atlas-npp-12.2.3/run.json")).unwrap();
+    let run = RunFile::read(&reports.join("h200-atlas-npp-12.2.3/run.json.gz")).unwrap();
     assert_eq!(run.environment.npp.full_version(), "12.2.3");
 }

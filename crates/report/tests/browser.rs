@@ -101,9 +101,9 @@ fn run(path: &str) -> RunFile {
 
 /// Every kind of page, rendered from committed real runs: (name, HTML).
 fn pages() -> Vec<(&'static str, String)> {
-    let full = run("h200-full-npp-13.0.1/run.json");
-    let atlas_12 = run("h200-atlas-npp-12.2.3/run.json");
-    let atlas_13 = run("h200-atlas-npp-13.0.1/run.json");
+    let full = run("h200-full-npp-13.0.1/run.json.gz");
+    let atlas_12 = run("h200-atlas-npp-12.2.3/run.json.gz");
+    let atlas_13 = run("h200-atlas-npp-13.0.1/run.json.gz");
     let single = nppbench_report::render(std::slice::from_ref(&full)).unwrap().index_html;
     let atlas = nppbench_report::render(std::slice::from_ref(&atlas_13))
         .unwrap()
@@ -165,11 +165,11 @@ fn history_page() -> String {
     let dir = tempfile::tempdir().unwrap();
     let mut db = nppbench_history::Db::open(&dir.path().join("history.db")).unwrap();
     let runs: Vec<PathBuf> = [
-        "h200-atlas-npp-12.2.3/run.json",
-        "h200-atlas-npp-13.0.1/run.json",
-        "h200-quick-npp-12.2.3/run.json",
-        "h200-quick-npp-12.2.3-2/run.json",
-        "h200-full-npp-13.0.1/run.json",
+        "h200-atlas-npp-12.2.3/run.json.gz",
+        "h200-atlas-npp-13.0.1/run.json.gz",
+        "h200-quick-npp-12.2.3/run.json.gz",
+        "h200-quick-npp-12.2.3-2/run.json.gz",
+        "h200-full-npp-13.0.1/run.json.gz",
     ]
     .iter()
     .map(|p| root().join("reports").join(p))

@@ -232,7 +232,7 @@ fn csv_has_the_stable_columns_and_a_row_per_scenario() {
 
 #[test]
 fn several_runs_open_with_what_changed_and_keep_a_page_each() {
-    let runs: Vec<RunFile> = ["h200-quick-npp-12.2.3/run.json", "h200-full-npp-13.0.1/run.json"]
+    let runs: Vec<RunFile> = ["h200-quick-npp-12.2.3/run.json.gz", "h200-full-npp-13.0.1/run.json.gz"]
         .iter()
         .map(|p| load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports").join(p)))
         .collect();
@@ -374,7 +374,7 @@ fn the_documented_csv_columns_are_the_files_in_order() {
 #[test]
 fn runs_from_another_machine_are_labelled_on_the_compare_page() {
     // Altered copy: as if it ran on another GPU with another driver.
-    let base = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-full-npp-13.0.1/run.json"));
+    let base = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-full-npp-13.0.1/run.json.gz"));
     let mut cand = base.clone();
     cand.environment.gpu.name = "NVIDIA H100 80GB HBM3".into();
     cand.environment.gpu.uuid = "GPU-00000000-0000-0000-0000-000000000000".into();

@@ -5,7 +5,7 @@
 //!
 //! The traces here are generated, not measurements: built by hand so that every figure has a
 //! known answer. A real trace from the GPU machine, committed under `reports/`, will replace
-//! them. The atlas run is real (`reports/h100-npp-13.0.1/run.json`, an H100 with NPP 13.0.1).
+//! them. The atlas run is real (`reports/h100-npp-13.0.1/run.json.gz`, an H100 with NPP 13.0.1).
 
 use std::path::Path;
 
@@ -125,7 +125,7 @@ fn stream(tid: i64, created_s: f64, call_site: usize, k: u64) -> TracedStream {
 }
 
 fn atlas() -> RunFile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-npp-13.0.1/run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-npp-13.0.1/run.json.gz");
     RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -337,7 +337,7 @@ fn the_context_filling_follows_declared_against_real_flags() {
 }
 
 fn atlas_run() -> RunFile {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-npp-13.0.1/run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-npp-13.0.1/run.json.gz");
     RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -15,7 +15,9 @@ fn gzip(text: &[u8], to: &std::path::Path) {
 #[test]
 fn compressed_runs_stay_compressed_beside_the_page_they_link_from() {
     let tmp = tempfile::tempdir().unwrap();
-    let run = std::fs::read(reports().join("h100-quick-npp-13.0.1/run.json")).unwrap();
+    let mut run = Vec::new();
+    let committed = std::fs::File::open(reports().join("h100-quick-npp-13.0.1/run.json.gz")).unwrap();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(committed), &mut run).unwrap();
     let (from, plain) = (tmp.path().join("runs"), tmp.path().join("plain"));
     std::fs::create_dir_all(&from).unwrap();
     std::fs::create_dir_all(&plain).unwrap();

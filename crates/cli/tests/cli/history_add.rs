@@ -10,7 +10,7 @@ fn history_add_of_a_folder_takes_quick_n_json_and_names_what_it_did_not_add() {
     let runs = dir.path().join("runs");
     std::fs::create_dir(&runs).unwrap();
     std::fs::copy(
-        reports().join("h100-quick-npp-13.0.1/run.json"),
+        reports().join("h100-quick-npp-13.0.1/run.json.gz"),
         runs.join("quick-1.json"),
     )
     .unwrap();

@@ -9,7 +9,7 @@ use super::{nppbench, reports, stderr};
 /// A committed run split as `count` hosts would have measured it, each shard's run.json in a
 /// folder of its own under `dir`; returns the folders and the whole run.
 fn split(dir: &std::path::Path, count: u32) -> (Vec<String>, RunFile) {
-    let whole = RunFile::read(&reports().join("h100-quick-npp-13.0.1/run.json")).unwrap();
+    let whole = RunFile::read(&reports().join("h100-quick-npp-13.0.1/run.json.gz")).unwrap();
     let folders = (1..=count)
         .map(|k| {
             let shard = Shard::new(k, count).unwrap();

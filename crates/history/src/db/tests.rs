@@ -99,7 +99,7 @@ fn adding_the_same_run_twice_changes_nothing() {
 fn a_committed_run_and_its_copy_are_one_run() {
     let (_dir, mut db) = generated::db();
     let dir = tempfile::tempdir().unwrap();
-    let original = committed("h100-quick-npp-13.0.1/run.json");
+    let original = committed("h100-quick-npp-13.0.1/run.json.gz");
     let copy = dir.path().join("run-copy.json");
     std::fs::copy(&original, &copy).unwrap();
     let added = add_paths(&mut db, &[original, copy], false).unwrap();
@@ -118,8 +118,8 @@ fn a_foreign_file_leaves_the_database_untouched() {
     .unwrap();
     let before = db.counts().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let good = committed("h100-quick-npp-13.0.1/run.json");
-    let real = std::fs::read_to_string(&good).unwrap();
+    let good = committed("h100-quick-npp-13.0.1/run.json.gz");
+    let real = nppbench_model::read_text(&good).unwrap();
     let cases = [
         ("not-json.json", "this is not JSON".to_owned(), "not valid JSON"),
         (

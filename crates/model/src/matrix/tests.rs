@@ -141,7 +141,7 @@ fn short_stride_is_rejected() {
 /// read back.
 #[test]
 fn the_primitives_key_of_a_run_json_matrix_is_not_an_unknown_field() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-atlas-npp-13.0.1/run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-atlas-npp-13.0.1/run.json.gz");
     let run = crate::RunFile::read(&path).unwrap();
     let written = serde_json::to_value(&run.matrix).unwrap();
     // What a matrix file has of what run.json writes; the scenarios are the file's expansion.

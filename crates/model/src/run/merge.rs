@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn shard_runs_merge_into_the_unsharded_run() {
         let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-quick-npp-13.0.1/run.json");
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-quick-npp-13.0.1/run.json.gz");
         let whole = RunFile::read(&path).unwrap();
         let n = 3;
         let shards: Vec<RunFile> = (1..=n)

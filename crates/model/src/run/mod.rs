@@ -15,7 +15,7 @@ pub use environment::{
 };
 pub use memory::{BatchPlace, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, OrderingRounds, StreamCounts};
 pub use merge::merge_shards;
-pub use read::is_gzip;
+pub use read::{gunzip, is_gzip, read_text};
 pub use throughput::{
     CallLayout, CallTiming, DeviceSample, DeviceState, Estimate, HostLatency, KernelRecords, KernelStat, KernelTiming,
     ReferenceResult, ThroughputRecord, ThroughputResult,

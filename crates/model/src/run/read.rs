@@ -20,6 +20,24 @@ pub fn is_gzip(path: &Path) -> bool {
         && magic == GZIP_MAGIC
 }
 
+/// `bytes` as they were, or decompressed where they are gzip-compressed (by their first two
+/// bytes): committed runs are read either way (`run.json.gz`).
+pub fn gunzip(bytes: Vec<u8>) -> std::io::Result<Vec<u8>> {
+    if !bytes.starts_with(&GZIP_MAGIC) {
+        return Ok(bytes);
+    }
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes.as_slice()).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// The text of a JSON file, gzip-compressed or not: what [`RunFile::read`] parses, for a caller
+/// that edits a run's JSON itself.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    let bytes = gunzip(std::fs::read(path)?)?;
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
 /// Schema version 1 → 2, on the JSON: the matrix named one primitive (`primitive`), version 2
 /// lists them (`primitives`). Every field version 2 added has a default.
 fn migrate_v1(value: &mut serde_json::Value) {
@@ -47,19 +65,11 @@ impl RunFile {
             path: path.to_owned(),
             what: what.to_owned(),
         };
-        let bytes = if bytes.starts_with(&GZIP_MAGIC) {
-            let mut out = Vec::new();
-            flate2::read::GzDecoder::new(bytes.as_slice())
-                .read_to_end(&mut out)
-                .map_err(|e| {
-                    not_a_run(&format!(
-                        "gzip-compressed, but it does not decompress ({e}): it may be truncated"
-                    ))
-                })?;
-            out
-        } else {
-            bytes
-        };
+        let bytes = gunzip(bytes).map_err(|e| {
+            not_a_run(&format!(
+                "gzip-compressed, but it does not decompress ({e}): it may be truncated"
+            ))
+        })?;
         if bytes.starts_with(b"SQLite format 3\0") {
             return Err(not_a_run(
                 "a history database: render it with `nppbench history report --db`",
@@ -204,8 +214,8 @@ mod tests {
     /// holds, whatever its name, and one cut short says so.
     #[test]
     fn a_gzip_compressed_run_reads_as_the_run_it_holds() {
-        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-quick-npp-13.0.1/run.json");
-        let plain = std::fs::read(&committed).unwrap();
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-quick-npp-13.0.1/run.json.gz");
+        let plain = read_text(&committed).unwrap().into_bytes();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.json.gz");
         let packed = gzip(&plain);

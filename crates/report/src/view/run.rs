@@ -310,7 +310,8 @@ pub(crate) fn reproduce(run: &RunFile) -> String {
 mod tests {
     #[test]
     fn reproduce_shows_no_path_of_the_measuring_machine() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-full-npp-13.0.1/run.json");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-full-npp-13.0.1/run.json.gz");
         let mut run = nppbench_model::RunFile::read(&path).unwrap();
         run.command = [
             "/home/ci/target/release/nppbench",

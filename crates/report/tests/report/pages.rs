@@ -34,7 +34,7 @@ fn the_atlas_page_gives_its_verdict_before_its_notes_and_folds_all_but_three() {
 /// thread per call, blocking stream": every chart names a threading model one way.
 #[test]
 fn every_chart_names_a_threading_model_one_way() {
-    for run in ["h100-quick-npp-13.0.1/run.json", "h100-npp-13.0.1/run.json"] {
+    for run in ["h100-quick-npp-13.0.1/run.json.gz", "h100-npp-13.0.1/run.json.gz"] {
         let html = page(run);
         let texts: Vec<&str> = html
             .split("<text")
@@ -57,7 +57,7 @@ fn every_chart_names_a_threading_model_one_way() {
 /// Committed pages said "measured by nppbench 0.1.0 (146057c55726-dirty)".
 #[test]
 fn a_build_with_uncommitted_changes_is_said_in_words() {
-    let mut run = RunFile::read(&reports().join("h100-quick-npp-13.0.1/run.json")).unwrap();
+    let mut run = RunFile::read(&reports().join("h100-quick-npp-13.0.1/run.json.gz")).unwrap();
     run.tool.git_commit = "146057c55726-dirty".into();
     let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
     assert!(

@@ -76,7 +76,7 @@ fn pages_name_the_build_that_rendered_them_apart_from_the_one_that_measured() {
     assert!(!html.contains("Rendered by nppbench 9.9.9"));
     // A page of two NPP versions, the second measured by that other build.
     let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let other = load(&reports.join("h100-npp-13.0.1/run.json"));
+    let other = load(&reports.join("h100-npp-13.0.1/run.json.gz"));
     assert_ne!(other.environment.npp.version, run.environment.npp.version);
     let several = nppbench_report::render(&[other, run.clone()]).unwrap().index_html;
     assert!(several.contains(&format!("Rendered by {this};")));
@@ -129,7 +129,7 @@ fn the_versions_page_gives_each_functions_race_run_by_run() {
     // A page of runs that measured no race (the three full H100 runs) has no such table.
     let old: Vec<RunFile> = ["h100-npp-12.2.3.2", "h100-npp-13.0.1", "h100-npp-13.2.0.93"]
         .iter()
-        .map(|d| load(&reports.join(d).join("run.json")))
+        .map(|d| load(&reports.join(d).join("run.json.gz")))
         .collect();
     let page = nppbench_report::page(&old).unwrap();
     assert!(page.upgrade.as_ref().unwrap().race_rules.is_empty());

@@ -1,6 +1,5 @@
 //! The lifecycle traces made on an H200 with NPP 13.0.1 (#32): a program ended by SIGTERM, one
-//! that forks without exec and calls on in both processes, and one of 10,000 threads that each
-//! create a stream and make a call (`reports/trace/lifecycle-*/`, by
+//! that forks without exec and calls on in both processes (`reports/trace/lifecycle-*/`, by
 //! `crates/trace/gpu-evidence/lifecycle_program.cu`); and what the recorder's race question costs
 //! (`reports/trace/ask-pending-ab/`, an H100).
 
@@ -56,15 +55,6 @@ pub(super) fn forked_child_recorded_nothing(dir: &str) -> TraceFile {
     t
 }
 
-/// `lifecycle_program threads 10000`'s trace in `dir`: no call lost, each on its own thread.
-pub(super) fn ten_thousand_threads_lost_no_call(dir: &str) -> TraceFile {
-    let t = committed(dir, "trace.json");
-    assert_eq!(calls(&t), 10_000);
-    assert_eq!(t.call_sites[0].threads, 10_000);
-    assert_eq!(t.end, TraceEnd::Exited { code: Some(0) });
-    t
-}
-
 #[test]
 fn a_program_ended_by_sigterm_kept_every_call() {
     sigterm_kept_every_call("lifecycle-term");
@@ -73,11 +63,6 @@ fn a_program_ended_by_sigterm_kept_every_call() {
 #[test]
 fn a_forked_child_recorded_nothing_and_said_so() {
     forked_child_recorded_nothing("lifecycle-fork");
-}
-
-#[test]
-fn ten_thousand_threads_each_with_a_stream_and_a_call_lost_no_call() {
-    ten_thousand_threads_lost_no_call("lifecycle-threads");
 }
 
 /// What asking the driver whether the caller's stream still has work queued (#29's race

@@ -98,7 +98,7 @@ fn a_trace_without_work_pending_has_no_race_section() {
 
 /// Our upload-then-convert program traced on an H200 with NPP 13.0.1 (`reports/trace/race-program/`,
 /// its own output in trace.log: the first phase's output was wrong in 18 of 20 frames, the others
-/// in none), with that GPU's atlas: of its five call sites, the one called with work pending in a
+/// in none), with an H100's atlas of the same NPP: of its five call sites, the one called with work pending in a
 /// configuration that races is named, and no other (not the one synchronised first, not the one
 /// declared non-blocking, not the legacy stream's, not 1920 px wide with work pending, which the
 /// atlas says is ordered).
@@ -107,11 +107,11 @@ fn the_real_race_program_names_the_racing_call_site_and_no_other() {
     names_only_the_racing_site("race-program", &ordering_atlas(), "20 of 20 calls asked (20 in all)");
 }
 
-/// The atlas of NPP 13.0.1 with the race measured that the race program's traces are rendered
-/// with (`reports/batches/atlas-npp-13.0.1-ordering-after.json.gz`).
+/// An atlas of NPP 13.0.1 with the race measured that the race program's traces are rendered
+/// with (`reports/h100-atlas-bisected-npp-13.0.1/`, an H100).
 pub(super) fn ordering_atlas() -> RunFile {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    RunFile::read(&root.join("batches/atlas-npp-13.0.1-ordering-after.json.gz")).unwrap()
+    RunFile::read(&root.join("h100-atlas-bisected-npp-13.0.1/run-1-npp-13.0.1.json.gz")).unwrap()
 }
 
 /// `race_program 20`'s trace in `dir` under reports/trace/, rendered with `atlas`: of its five

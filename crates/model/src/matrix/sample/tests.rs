@@ -204,9 +204,9 @@ fn mistakes_in_a_sample_are_located() {
 
 #[test]
 fn an_old_run_json_reads_and_a_run_without_samples_writes_no_held_out() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-atlas-npp-13.0.1/run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h200-atlas-npp-13.0.1/run.json.gz");
     let run = RunFile::read(&path).unwrap();
-    let raw: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let raw: serde_json::Value = serde_json::from_str(&crate::read_text(&path).unwrap()).unwrap();
     assert!(!run.matrix.memory.is_empty());
     for (s, raw) in run
         .matrix
