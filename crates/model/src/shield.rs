@@ -317,6 +317,29 @@ impl ShieldReport {
 mod tests {
     use super::*;
 
+    /// Made-up figures: the time per call left alone is the decisions' time over the calls not
+    /// rewritten, and there is none where every call was rewritten.
+    #[test]
+    fn the_cost_of_a_call_left_alone_is_over_the_calls_left_alone() {
+        let cost = ShieldCost {
+            shield_ns: 10_000,
+            left_alone_ns: 3_000,
+            ..ShieldCost::default()
+        };
+        let totals = ShieldTotals {
+            calls: 10,
+            rewritten: 4,
+            ..ShieldTotals::default()
+        };
+        assert_eq!(cost.per_call_left_alone_ns(&totals), Some(500.0));
+        assert_eq!(cost.per_call_ns(totals.calls), Some(1000.0));
+        let all = ShieldTotals {
+            rewritten: 10,
+            ..totals
+        };
+        assert_eq!(cost.per_call_left_alone_ns(&all), None);
+    }
+
     #[test]
     fn a_call_rewritten_for_both_hazards_counts_once_in_all_and_in_each_hazard() {
         let mut t = ShieldTotals::default();
