@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 mod agreement;
+pub mod design;
 
 pub use agreement::{Agreement, agreement};
 
@@ -102,6 +103,11 @@ pub enum LinesError {
 /// The lines of a file `call-catalogue` wrote (its bytes, gzip-compressed or not), blank lines
 /// skipped; the first that is not a line is the error.
 pub fn read_lines(bytes: &[u8]) -> Result<Vec<CallLine>, LinesError> {
+    read_lines_of(bytes)
+}
+
+/// [`read_lines`], of any kind of line (`design::ShapeLine`, say).
+pub fn read_lines_of<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<Vec<T>, LinesError> {
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes), &mut text).map_err(LinesError::Gzip)?;

@@ -281,13 +281,15 @@ impl Evidence {
         // on. A function never wrong is fitted on its own: its family holds functions NPP
         // computes right where others of it are wrong (Transpose and Mirror beside Copy). Where
         // a row starts is tried too.
+        // A function known from its headers alone has no row to tell its family by, and its
+        // design holds its own wrong scenarios: it is fitted alone.
         let ever_wrong = |q: Primitive| measured_wrong.binary_search(&q).is_ok();
         let family = |q: Primitive| {
             let (a, b) = (q.row(), p.row());
             a.src == b.src && a.dst == b.dst && a.sources == b.sources && a.tolerance == b.tolerance
         };
-        let p_wrong = ever_wrong(p);
-        let pooled = |q: Primitive| q == p || (p_wrong && family(q) && ever_wrong(q));
+        let p_wrong = ever_wrong(p) && !p.is_generated();
+        let pooled = |q: Primitive| q == p || (p_wrong && !q.is_generated() && family(q) && ever_wrong(q));
         let wrong: Vec<Case> = self
             .outputs
             .iter()

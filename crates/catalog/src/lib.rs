@@ -293,11 +293,30 @@ pub fn rows() -> &'static [&'static Row] {
     &ROWS
 }
 
-/// An NPP function under test: a row of the catalogue. Written in matrices and run.json as the
-/// row's name (`Convert_8u32f_C1R`); NVIDIA's full spelling (`nppiConvert_8u32f_C1R_Ctx`) is read
-/// too.
+/// An NPP function under test: a row of the catalogue, or a function known only from NPP's
+/// headers ([`Primitive::generated`]: its calls synthesised from the parameters' roles, issue #45),
+/// which has no row. Written in matrices and run.json as the name (`Convert_8u32f_C1R`); NVIDIA's
+/// full spelling (`nppiConvert_8u32f_C1R_Ctx`) is read too.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Primitive(u16);
+
+/// A function known from NPP's headers alone: its name and the bytes of a pixel of its first
+/// source and of its destination (one plane's where planar), which the rules' row-length
+/// features need.
+#[derive(Debug)]
+struct Generated {
+    name: &'static str,
+    src_bytes_per_pixel: u64,
+    dst_bytes_per_pixel: u64,
+}
+
+/// The functions registered by [`Primitive::generated`], in registration order: primitive
+/// `ROWS.len() + i` is the `i`th. Each name is leaked once (a version declares about 5,600).
+static GENERATED: std::sync::RwLock<Vec<&'static Generated>> = std::sync::RwLock::new(Vec::new());
+
+fn generated_at(i: usize) -> &'static Generated {
+    GENERATED.read().unwrap_or_else(std::sync::PoisonError::into_inner)[i]
+}
 
 impl Primitive {
     /// `nppiConvert_8u32f_C1R_Ctx`: the first row, and the primitive of runs made before the
@@ -309,44 +328,106 @@ impl Primitive {
         (0..ROWS.len() as u16).map(Primitive)
     }
 
+    /// The primitive of a function no row describes, named `name` (bare, `Resize_8u_C3R`, or
+    /// NVIDIA's spelling), with its pixels' bytes: registered on first use, the same primitive
+    /// after. A row's name gives the row's primitive. Errors where the name was registered with
+    /// other pixel sizes, or where more functions are registered than a primitive can number.
+    pub fn generated(name: &str, src_bytes_per_pixel: u64, dst_bytes_per_pixel: u64) -> Result<Primitive, String> {
+        let bare = bare_name(name);
+        if let Some(p) = Primitive::all().find(|p| p.name() == bare) {
+            return Ok(p);
+        }
+        let mut all = GENERATED.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(i) = all.iter().position(|g| g.name == bare) {
+            let g = all[i];
+            if (g.src_bytes_per_pixel, g.dst_bytes_per_pixel) != (src_bytes_per_pixel, dst_bytes_per_pixel) {
+                return Err(format!(
+                    "{bare} has pixels of {}/{} bytes (source/destination) and was given {src_bytes_per_pixel}/{dst_bytes_per_pixel}",
+                    g.src_bytes_per_pixel, g.dst_bytes_per_pixel
+                ));
+            }
+            return Ok(Primitive((ROWS.len() + i) as u16));
+        }
+        let index = u16::try_from(ROWS.len() + all.len())
+            .map_err(|_| format!("more than {} functions registered: {bare} is one too many", u16::MAX))?;
+        all.push(Box::leak(Box::new(Generated {
+            name: Box::leak(bare.to_owned().into_boxed_str()),
+            src_bytes_per_pixel,
+            dst_bytes_per_pixel,
+        })));
+        Ok(Primitive(index))
+    }
+
+    /// Whether this is a function no row describes ([`Primitive::generated`]): it has no
+    /// [`Row`], no CPU reference and no typed call; `nppbench run` cannot measure it.
+    pub fn is_generated(self) -> bool {
+        usize::from(self.0) >= ROWS.len()
+    }
+
+    fn generated_entry(self) -> Option<&'static Generated> {
+        self.is_generated()
+            .then(|| generated_at(usize::from(self.0) - ROWS.len()))
+    }
+
     /// Its position in the catalogue (0 for [`Primitive::CONVERT_8U32F_C1R`]).
     pub fn index(self) -> usize {
         usize::from(self.0)
     }
 
+    /// The row. Panics for a [generated](Primitive::generated) function, which has none: code
+    /// that may see one asks [`Primitive::is_generated`] first.
     pub fn row(self) -> &'static Row {
-        ROWS[usize::from(self.0)]
+        match ROWS.get(usize::from(self.0)) {
+            Some(row) => row,
+            None => panic!(
+                "{} is known from NPP's headers alone and has no catalogue row",
+                self.name()
+            ),
+        }
     }
 
-    /// The row's name: `Convert_8u32f_C1R`.
+    /// The name: `Convert_8u32f_C1R`.
     pub fn name(self) -> &'static str {
-        self.row().name
+        match self.generated_entry() {
+            Some(g) => g.name,
+            None => self.row().name,
+        }
     }
 
     /// The function's symbol: `nppiConvert_8u32f_C1R_Ctx`.
     pub fn npp_name(self) -> String {
-        self.row().symbol()
+        format!("nppi{}_Ctx", self.name())
     }
 
     /// The primitive named `name`: the row's name, NVIDIA's full spelling, or the name runs of
     /// schema version 1 used (`convert8u32f_c1`).
+    /// A [generated](Primitive::generated) function's name is found once registered.
     pub fn from_name(name: &str) -> Option<Primitive> {
-        let bare = name.strip_prefix("nppi").unwrap_or(name);
-        let bare = bare.strip_suffix("_Ctx").unwrap_or(bare);
+        let bare = bare_name(name);
         if bare == "convert8u32f_c1" {
             return Some(Primitive::CONVERT_8U32F_C1R);
         }
-        Primitive::all().find(|p| p.name() == bare)
+        Primitive::all().find(|p| p.name() == bare).or_else(|| {
+            let all = GENERATED.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let i = all.iter().position(|g| g.name == bare)?;
+            Some(Primitive((ROWS.len() + i) as u16))
+        })
     }
 
     /// Bytes one source pixel occupies (for Set, one destination pixel).
     pub fn src_bytes_per_pixel(self) -> u64 {
-        self.row().src.bytes_per_pixel()
+        match self.generated_entry() {
+            Some(g) => g.src_bytes_per_pixel,
+            None => self.row().src.bytes_per_pixel(),
+        }
     }
 
     /// Bytes one destination pixel occupies.
     pub fn dst_bytes_per_pixel(self) -> u64 {
-        self.row().dst.bytes_per_pixel()
+        match self.generated_entry() {
+            Some(g) => g.dst_bytes_per_pixel,
+            None => self.row().dst.bytes_per_pixel(),
+        }
     }
 }
 
@@ -379,6 +460,12 @@ impl<'de> Deserialize<'de> for Primitive {
         let name = String::deserialize(d)?;
         Primitive::from_name(&name).ok_or_else(|| serde::de::Error::custom(unknown_primitive(&name)))
     }
+}
+
+/// `Convert_8u32f_C1R` of `nppiConvert_8u32f_C1R_Ctx` (a bare name is left as it is).
+fn bare_name(name: &str) -> &str {
+    let bare = name.strip_prefix("nppi").unwrap_or(name);
+    bare.strip_suffix("_Ctx").unwrap_or(bare)
 }
 
 /// The message for a name no row has.

@@ -254,3 +254,28 @@ fn the_reference_kernel_is_a_column_of_its_row() {
         Some(GpuReference::ConvertU8ToF32)
     );
 }
+
+/// A function known from the headers alone gets a primitive of its own, the same each time,
+/// with its name and pixel sizes and no row; a row's name gives the row; other sizes for a name
+/// registered are refused.
+#[test]
+fn a_generated_function_is_a_primitive_without_a_row() {
+    let g = Primitive::generated("nppiResize_8u_C3R_Ctx", 3, 3).unwrap();
+    assert!(g.is_generated());
+    assert_eq!(g.name(), "Resize_8u_C3R");
+    assert_eq!(g.npp_name(), "nppiResize_8u_C3R_Ctx");
+    assert_eq!((g.src_bytes_per_pixel(), g.dst_bytes_per_pixel()), (3, 3));
+    assert_eq!(Primitive::generated("Resize_8u_C3R", 3, 3).unwrap(), g);
+    assert_eq!(Primitive::from_name("nppiResize_8u_C3R_Ctx"), Some(g));
+    let err = Primitive::generated("Resize_8u_C3R", 1, 3).unwrap_err();
+    assert!(err.contains("3/3") && err.contains("1/3"), "{err}");
+    let row = Primitive::generated("Convert_8u32f_C1R", 9, 9).unwrap();
+    assert_eq!(row, Primitive::CONVERT_8U32F_C1R);
+    assert!(!row.is_generated());
+    assert!(Primitive::all().all(|p| !p.is_generated()));
+    let json = serde_json::to_string(&g).unwrap();
+    assert_eq!(serde_json::from_str::<Primitive>(&json).unwrap(), g);
+    let panic = std::panic::catch_unwind(|| g.row()).unwrap_err();
+    let said = panic.downcast_ref::<String>().unwrap();
+    assert!(said.contains("no catalogue row"), "{said}");
+}

@@ -20,7 +20,7 @@ mod protocol;
 mod provenance;
 mod runner;
 
-pub use catalogue::{CatalogueCalls, GpuTurns, ORACLE_HEIGHT, ORACLE_WIDTH, append_line, call_catalogue_from};
+pub use catalogue::{CatalogueCalls, GpuTurns, ORACLE_HEIGHT, ORACLE_WIDTH, Shapes, append_line, call_catalogue_from};
 pub use gpu_presence::{gpu_available, gpu_count, gpu_missing};
 pub use measurement::{CudaEventTime, DeviceReadings, TimingErrors};
 pub use nppbench_npp::is_missing_library;

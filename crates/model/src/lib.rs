@@ -21,7 +21,7 @@ mod trace;
 
 pub use error::ModelError;
 pub use find::{find_run_files, is_json_name};
-pub use matrix::{Matrix, MatrixSpec};
+pub use matrix::{Matrix, MatrixSpec, draws};
 pub use nppbench_catalog::{self as catalog, Primitive};
 pub use outcome::{FailureKind, Outcome, Status};
 pub use preset::Preset;

@@ -4,6 +4,7 @@
 //! function that cannot be planned or loaded says why, and one that kills the CUDA context (a
 //! fault, a sticky error) is recorded here, and a new child starts at the next function.
 
+mod design;
 mod parts;
 mod stop;
 
@@ -36,6 +37,23 @@ pub(crate) struct CallArgs {
     /// asked (another GPU, or a run before a change).
     #[arg(long, value_name = "FILE", requires = "summarize")]
     against: Option<PathBuf>,
+    /// With --summarize FILE of design lines: how the rules fitted on them predict this file's
+    /// shapes (a stranger's draw, `--stranger N`), right answers per hazard.
+    #[arg(long, value_name = "FILE", requires = "summarize", conflicts_with = "against")]
+    score: Option<PathBuf>,
+    /// Call each function at every shape of its design (about 50: widths across powers of two,
+    /// unaligned steps, every stream and context, a pool; 8 held out), a line a shape, each
+    /// asked the leak, race and wrong-pixel questions, instead of once with the oracles.
+    #[arg(long, conflicts_with = "stranger")]
+    design: bool,
+    /// Call each function at N shapes drawn as a stranger would (log-uniform widths from 1
+    /// pixel, independent steps, every stream, context and threading model), a line a shape:
+    /// what `--summarize DESIGN --score FILE` scores the design's rules on.
+    #[arg(long, value_name = "N")]
+    stranger: Option<usize>,
+    /// The stranger's seed.
+    #[arg(long, default_value_t = 1, requires = "stranger")]
+    seed: u64,
     /// Only functions whose symbol contains this.
     #[arg(long)]
     only: Option<String>,
@@ -95,6 +113,11 @@ impl CallArgs {
             width: self.width,
             height: self.height,
             turns: self.turns.clone(),
+            shapes: match (self.design, self.stranger) {
+                (true, _) => Some(nppbench_engine::Shapes::Design),
+                (false, Some(count)) => Some(nppbench_engine::Shapes::Stranger { count, seed: self.seed }),
+                (false, None) => None,
+            },
             done: if self.resume {
                 self.out.clone()
             } else {
@@ -106,6 +129,15 @@ impl CallArgs {
 
 pub(crate) fn call_catalogue(args: CallArgs) -> anyhow::Result<()> {
     if let Some(file) = &args.summarize {
+        if design::is_design(file)? {
+            return design::summarize(file, args.score.as_deref());
+        }
+        if args.score.is_some() {
+            return Err(crate::exit::bad_input(format!(
+                "--score: {} holds no design lines: give the file `call-catalogue --design` wrote",
+                file.display()
+            )));
+        }
         summarize(file)?;
         return match &args.against {
             Some(other) => against(file, other),
@@ -221,6 +253,12 @@ fn share_of(
         }
         if let Some(s) = args.shard {
             cmd.args(["--shard", &s.to_string()]);
+        }
+        if args.design {
+            cmd.arg("--design");
+        }
+        if let Some(n) = args.stranger {
+            cmd.args(["--stranger", &n.to_string(), "--seed", &args.seed.to_string()]);
         }
         if let Some(done) = args.calls().done {
             cmd.arg("--done").arg(done);

@@ -6,9 +6,11 @@
 //! function. A child process of the CLI runs it from one function on and exits 3 after a function
 //! that left the CUDA context dead; the CLI starts the next.
 
+mod design;
 mod oracles;
 mod turns;
 
+pub use design::Shapes;
 pub use oracles::{HEIGHT as ORACLE_HEIGHT, WIDTH as ORACLE_WIDTH};
 pub use turns::GpuTurns;
 
@@ -47,6 +49,9 @@ pub struct CatalogueCalls {
     pub turns: Option<PathBuf>,
     /// A file of lines already written: its functions are left out (a run resumed).
     pub done: Option<PathBuf>,
+    /// Each function called at the shapes of its design or of a stranger's draw, a line each
+    /// (`design.rs`), instead of once at `width × height` with the oracles.
+    pub shapes: Option<Shapes>,
 }
 
 impl CatalogueCalls {
@@ -162,6 +167,7 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         dst_step: None,
     };
     let npp_version = npp.version().to_string();
+    let mut contexts = design::Contexts::default();
     let to = to.unwrap_or(rows.len()).min(rows.len());
     for (i, row) in rows.iter().enumerate().take(to).skip(from) {
         println!("begin {i}");
@@ -184,9 +190,27 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
             sizers: &sizers,
             turns: turns.as_ref(),
         };
-        let dead = one(&called, row, &aligned, &mut line);
-        line["ms"] = json!(start.elapsed().as_secs_f64() * 1e3);
-        append_line(&args.out, &line)?;
+        let dead = match args.shapes {
+            Some(shapes) => {
+                let base = nppbench_analysis::calls::design::ShapeLine {
+                    symbol: row.symbol.clone(),
+                    library: row.library.clone(),
+                    gpu_uuid: Some(gpu.props().uuid.clone()),
+                    npp_version: Some(npp_version.clone()),
+                    ..Default::default()
+                };
+                let _shared = take(called.turns, false, &mut line);
+                let mut write =
+                    |l: &nppbench_analysis::calls::design::ShapeLine| append_line(&args.out, &serde_json::to_value(l)?);
+                design::shapes_of(&called, &mut contexts, row, shapes, &base, &mut write)?
+            }
+            None => {
+                let dead = one(&called, row, &aligned, &mut line);
+                line["ms"] = json!(start.elapsed().as_secs_f64() * 1e3);
+                append_line(&args.out, &line)?;
+                dead
+            }
+        };
         // The parent writes the line of a function begun and never done.
         println!("done {i}");
         std::io::stdout().flush()?;
@@ -384,6 +408,7 @@ mod tests {
             height: 32,
             turns: None,
             done: None,
+            shapes: None,
         };
         let symbols = |shard| -> Vec<String> {
             calls(shard)
@@ -423,6 +448,7 @@ mod tests {
             height: 32,
             turns: None,
             done: None,
+            shapes: None,
         };
         let symbols: Vec<String> = calls.functions().unwrap().1.into_iter().map(|r| r.symbol).collect();
         assert_eq!(symbols, ["nppiAdd_8u_C1RSfs_Ctx", "nppiNot_8u_C1R_Ctx"]);

@@ -15,10 +15,11 @@
 
 use std::collections::BTreeSet;
 
-use nppbench_gpu::{DelayKernel, Gpu, ProcessMemoryProbe, Stream, StreamTracker};
+use nppbench_gpu::{DelayKernel, DeviceBuffer, Gpu, ProcessMemoryProbe, Stream, StreamTracker};
 use nppbench_headers::generate::FunctionRow;
 use nppbench_headers::synth::{Shape, Sizers, plan};
 use nppbench_model::{ContextFill, StreamKind};
+use nppbench_npp::generic::{Made, Outputs};
 use nppbench_npp::{Npp, StreamContext};
 use serde_json::json;
 
@@ -61,6 +62,18 @@ impl Oracles {
             delay,
             memory: ProcessMemoryProbe::new(&gpu.props().uuid).ok(),
         })
+    }
+}
+
+impl Oracles {
+    /// CUPTI's stream tracker, or why there is none.
+    pub(crate) fn tracker(&self) -> Result<&StreamTracker, &str> {
+        self.tracker.as_ref().map_err(String::as_str)
+    }
+
+    /// The kernel that delays the late write, or why there is none.
+    pub(crate) fn delay(&self) -> Result<&DelayKernel, &str> {
+        self.delay.as_ref().map_err(String::as_str)
     }
 }
 
@@ -121,25 +134,7 @@ fn asked(
     match &o.tracker {
         Ok(tracker) => {
             let before = o.memory.as_ref().and_then(|m| m.used_bytes().ok().flatten());
-            let mut keeping = 0;
-            let (ctx, stream) = (&o.ctx, &o.stream);
-            for _ in 0..LEAK_THREADS {
-                let mark = tracker.count();
-                let tid = std::thread::scope(|scope| {
-                    scope
-                        .spawn(|| -> Result<i64, CallError> {
-                            gpu.bind_to_thread().map_err(sticky)?;
-                            made.again(npp, ctx).map_err(CallError::alive)?;
-                            stream.synchronize().map_err(sticky)?;
-                            Ok(nppbench_gpu::thread_id())
-                        })
-                        .join()
-                        .map_err(|_| CallError::alive("a calling thread panicked"))?
-                })?;
-                if kept_by(&tracker.events_since(mark), tid) > 0 {
-                    keeping += 1;
-                }
-            }
+            let keeping = threads_keeping(tracker, &mut made, npp, gpu, (&o.ctx, &o.stream), LEAK_THREADS, 1)?;
             let after = o.memory.as_ref().and_then(|m| m.used_bytes().ok().flatten());
             line["leak_threads"] = json!(LEAK_THREADS);
             line["leak_threads_keeping_streams"] = json!(keeping);
@@ -157,28 +152,90 @@ fn asked(
             return Ok(());
         }
     };
+    let differing = rounds_differing(
+        delay,
+        &mut made,
+        npp,
+        gpu,
+        (&o.ctx, &o.stream),
+        (&staged, &synchronised),
+        RACE_ROUNDS,
+    )?;
+    line["race_rounds"] = json!(RACE_ROUNDS);
+    line["race_rounds_differing"] = json!(differing);
+    Ok(())
+}
+
+/// The leak question: `threads` host threads, one after another, each making `calls` calls of
+/// `made` on `on`'s context and waiting for its stream; how many kept a stream NPP created on
+/// them (CUPTI). One call each is a new thread per call; several, a pool's threads.
+pub(crate) fn threads_keeping(
+    tracker: &StreamTracker,
+    made: &mut Made<'_>,
+    npp: &Npp,
+    gpu: &Gpu,
+    on: (&StreamContext, &Stream),
+    threads: u32,
+    calls: u32,
+) -> Result<u32, CallError> {
+    let (ctx, stream) = on;
+    let mut keeping = 0;
+    for _ in 0..threads {
+        let mark = tracker.count();
+        let tid = std::thread::scope(|scope| {
+            scope
+                .spawn(|| -> Result<i64, CallError> {
+                    gpu.bind_to_thread().map_err(sticky)?;
+                    for _ in 0..calls {
+                        made.again(npp, ctx).map_err(CallError::alive)?;
+                        stream.synchronize().map_err(sticky)?;
+                    }
+                    Ok(nppbench_gpu::thread_id())
+                })
+                .join()
+                .map_err(|_| CallError::alive("a calling thread panicked"))?
+        })?;
+        if kept_by(&tracker.events_since(mark), tid) > 0 {
+            keeping += 1;
+        }
+    }
+    Ok(keeping)
+}
+
+/// The race question: `rounds` rounds in which every input of `made` is set stale, then, on
+/// `on`'s stream, a spin, the inputs written late from `staged`, the call, and a copy of its
+/// outputs; how many rounds' outputs differ from `synchronised` (the same call synchronised on
+/// the same inputs).
+pub(crate) fn rounds_differing(
+    delay: &DelayKernel,
+    made: &mut Made<'_>,
+    npp: &Npp,
+    gpu: &Gpu,
+    on: (&StreamContext, &Stream),
+    (staged, synchronised): (&[DeviceBuffer], &Outputs),
+    rounds: u32,
+) -> Result<u32, CallError> {
+    let (ctx, stream) = on;
     let mut differing = 0;
-    for _ in 0..RACE_ROUNDS {
+    for _ in 0..rounds {
         made.clobber(STALE).map_err(sticky)?;
         gpu.synchronize().map_err(sticky)?;
-        delay.launch(DELAY_CYCLES, &o.stream).map_err(sticky)?;
-        made.restore_inputs_async(&staged, &o.stream).map_err(sticky)?;
-        made.again(npp, &o.ctx).map_err(CallError::alive)?;
-        let snapshot = made.snapshot_async(gpu, &o.stream).map_err(sticky)?;
+        delay.launch(DELAY_CYCLES, stream).map_err(sticky)?;
+        made.restore_inputs_async(staged, stream).map_err(sticky)?;
+        made.again(npp, ctx).map_err(CallError::alive)?;
+        let snapshot = made.snapshot_async(gpu, stream).map_err(sticky)?;
         // The whole device: NPP's own stream may still run.
         gpu.synchronize().map_err(sticky)?;
         if made
             .outputs_of(&snapshot)
             .map_err(sticky)?
-            .differing_bytes(&synchronised)
+            .differing_bytes(synchronised)
             > 0
         {
             differing += 1;
         }
     }
-    line["race_rounds"] = json!(RACE_ROUNDS);
-    line["race_rounds_differing"] = json!(differing);
-    Ok(())
+    Ok(differing)
 }
 
 /// Streams created on thread `tid` among `events` and not destroyed by their end.

@@ -4,6 +4,7 @@
 mod expand;
 mod locate;
 mod sample;
+pub use sample::draws;
 mod spec;
 #[cfg(test)]
 mod tests;

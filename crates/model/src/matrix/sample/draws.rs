@@ -36,7 +36,7 @@ impl Sample {
 
 /// A value of `[lo, hi]` whose octave ([2^k, 2^(k+1))) is uniform among those the range meets,
 /// then uniform within the octave's part of the range.
-pub(super) fn by_octave(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
+pub fn by_octave(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
     let k = rng.u32(lo.ilog2()..=hi.ilog2());
     let first = lo.max(1 << k);
     let last = hi.min(((1u64 << (k + 1)) - 1) as u32);
@@ -45,23 +45,23 @@ pub(super) fn by_octave(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
 
 /// A power of two of `[lo, hi]` (2^k, k uniform over the range's powers), plus -2 to 2, kept in
 /// the range.
-pub(super) fn near_power_of_two(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
+pub fn near_power_of_two(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
     let k = rng.u32(lo.ilog2()..=hi.ilog2());
     let v = i64::from(1u32 << k) + i64::from(rng.i32(-2..=2));
     v.clamp(i64::from(lo), i64::from(hi)) as u32
 }
 
 /// A value of `[lo, hi]` whose logarithm is uniform: floor(e^u), u uniform in [ln lo, ln(hi + 1)).
-pub(super) fn log_uniform(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
+pub fn log_uniform(rng: &mut Rng, (lo, hi): (u32, u32)) -> u32 {
     let (a, b) = (f64::from(lo).ln(), (f64::from(hi) + 1.0).ln());
     let v = (a + rng.f64() * (b - a)).exp().floor();
     (v as u32).clamp(lo, hi)
 }
 
-pub(super) fn pick<T: Copy>(rng: &mut Rng, list: &[T]) -> T {
+pub fn pick<T: Copy>(rng: &mut Rng, list: &[T]) -> T {
     list[rng.usize(..list.len())]
 }
 
-pub(super) fn clamp_u32(v: u64) -> u32 {
+pub fn clamp_u32(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }

@@ -45,7 +45,7 @@
 //! (its version pinned by Cargo.lock; a test pins the first draws) and the name is hashed with
 //! FNV-1a, not with std's hasher, whose output may change between Rust releases.
 
-mod draws;
+pub mod draws;
 #[cfg(test)]
 mod tests;
 

@@ -1,0 +1,158 @@
+use super::*;
+
+const PX: Pixels = Pixels {
+    src_bytes_per_pixel: 3,
+    src_sample_bytes: 1,
+    dst_bytes_per_pixel: 12,
+    dst_sample_bytes: 4,
+};
+
+/// A function's design: distinct shapes, the fitted ones and the held-out ones, steps never
+/// below a row nor off a sample, every stream and context pair and a pool among the fitted.
+#[test]
+fn a_design_is_distinct_shapes_on_whole_samples() {
+    let d = design("nppiFoo_8u32f_C3R_Ctx", &PX);
+    let ids: std::collections::BTreeSet<String> = d.iter().map(|s| s.id(&PX)).collect();
+    assert_eq!(ids.len(), d.len());
+    assert_eq!(d.iter().filter(|s| s.draw == Draw::HeldOut).count(), HELD_OUT);
+    assert!(d.iter().filter(|s| s.draw == Draw::Fit).count() >= 40);
+    for s in &d {
+        let (src, dst) = s.steps(&PX);
+        assert!(
+            u64::from(src) >= u64::from(s.width) * 3 && u64::from(dst) >= u64::from(s.width) * 12,
+            "{s:?}"
+        );
+        assert!(dst.is_multiple_of(4), "{s:?}");
+    }
+    assert!(d.iter().any(|s| s.threading == Threading::Pool(2)));
+    for (stream, context) in CONFIGURATIONS {
+        assert!(
+            d.iter()
+                .any(|s| s.stream == stream && s.context == context && s.draw == Draw::Fit)
+        );
+    }
+    assert_eq!(
+        design("nppiFoo_8u32f_C3R_Ctx", &PX),
+        d,
+        "the same name draws the same design"
+    );
+}
+
+/// A stranger's draw: every stream, context and threading model, widths from 1 pixel, steps on
+/// whole samples and never below a row; another seed, another draw.
+#[test]
+fn a_strangers_draw_spans_every_axis() {
+    let d = stranger("nppiFoo_8u32f_C3R_Ctx", &PX, 400, 7);
+    assert!(d.iter().all(|s| s.draw == Draw::Stranger));
+    for stream in StreamKind::ALL {
+        assert!(d.iter().any(|s| s.stream == stream));
+    }
+    for context in ContextFill::ALL {
+        assert!(d.iter().any(|s| s.context == context));
+    }
+    assert!(d.iter().any(|s| s.width < 8) && d.iter().any(|s| s.width > 1024));
+    for s in &d {
+        let (src, dst) = s.steps(&PX);
+        assert!(
+            u64::from(src) >= u64::from(s.width) * 3 && dst.is_multiple_of(4),
+            "{s:?}"
+        );
+    }
+    assert_ne!(stranger("nppiFoo_8u32f_C3R_Ctx", &PX, 400, 8), d);
+}
+
+/// Made-up lines (no GPU made them): a function that keeps streams on every new thread where its
+/// row is not a multiple of 16 pixels and its context declares a blocking stream, races where it
+/// leaks and the stream is not the legacy one, and computes other pixels where its source step is
+/// odd. Fitted on its design, its rules predict a stranger's draw of the same made-up behaviour.
+#[test]
+fn rules_fitted_on_a_design_predict_a_strangers_shapes() {
+    let made_up = |s: Shape| {
+        let (src, _) = s.steps(&PX);
+        let blocking = match s.context {
+            ContextFill::DeclaredBlocking | ContextFill::Zeroed => true,
+            ContextFill::DeclaredNonBlocking => false,
+            _ => s.stream != StreamKind::NonBlocking,
+        };
+        let keeps = !s.width.is_multiple_of(16) && s.width > 16 && blocking;
+        let new_threads = s.threading == Threading::ThreadPerCall;
+        ShapeLine {
+            symbol: "nppiFoo_8u32f_C3R_Ctx".into(),
+            shape: Some(s),
+            pixels: Some(PX),
+            status: Some(0),
+            differing_bytes: Some(if src % 2 == 1 { 5 } else { 0 }),
+            leak_calls: Some(LEAK_CALLS),
+            threads_keeping_streams: Some(match (keeps, new_threads) {
+                (false, _) => 0,
+                (true, true) => LEAK_CALLS,
+                (true, false) => 2,
+            }),
+            race_rounds: Some(RACE_ROUNDS),
+            race_rounds_differing: Some(u32::from(keeps && s.stream != StreamKind::LegacyDefault)),
+            ..ShapeLine::default()
+        }
+    };
+    let fitted: Vec<ShapeLine> = design("nppiFoo_8u32f_C3R_Ctx", &PX).into_iter().map(made_up).collect();
+    let scored: Vec<ShapeLine> = stranger("nppiFoo_8u32f_C3R_Ctx", &PX, 200, 1)
+        .into_iter()
+        .map(made_up)
+        .collect();
+    let (rules, s) = score(&fitted, &scored).unwrap();
+    assert_eq!(rules.len(), 1);
+    assert!(rules[0].primitive.is_generated());
+    assert_eq!(s.leak.1, 200);
+    assert_eq!(s.race.1, 200);
+    assert_eq!(s.wrong.1, 200);
+    for (hazard, pair) in [("leak", s.leak), ("race", s.race), ("wrong", s.wrong)] {
+        assert!(Score::percent(pair).unwrap() >= 90.0, "{hazard}: {pair:?} {rules:#?}");
+    }
+    // A design that never measured the race answers none of the stranger's races.
+    let no_race: Vec<ShapeLine> = fitted
+        .iter()
+        .map(|l| ShapeLine {
+            race_rounds: None,
+            race_rounds_differing: None,
+            ..l.clone()
+        })
+        .collect();
+    let (_, s) = score(&no_race, &scored).unwrap();
+    assert_eq!(s.race, (0, 200));
+}
+
+/// A line's hazards: a context killed at the shape is wrong pixels; NPP's refusal judges
+/// nothing; a pool's kept streams are bounded, most new threads' a leak.
+#[test]
+fn a_lines_hazards() {
+    let shape = |threading| Shape {
+        threading,
+        ..prone(1918, 32)
+    };
+    let line = |threading, keeping| ShapeLine {
+        symbol: "nppiFoo_8u32f_C3R_Ctx".into(),
+        shape: Some(shape(threading)),
+        pixels: Some(PX),
+        status: Some(0),
+        leak_calls: Some(4),
+        threads_keeping_streams: Some(keeping),
+        ..ShapeLine::default()
+    };
+    assert_eq!(line(Threading::ThreadPerCall, 2).class(), Some(LeakClass::Leak));
+    assert_eq!(line(Threading::ThreadPerCall, 1).class(), Some(LeakClass::Bounded));
+    assert_eq!(line(Threading::Pool(2), 2).class(), Some(LeakClass::Bounded));
+    assert_eq!(line(Threading::ThreadPerCall, 0).class(), Some(LeakClass::Flat));
+    let faulted = ShapeLine {
+        status: None,
+        error: Some("sticky: an illegal address".into()),
+        ..line(Threading::ThreadPerCall, 0)
+    };
+    assert_eq!(faulted.wrong(), Some(true));
+    let refused = ShapeLine {
+        status: Some(-7),
+        differing_bytes: Some(0),
+        ..line(Threading::ThreadPerCall, 0)
+    };
+    assert_eq!(refused.wrong(), None);
+    let json = serde_json::to_string(&faulted).unwrap();
+    assert_eq!(serde_json::from_str::<ShapeLine>(&json).unwrap(), faulted);
+}

@@ -1,0 +1,253 @@
+//! `call-catalogue --design` (issue #45): a function called at every shape of its design, or of
+//! a stranger's draw (`nppbench_analysis::calls::design`), each shape's three questions asked
+//! and written as one line. A sticky error ends the child after the shape's line, as elsewhere.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use nppbench_analysis::calls::design::{self, LEAK_CALLS, Pixels, RACE_ROUNDS, ShapeLine};
+use nppbench_gpu::{Gpu, Stream};
+use nppbench_headers::generate::FunctionRow;
+use nppbench_headers::roles::Role;
+use nppbench_headers::synth::{CallPlan, Shape, plan};
+use nppbench_model::{ContextFill, StreamKind};
+use nppbench_npp::{Npp, StreamContext};
+
+use super::oracles::{rounds_differing, threads_keeping};
+use super::{CallError, Called, sticky};
+
+/// Which shapes a function is called at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shapes {
+    /// Its design: fitted and held-out shapes.
+    Design,
+    /// A stranger's draw of this many shapes, from this seed.
+    Stranger { count: usize, seed: u64 },
+}
+
+/// The streams and contexts of the shapes a child has met, made once each.
+#[derive(Default)]
+pub(crate) struct Contexts {
+    made: BTreeMap<(StreamKind, ContextFill), (Stream, StreamContext)>,
+}
+
+impl Contexts {
+    fn get(
+        &mut self,
+        gpu: &Gpu,
+        npp: &Npp,
+        kind: StreamKind,
+        fill: ContextFill,
+    ) -> Result<&(Stream, StreamContext), CallError> {
+        if !self.made.contains_key(&(kind, fill)) {
+            let stream = Stream::new(gpu, kind).map_err(sticky)?;
+            let ctx = npp.context(fill, &stream, gpu.props()).map_err(CallError::alive)?;
+            self.made.insert((kind, fill), (stream, ctx));
+        }
+        Ok(&self.made[&(kind, fill)])
+    }
+}
+
+/// The ROI a function's pixel sizes are read at: square, so that a transpose's destination rows
+/// are as long as its source's.
+const PROBE: u32 = 64;
+
+/// The pixel sizes of a call planned at a [`PROBE`]-pixel square: its first source's (or in-place
+/// image's) and its destination's, one plane's where planar; 0 for a side without an image.
+pub(crate) fn pixels(p: &CallPlan) -> Pixels {
+    let side = |dst: bool| {
+        p.buffers
+            .iter()
+            .filter(|b| b.image.is_some())
+            .find(|b| matches!(b.role, Role::Destination | Role::DestinationPlanes) == dst)
+            .map(|b| {
+                let im = b.image.expect("filtered on an image");
+                let per_pixel = im.row_bytes / u64::from(PROBE);
+                (per_pixel as u32, b.elem.bytes() as u32)
+            })
+            .unwrap_or((0, 0))
+    };
+    let ((src_bytes_per_pixel, src_sample_bytes), (dst_bytes_per_pixel, dst_sample_bytes)) = (side(false), side(true));
+    Pixels {
+        src_bytes_per_pixel,
+        src_sample_bytes,
+        dst_bytes_per_pixel,
+        dst_sample_bytes,
+    }
+}
+
+/// Every shape of `row`, each written as a line by `write`; whether the CUDA context is dead
+/// after the last.
+pub(crate) fn shapes_of(
+    c: &Called<'_>,
+    contexts: &mut Contexts,
+    row: &FunctionRow,
+    shapes: Shapes,
+    base: &ShapeLine,
+    write: &mut dyn FnMut(&ShapeLine) -> anyhow::Result<()>,
+) -> anyhow::Result<bool> {
+    let aligned = |width, height| Shape {
+        width,
+        height,
+        src_step: None,
+        dst_step: None,
+    };
+    let probe = match plan(row, c.sizers, &aligned(PROBE, PROBE)) {
+        Ok(p) => p,
+        Err(why) => {
+            write(&ShapeLine {
+                not_planned: Some(why),
+                ..base.clone()
+            })?;
+            return Ok(false);
+        }
+    };
+    let px = pixels(&probe);
+    let list = match shapes {
+        Shapes::Design => design::design(&row.symbol, &px),
+        Shapes::Stranger { count, seed } => design::stranger(&row.symbol, &px, count, seed),
+    };
+    for shape in list {
+        let start = Instant::now();
+        let mut line = ShapeLine {
+            shape: Some(shape),
+            pixels: Some(px),
+            ..base.clone()
+        };
+        let dead = match one_shape(c, contexts, row, &shape, &mut line) {
+            Ok(()) => false,
+            Err(e) => {
+                let dead = e.is_sticky();
+                if line.status.is_none() {
+                    line.error = Some(e.to_string());
+                } else {
+                    line.questions_error = Some(e.to_string());
+                }
+                dead
+            }
+        };
+        line.ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        write(&line)?;
+        if dead {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// One shape's call and questions, written into `line`.
+fn one_shape(
+    c: &Called<'_>,
+    contexts: &mut Contexts,
+    row: &FunctionRow,
+    shape: &design::Shape,
+    line: &mut ShapeLine,
+) -> Result<(), CallError> {
+    let (npp, gpu) = (c.npp, c.gpu);
+    let at = Shape {
+        width: shape.width,
+        height: shape.height,
+        src_step: shape.src_step.map(u64::from),
+        dst_step: shape.dst_step.map(u64::from),
+    };
+    let p = match plan(row, c.sizers, &at) {
+        Ok(p) => p,
+        Err(why) => {
+            line.not_planned = Some(why);
+            return Ok(());
+        }
+    };
+    let (stream, ctx) = contexts.get(gpu, npp, shape.stream, shape.context)?;
+    line.declared_non_blocking = Some(ctx.record().declared_flags & 1 == 1);
+    let mut made = npp.call_planned(gpu, &p, ctx).map_err(CallError::alive)?;
+    gpu.synchronize().map_err(sticky)?;
+    line.status = Some(made.status);
+    if made.status < 0 {
+        line.status_name = Some(npp.status_name(made.status).to_owned());
+        return Ok(());
+    }
+    let first = made.outputs().map_err(sticky)?;
+    let (src, dst) = image_steps(&p);
+    (line.src_step_bytes, line.dst_step_bytes) = (src, dst);
+    // Wrong pixels: the same pixels at aligned steps (nothing to ask where the shape's are).
+    let straight = plan(
+        row,
+        c.sizers,
+        &Shape {
+            src_step: None,
+            dst_step: None,
+            ..at
+        },
+    )
+    .map_err(CallError::Alive)?;
+    if steps(&straight) == steps(&p) {
+        line.differing_bytes = Some(0);
+    } else {
+        let m = npp.call_planned(gpu, &straight, c.ctx).map_err(CallError::alive)?;
+        gpu.synchronize().map_err(sticky)?;
+        if m.status < 0 {
+            line.aligned_error = Some(npp.status_name(m.status).to_owned());
+        } else {
+            line.differing_bytes = Some(m.outputs().map_err(sticky)?.differing_bytes(&first));
+        }
+    }
+    match c.oracles.tracker() {
+        Ok(tracker) => {
+            let (threads, calls) = match shape.threading.thread_bound() {
+                Some(n) => (n, LEAK_CALLS.div_ceil(n)),
+                None => (LEAK_CALLS, 1),
+            };
+            line.threads_keeping_streams = Some(threads_keeping(
+                tracker,
+                &mut made,
+                npp,
+                gpu,
+                (ctx, stream),
+                threads,
+                calls,
+            )?);
+            line.leak_calls = Some(LEAK_CALLS);
+        }
+        Err(why) => line.questions_error = Some(why.to_owned()),
+    }
+    match c.oracles.delay() {
+        Ok(delay) => {
+            // What every round must give: the call synchronised on the inputs the rounds write
+            // late (an in-place call changed them).
+            let staged = made.stage_inputs(gpu, stream).map_err(sticky)?;
+            made.restore_inputs_async(&staged, stream).map_err(sticky)?;
+            made.again(npp, ctx).map_err(CallError::alive)?;
+            gpu.synchronize().map_err(sticky)?;
+            let synchronised = made.outputs().map_err(sticky)?;
+            line.race_rounds_differing = Some(rounds_differing(
+                delay,
+                &mut made,
+                npp,
+                gpu,
+                (ctx, stream),
+                (&staged, &synchronised),
+                RACE_ROUNDS,
+            )?);
+            line.race_rounds = Some(RACE_ROUNDS);
+        }
+        Err(why) => line.questions_error = Some(why.to_owned()),
+    }
+    Ok(())
+}
+
+/// The steps of a plan's images, in order.
+fn steps(p: &CallPlan) -> Vec<u64> {
+    p.buffers.iter().filter_map(|b| b.image.map(|im| im.step)).collect()
+}
+
+/// The step of a plan's first source (or in-place) image and of its destination, where it has
+/// them.
+fn image_steps(p: &CallPlan) -> (Option<u32>, Option<u32>) {
+    let step = |dst: bool| {
+        p.buffers
+            .iter()
+            .filter(|b| matches!(b.role, Role::Destination | Role::DestinationPlanes) == dst)
+            .find_map(|b| b.image.map(|im| im.step as u32))
+    };
+    (step(false), step(true))
+}
