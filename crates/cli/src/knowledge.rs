@@ -24,6 +24,8 @@ pub(crate) struct Known {
     pub(crate) from: String,
     /// The calls of every function of the version, where the knowledge holds them.
     pub(crate) calls: Option<KnownCalls>,
+    /// The shapes of the functions a design measured, where the knowledge holds them.
+    pub(crate) designs: Option<nppbench_analysis::knowledge::KnownDesigns>,
 }
 
 pub(crate) use nppbench_analysis::knowledge::short_version as short;
@@ -85,6 +87,7 @@ fn known(k: Knowledge, what: &str) -> Known {
         rules: k.rules,
         from,
         calls: k.calls,
+        designs: k.designs,
     }
 }
 
@@ -216,6 +219,7 @@ fn from_atlas(atlas: &[PathBuf], version: Option<&str>) -> anyhow::Result<Known>
         rules,
         from: format!("{} run(s)", loaded.len()),
         calls: None,
+        designs: None,
     })
 }
 

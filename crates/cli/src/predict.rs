@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::exit::bad_input;
 
+mod designed;
 mod fixes;
 mod tables;
 mod unmeasured;
@@ -148,6 +149,16 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
         if !found.is_empty() {
             let known = crate::knowledge::resolve(&args.atlas, args.npp_version.as_deref(), args.npp.as_deref())?;
             answered_from(&args, &known.from);
+            // A function a design of this version measured is answered from its shapes.
+            let short = crate::knowledge::short(&known.version);
+            let of_version = found.iter().find(|d| crate::knowledge::short(&d.version) == short);
+            let designed = match (of_version, &known.designs) {
+                (Some(d), Some(designs)) => designed::answer_row(&args, &d.symbol, &designs.of(&d.symbol))?,
+                _ => None,
+            };
+            if let Some(row) = designed {
+                return write(&args, answers(&args, &[row], &known.version, &known.from)?);
+            }
             let row = unmeasured::row(&args, &found, &known);
             return write(&args, answers(&args, &[row], &known.version, &known.from)?);
         }

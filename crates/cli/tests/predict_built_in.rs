@@ -191,3 +191,69 @@ fn a_knowledge_file_answers_through_atlas_and_another_schema_is_refused() {
         "{err}"
     );
 }
+
+/// Issue #45: a function known from its headers alone whose design the knowledge holds is
+/// answered from its shapes, as a row's function is: measured where a shape is the scenario
+/// asked, else by its rules. Made-up design lines (no GPU made them) of GammaInv_8u_C3IR: streams
+/// kept on every new thread where the row is not a multiple of 16 pixels.
+#[test]
+fn a_function_a_design_measured_is_answered_from_its_rules() {
+    use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
+    use nppbench_analysis::knowledge::{Knowledge, KnownDesigns};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let path = root.join("knowledge/npp-13.0.1-sm90.json.gz");
+    let mut k = Knowledge::from_bytes(&std::fs::read(&path).unwrap(), "built in").unwrap();
+    let symbol = "nppiGammaInv_8u_C3IR_Ctx";
+    let px = Pixels {
+        src_bytes_per_pixel: 3,
+        src_sample_bytes: 1,
+        dst_bytes_per_pixel: 0,
+        dst_sample_bytes: 0,
+    };
+    let lines = design::design(symbol, &px)
+        .into_iter()
+        .map(|s| ShapeLine {
+            symbol: symbol.into(),
+            shape: Some(s),
+            pixels: Some(px),
+            status: Some(0),
+            differing_bytes: Some(0),
+            leak_calls: Some(4),
+            threads_keeping_streams: Some(if s.width % 16 != 0 && s.threading.to_string() == "thread_per_call" {
+                4
+            } else {
+                0
+            }),
+            ..ShapeLine::default()
+        })
+        .collect();
+    k.designs = Some(KnownDesigns {
+        sources: vec!["made up".into()],
+        lines,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("npp-13.0.1-sm90.json.gz");
+    std::fs::write(&file, k.to_gz()).unwrap();
+    let answer = |width: &str, stride: &str| {
+        let rows = predict_csv(&[
+            "--atlas",
+            file.to_str().unwrap(),
+            "--primitive",
+            "GammaInv_8u_C3IR",
+            "--width",
+            width,
+            "--height",
+            "20",
+            "--src-stride",
+            stride,
+        ]);
+        let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+        (
+            rows[1][col("predicted_class")].to_owned(),
+            rows[1][col("basis")].to_owned(),
+            rows[1][col("wrong_class")].to_owned(),
+        )
+    };
+    assert_eq!(answer("31", "1024"), ("leak".into(), "rule".into(), "right".into()));
+    assert_eq!(answer("48", "1024"), ("flat".into(), "rule".into(), "right".into()));
+}

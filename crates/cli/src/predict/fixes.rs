@@ -68,6 +68,12 @@ const WRONG_FIXES: [(&str, u32); 2] = [
     ),
 ];
 
+/// The source images a call of `p` reads: its row's count, or one for a function known from its
+/// headers alone (a source stride was asked about).
+fn sources(p: nppbench_model::Primitive) -> u8 {
+    if p.is_generated() { 1 } else { p.row().sources }
+}
+
 /// For wrong pixels: each change of [`WRONG_FIXES`] that the evidence says computes them right,
 /// with its basis and its cost (memory or a copy, by arithmetic: neither is timed).
 pub(super) fn wrong_fixes(q: &Case, evidence: &Evidence, rules: &[FunctionRules]) -> String {
@@ -76,7 +82,7 @@ pub(super) fn wrong_fixes(q: &Case, evidence: &Evidence, rules: &[FunctionRules]
     let mut out = Vec::new();
     for (i, (what, multiple)) in WRONG_FIXES.iter().enumerate() {
         let stride = g.src_stride.next_multiple_of(*multiple);
-        if stride == g.src_stride || q.primitive.row().sources == 0 {
+        if stride == g.src_stride || sources(q.primitive) == 0 {
             continue;
         }
         let changed = nppbench_model::Geometry {
@@ -88,7 +94,7 @@ pub(super) fn wrong_fixes(q: &Case, evidence: &Evidence, rules: &[FunctionRules]
         if w.wrong != Some(false) {
             continue;
         }
-        let sources = u64::from(q.primitive.row().sources);
+        let sources = u64::from(sources(q.primitive));
         let cost = if i == 0 {
             format!(
                 "{} more bytes of source memory, no extra work",
