@@ -3,7 +3,9 @@
 //! repository beside it: `$OUT_DIR/knowledge.rs` lists each knowledge file (`knowledge/*.json.gz`,
 //! made by `cargo xtask knowledge --from`) by name with its bytes, and `$OUT_DIR/catalogues.rs`
 //! each catalogued version's prototypes (`catalogue/npp-VERSION/prototypes.tsv.gz`, made by
-//! `cargo xtask catalogue`).
+//! `cargo xtask catalogue`), and `$OUT_DIR/designs.rs` the compact design lines of the functions
+//! known from their headers alone (`knowledge/designs/*.jsonl.gz`, `cargo xtask knowledge
+//! --designs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -65,5 +67,16 @@ fn main() {
         "The headers built in: each version's folder name (`npp-13.0.1.2`) and its prototypes.tsv.gz.",
         &catalogues,
         |f| f.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned(),
+    );
+    let designs = listed(&root.join("knowledge/designs"), None, ".jsonl.gz");
+    embed(
+        "designs.rs",
+        "BUILT_IN_DESIGNS",
+        "The designs built in: each file's name (`npp-13.0.1-sm90`) and its compact design lines.",
+        &designs,
+        |f| {
+            let name = f.file_name().unwrap().to_string_lossy();
+            name.trim_end_matches(".jsonl.gz").to_owned()
+        },
     );
 }

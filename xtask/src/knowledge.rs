@@ -19,6 +19,7 @@ pub(crate) enum Job {
     Refit,
     From(Vec<PathBuf>),
     Calls { calls: PathBuf, to: String },
+    Designs { designs: Vec<PathBuf>, to: String },
 }
 
 /// Who made a file: the crate's version alone, so that the same runs make the same file.
@@ -34,6 +35,11 @@ pub(crate) fn knowledge(job: Job) -> anyhow::Result<()> {
         Job::Calls { calls, to } => {
             let (path, n) = add_calls(&calls, &dir.join(format!("{to}.json.gz")))?;
             println!("{}: the lines of {n} functions called", path.display());
+            Ok(())
+        }
+        Job::Designs { designs, to } => {
+            let (path, functions, shapes) = write_designs(&designs, &dir.join("designs").join(format!("{to}.jsonl.gz")))?;
+            println!("{}: {shapes} shapes of {functions} functions", path.display());
             Ok(())
         }
         Job::From(runs) => {
@@ -102,6 +108,40 @@ pub(crate) fn add_calls(calls: &Path, into: &Path) -> anyhow::Result<(PathBuf, u
     k.calls = Some(known);
     std::fs::write(into, k.to_gz()).with_context(|| format!("writing {}", into.display()))?;
     Ok((into.to_owned(), n))
+}
+
+/// The lines of the `call-catalogue --design` files `designs`, compacted (what predicting needs,
+/// `ShapeLine::compact`), in the files' order, into `into`, gzip-compressed with no time in its
+/// header (the same lines, the same bytes); returns it, and how many functions and shapes.
+pub(crate) fn write_designs(designs: &[PathBuf], into: &Path) -> anyhow::Result<(PathBuf, usize, usize)> {
+    use nppbench_analysis::calls::design::ShapeLine;
+    let mut text = String::new();
+    let (mut functions, mut shapes) = (std::collections::BTreeSet::new(), 0);
+    for file in designs {
+        let bytes = std::fs::read(file).map_err(|e| BadInput(format!("--designs {}: {e}", file.display())))?;
+        let lines: Vec<ShapeLine> = nppbench_analysis::calls::read_lines_of(&bytes)
+            .map_err(|e| BadInput(format!("--designs {}: {e}", file.display())))?;
+        if lines.iter().all(|l| l.shape.is_none()) {
+            return Err(BadInput(format!(
+                "--designs {}: no line has a shape: give a file `nppbench call-catalogue --design` wrote",
+                file.display()
+            ))
+            .into());
+        }
+        for l in lines.iter().filter_map(ShapeLine::compact) {
+            functions.insert(l.symbol.clone());
+            shapes += 1;
+            text.push_str(&serde_json::to_string(&l)?);
+            text.push('\n');
+        }
+    }
+    if let Some(dir) = into.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut gz, text.as_bytes())?;
+    std::fs::write(into, gz.finish()?).with_context(|| format!("writing {}", into.display()))?;
+    Ok((into.to_owned(), functions.len(), shapes))
 }
 
 /// Every knowledge file in `dir`, in name order, read.

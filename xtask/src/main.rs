@@ -101,8 +101,9 @@ enum Cmd {
     /// The knowledge files nppbench embeds (knowledge/*.json.gz, one per NPP version and GPU
     /// architecture): --from makes one from atlas runs; --check fits every committed file's rules
     /// again on its own cases and fails where they differ; --refit writes them back; --calls puts
-    /// a call-catalogue run's lines into one.
-    #[command(group(clap::ArgGroup::new("job").required(true).args(["check", "refit", "from", "calls"])))]
+    /// a call-catalogue run's lines into one; --designs writes knowledge/designs/NAME.jsonl.gz
+    /// from `call-catalogue --design` files.
+    #[command(group(clap::ArgGroup::new("job").required(true).args(["check", "refit", "from", "calls", "designs"])))]
     Knowledge {
         /// Fail where a committed file's rules or scores are not what its cases give today.
         #[arg(long)]
@@ -118,8 +119,14 @@ enum Cmd {
         /// --to names, replacing any it held: what `predict` says of the functions no rule covers.
         #[arg(long, value_name = "FILE", requires = "to")]
         calls: Option<PathBuf>,
-        /// The knowledge file --calls goes into (`npp-13.0.1-sm90`, in knowledge/).
-        #[arg(long, value_name = "NAME", requires = "calls")]
+        /// The lines of these `call-catalogue --design` files (`.gz` too), of one NPP version,
+        /// compacted into knowledge/designs/NAME.jsonl.gz (--to): what `predict` fits the rules
+        /// of the functions known from their headers alone on.
+        #[arg(long, value_name = "FILE", num_args = 1.., requires = "to")]
+        designs: Vec<PathBuf>,
+        /// The knowledge file --calls goes into, or the designs file --designs makes
+        /// (`npp-13.0.1-sm90`, in knowledge/).
+        #[arg(long, value_name = "NAME")]
         to: Option<String>,
     },
     /// The committed runs that left the working tree and the commits that hold them
@@ -221,13 +228,16 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
             refit,
             from,
             calls,
+            designs,
             to,
         } => knowledge::knowledge(if check {
             knowledge::Job::Check
         } else if refit {
             knowledge::Job::Refit
-        } else if let (Some(calls), Some(to)) = (calls, to) {
+        } else if let (Some(calls), Some(to)) = (calls, to.clone()) {
             knowledge::Job::Calls { calls, to }
+        } else if let (false, Some(to)) = (designs.is_empty(), to) {
+            knowledge::Job::Designs { designs, to }
         } else {
             knowledge::Job::From(from)
         }),

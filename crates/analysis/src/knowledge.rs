@@ -75,38 +75,6 @@ pub struct Knowledge {
     /// no rule covers. Added to the schema without a new version: older files load without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls: Option<KnownCalls>,
-    /// The lines of `call-catalogue --design` runs of this version, where added (`cargo xtask
-    /// knowledge --designs FILE`; absent in files made before): each shape of the functions
-    /// known from their headers alone that a design measured, whose rules `predict` fits on
-    /// them. Added to the schema without a new version, as `calls` was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub designs: Option<KnownDesigns>,
-}
-
-/// The shapes of the functions a design measured (issue #45), as `call-catalogue --design`
-/// wrote them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KnownDesigns {
-    /// The files the lines were read from, as named when they were added.
-    pub sources: Vec<String>,
-    pub lines: Vec<crate::calls::design::ShapeLine>,
-}
-
-impl KnownDesigns {
-    /// The lines of `symbol` (`nppiResize_8u_C3R_Ctx`).
-    pub fn of(&self, symbol: &str) -> Vec<crate::calls::design::ShapeLine> {
-        self.lines.iter().filter(|l| l.symbol == symbol).cloned().collect()
-    }
-
-    /// The functions measured, each once, in first-seen order.
-    pub fn functions(&self) -> Vec<&str> {
-        let mut seen = std::collections::BTreeSet::new();
-        self.lines
-            .iter()
-            .map(|l| l.symbol.as_str())
-            .filter(|s| seen.insert(*s))
-            .collect()
-    }
 }
 
 /// The calls of every function of a version from its roles (issue #45), each a line as
@@ -254,7 +222,6 @@ impl Knowledge {
             rules,
             fixes,
             calls: None,
-            designs: None,
         })
     }
 

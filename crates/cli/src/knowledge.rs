@@ -13,6 +13,7 @@ use crate::exit::bad_input;
 use crate::runs::{one_npp_version, read_runs};
 
 include!(concat!(env!("OUT_DIR"), "/knowledge.rs"));
+include!(concat!(env!("OUT_DIR"), "/designs.rs"));
 
 /// The evidence and rules an answer rests on, and where they came from.
 pub(crate) struct Known {
@@ -24,8 +25,21 @@ pub(crate) struct Known {
     pub(crate) from: String,
     /// The calls of every function of the version, where the knowledge holds them.
     pub(crate) calls: Option<KnownCalls>,
-    /// The shapes of the functions a design measured, where the knowledge holds them.
-    pub(crate) designs: Option<nppbench_analysis::knowledge::KnownDesigns>,
+    /// The design lines of the functions known from their headers alone: built in with the
+    /// knowledge of the same name, or a file given (`predict --designs`); their name
+    /// (`npp-13.0.1-sm90`, or the file's) and bytes.
+    pub(crate) designs: Option<(String, std::borrow::Cow<'static, [u8]>)>,
+}
+
+impl Known {
+    /// The design lines of `symbol` (`nppiResize_8u_C3R_Ctx`), none where no design of this
+    /// knowledge measured it.
+    pub(crate) fn design_lines(&self, symbol: &str) -> anyhow::Result<Vec<nppbench_analysis::calls::design::ShapeLine>> {
+        let Some((name, bytes)) = &self.designs else {
+            return Ok(Vec::new());
+        };
+        nppbench_analysis::calls::design::lines_of(bytes, symbol).map_err(|e| bad_input(format!("the designs {name}: {e}")))
+    }
 }
 
 pub(crate) use nppbench_analysis::knowledge::short_version as short;
@@ -81,13 +95,19 @@ fn known(k: Knowledge, what: &str) -> Known {
         k.gpu_models.join(" and "),
         k.made_by
     );
+    // Built-in designs go with built-in knowledge of the same name.
+    let name = k.name();
+    let designs = (what == "built-in knowledge")
+        .then(|| BUILT_IN_DESIGNS.iter().find(|(n, _)| *n == name))
+        .flatten()
+        .map(|(n, bytes)| (format!("built in ({n})"), std::borrow::Cow::Borrowed(*bytes)));
     Known {
         version: k.npp_version,
         evidence: k.evidence,
         rules: k.rules,
         from,
         calls: k.calls,
-        designs: k.designs,
+        designs,
     }
 }
 

@@ -44,6 +44,10 @@ pub(crate) struct PredictArgs {
     /// loader), where neither --npp-version nor --atlas is given.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["atlas", "npp_version"])]
     npp: Option<PathBuf>,
+    /// The lines of `nppbench call-catalogue --design` (`.gz` too) that a function known from its
+    /// headers alone is answered from, instead of the designs built in: a design you measured.
+    #[arg(long, value_name = "FILE")]
+    designs: Option<PathBuf>,
     /// Every memory scenario of a matrix file (`nppbench preset NAME` prints one).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["primitive", "width", "height", "src_stride"])]
     matrix: Option<PathBuf>,
@@ -147,14 +151,18 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
     if let Some(name) = args.primitive.as_deref().filter(|n| Primitive::from_name(n).is_none()) {
         let found = unmeasured::declared(name);
         if !found.is_empty() {
-            let known = crate::knowledge::resolve(&args.atlas, args.npp_version.as_deref(), args.npp.as_deref())?;
+            let mut known = crate::knowledge::resolve(&args.atlas, args.npp_version.as_deref(), args.npp.as_deref())?;
+            if let Some(file) = &args.designs {
+                let bytes = std::fs::read(file).map_err(|e| bad_input(format!("--designs {}: {e}", file.display())))?;
+                known.designs = Some((file.display().to_string(), bytes.into()));
+            }
             answered_from(&args, &known.from);
             // A function a design of this version measured is answered from its shapes.
             let short = crate::knowledge::short(&known.version);
             let of_version = found.iter().find(|d| crate::knowledge::short(&d.version) == short);
-            let designed = match (of_version, &known.designs) {
-                (Some(d), Some(designs)) => designed::answer_row(&args, &d.symbol, &designs.of(&d.symbol))?,
-                _ => None,
+            let designed = match of_version {
+                Some(d) => designed::answer_row(&args, &d.symbol, &known.design_lines(&d.symbol)?)?,
+                None => None,
             };
             if let Some(row) = designed {
                 return write(&args, answers(&args, &[row], &known.version, &known.from)?);

@@ -57,10 +57,16 @@ fn a_copied_binary_answers_from_its_built_in_knowledge() {
     let bin = dir.path().join("nppbench");
     let built = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
     std::fs::copy(built, &bin).unwrap();
+    // No design lines (an empty file instead of the built-in designs): a function known from its
+    // headers alone is answered from its calls, or unknown.
+    let no_designs = dir.path().join("no-designs.jsonl");
+    std::fs::write(&no_designs, "").unwrap();
     let command = |primitive: &str, version: &str| {
         let mut c = std::process::Command::new(&bin);
         c.args(["predict", "--primitive", primitive, "--width", "31", "--height", "31"])
             .args(["--src-stride", "32", "--dst-stride", "128", "--npp-version", version])
+            .arg("--designs")
+            .arg(&no_designs)
             .current_dir(dir.path())
             .env_remove("NPPBENCH_NPP_DIR");
         c
@@ -192,17 +198,13 @@ fn a_knowledge_file_answers_through_atlas_and_another_schema_is_refused() {
     );
 }
 
-/// Issue #45: a function known from its headers alone whose design the knowledge holds is
-/// answered from its shapes, as a row's function is: measured where a shape is the scenario
-/// asked, else by its rules. Made-up design lines (no GPU made them) of GammaInv_8u_C3IR: streams
-/// kept on every new thread where the row is not a multiple of 16 pixels.
+/// Issue #45: a function known from its headers alone whose design lines are given is answered
+/// from its shapes, as a row's function is: measured where a shape is the scenario asked, else
+/// by its rules. Made-up design lines (no GPU made them) of GammaInv_8u_C3IR: streams kept on
+/// every new thread where the row is not a multiple of 16 pixels.
 #[test]
 fn a_function_a_design_measured_is_answered_from_its_rules() {
     use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
-    use nppbench_analysis::knowledge::{Knowledge, KnownDesigns};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let path = root.join("knowledge/npp-13.0.1-sm90.json.gz");
-    let mut k = Knowledge::from_bytes(&std::fs::read(&path).unwrap(), "built in").unwrap();
     let symbol = "nppiGammaInv_8u_C3IR_Ctx";
     let px = Pixels {
         src_bytes_per_pixel: 3,
@@ -210,7 +212,7 @@ fn a_function_a_design_measured_is_answered_from_its_rules() {
         dst_bytes_per_pixel: 0,
         dst_sample_bytes: 0,
     };
-    let lines = design::design(symbol, &px)
+    let text: String = design::design(symbol, &px)
         .into_iter()
         .map(|s| ShapeLine {
             symbol: symbol.into(),
@@ -226,17 +228,16 @@ fn a_function_a_design_measured_is_answered_from_its_rules() {
             }),
             ..ShapeLine::default()
         })
+        .map(|l| serde_json::to_string(&l).unwrap() + "\n")
         .collect();
-    k.designs = Some(KnownDesigns {
-        sources: vec!["made up".into()],
-        lines,
-    });
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("npp-13.0.1-sm90.json.gz");
-    std::fs::write(&file, k.to_gz()).unwrap();
+    let file = dir.path().join("design.jsonl");
+    std::fs::write(&file, text).unwrap();
     let answer = |width: &str, stride: &str| {
         let rows = predict_csv(&[
-            "--atlas",
+            "--npp-version",
+            "13.0",
+            "--designs",
             file.to_str().unwrap(),
             "--primitive",
             "GammaInv_8u_C3IR",
@@ -256,4 +257,47 @@ fn a_function_a_design_measured_is_answered_from_its_rules() {
     };
     assert_eq!(answer("31", "1024"), ("leak".into(), "rule".into(), "right".into()));
     assert_eq!(answer("48", "1024"), ("flat".into(), "rule".into(), "right".into()));
+}
+
+/// Issue #45: the designs built in answer a function they measured at one of its shapes with
+/// what that shape measured (basis `measured`), and a function no design measured stays unknown.
+#[test]
+fn the_built_in_designs_answer_a_measured_shape_with_its_measurement() {
+    use nppbench_analysis::calls::design::ShapeLine;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bytes = std::fs::read(root.join("knowledge/designs/npp-13.0.1-sm90.jsonl.gz")).unwrap();
+    let lines: Vec<ShapeLine> = nppbench_analysis::calls::read_lines_of(&bytes).unwrap();
+    // A leak-prone shape that kept streams on most new threads, of a function known from its
+    // headers alone.
+    let line = lines
+        .iter()
+        .find(|l| {
+            l.class() == Some(nppbench_analysis::LeakClass::Leak)
+                && l.dst_step_bytes.is_some()
+                && l.shape.is_some_and(|s| s.context.to_string() == "from_stream" && s.stream.to_string() == "blocking")
+        })
+        .expect("a design line that leaks");
+    let s = line.shape.unwrap();
+    let (src, dst) = (line.src_step_bytes.unwrap(), line.dst_step_bytes.unwrap());
+    let name = line.symbol.trim_start_matches("nppi").trim_end_matches("_Ctx");
+    let rows = predict_csv(&[
+        "--npp-version",
+        "13.0",
+        "--primitive",
+        name,
+        "--width",
+        &s.width.to_string(),
+        "--height",
+        &s.height.to_string(),
+        "--src-stride",
+        &src.to_string(),
+        "--dst-stride",
+        &dst.to_string(),
+    ]);
+    let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    assert_eq!(
+        (&rows[1][col("predicted_class")][..], &rows[1][col("basis")][..]),
+        ("leak", "measured"),
+        "{name} {s:?}"
+    );
 }

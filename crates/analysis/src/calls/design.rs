@@ -369,16 +369,19 @@ impl ShapeLine {
         )?;
         let (s, d) = shape.steps(&px);
         let (src_stride, dst_stride) = (self.src_step_bytes.unwrap_or(s), self.dst_step_bytes.unwrap_or(d));
+        let geometry = Geometry {
+            width: shape.width,
+            height: shape.height,
+            src_stride,
+            dst_stride,
+            padded_from: None,
+        };
+        // The id a memory scenario of the same axes has: what `predict` asks by.
+        let id = nppbench_model::MemoryScenario::new(primitive, geometry, shape.stream, shape.context, shape.threading, 0).id;
         Ok(Some(Case {
-            id: format!("{}/{}", primitive.name(), shape.id(&px)),
+            id,
             primitive,
-            geometry: Geometry {
-                width: shape.width,
-                height: shape.height,
-                src_stride,
-                dst_stride,
-                padded_from: None,
-            },
+            geometry,
             stream: shape.stream,
             context: shape.context,
             threading: shape.threading,
@@ -389,6 +392,53 @@ impl ShapeLine {
             held_out: shape.draw != Draw::Fit,
         }))
     }
+}
+
+impl ShapeLine {
+    /// What predicting needs of the line, where it has a shape: its function, shape, pixels,
+    /// steps, declared flags and what each question measured (an error kept only as `sticky`, a
+    /// context killed); the card, the build, the times and the words dropped. `None` without a
+    /// shape.
+    pub fn compact(&self) -> Option<ShapeLine> {
+        self.shape?;
+        Some(ShapeLine {
+            symbol: self.symbol.clone(),
+            shape: self.shape,
+            pixels: self.pixels,
+            not_planned: self.not_planned.as_ref().map(|_| String::new()),
+            status: self.status,
+            error: self.faulted().then(|| "sticky".to_owned()),
+            differing_bytes: self.differing_bytes,
+            leak_calls: self.leak_calls,
+            threads_keeping_streams: self.threads_keeping_streams,
+            race_rounds: self.race_rounds,
+            race_rounds_differing: self.race_rounds_differing,
+            src_step_bytes: self.src_step_bytes,
+            dst_step_bytes: self.dst_step_bytes,
+            declared_non_blocking: self.declared_non_blocking,
+            ..ShapeLine::default()
+        })
+    }
+}
+
+/// The lines of `symbol` in a file of design lines (its text, gzip-compressed or not), parsing
+/// only the lines that name it: a version's file holds thousands of functions.
+pub fn lines_of(bytes: &[u8], symbol: &str) -> Result<Vec<ShapeLine>, super::LinesError> {
+    use std::io::BufRead;
+    let needle = format!("\"symbol\":{}", serde_json::to_string(symbol).unwrap_or_default());
+    let reader: Box<dyn BufRead + '_> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(bytes)))
+    } else {
+        Box::new(bytes)
+    };
+    let mut out = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(super::LinesError::Gzip)?;
+        if line.contains(&needle) {
+            out.push(serde_json::from_str(&line).map_err(|source| super::LinesError::Line { line: i + 1, source })?);
+        }
+    }
+    Ok(out)
 }
 
 /// The evidence of design lines (of one NPP version): cases where the leak was measured, outputs

@@ -156,3 +156,47 @@ fn a_lines_hazards() {
     let json = serde_json::to_string(&faulted).unwrap();
     assert_eq!(serde_json::from_str::<ShapeLine>(&json).unwrap(), faulted);
 }
+
+/// A compact line keeps what its case needs (the same case), and a version's file gives the
+/// lines of one function alone, gzip-compressed or not.
+#[test]
+fn compact_lines_give_the_same_cases_and_are_found_by_function() {
+    let line = |symbol: &str, s: Shape| ShapeLine {
+        symbol: symbol.into(),
+        library: Some("nppial".into()),
+        gpu_uuid: Some("GPU-0".into()),
+        shape: Some(s),
+        pixels: Some(PX),
+        status: Some(0),
+        error: None,
+        differing_bytes: Some(3),
+        leak_calls: Some(4),
+        threads_keeping_streams: Some(4),
+        race_rounds: Some(2),
+        race_rounds_differing: Some(1),
+        ms: Some(1.5),
+        ..ShapeLine::default()
+    };
+    let shapes = design("nppiFoo_8u32f_C3R_Ctx", &PX);
+    let full = line("nppiFoo_8u32f_C3R_Ctx", shapes[3]);
+    let compact = full.compact().unwrap();
+    assert_eq!(compact.case().unwrap().unwrap().id, full.case().unwrap().unwrap().id);
+    assert_eq!(format!("{:?}", compact.case()), format!("{:?}", full.case()));
+    assert!(compact.gpu_uuid.is_none() && compact.ms.is_none());
+    let dead = ShapeLine {
+        error: Some("sticky: an illegal address".into()),
+        ..full.clone()
+    };
+    assert_eq!(dead.compact().unwrap().wrong(), Some(true));
+    assert!(ShapeLine::default().compact().is_none());
+    let text: String = [line("nppiFoo_8u32f_C3R_Ctx", shapes[0]), line("nppiFoo_8u32f_C3IR_Ctx", shapes[1]), compact]
+        .iter()
+        .map(|l| serde_json::to_string(l).unwrap() + "\n")
+        .collect();
+    assert_eq!(lines_of(text.as_bytes(), "nppiFoo_8u32f_C3R_Ctx").unwrap().len(), 2);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    assert_eq!(lines_of(&gz, "nppiFoo_8u32f_C3IR_Ctx").unwrap().len(), 1);
+    assert!(lines_of(&gz, "nppiBar_8u_C1R_Ctx").unwrap().is_empty());
+}
