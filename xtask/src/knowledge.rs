@@ -38,7 +38,8 @@ pub(crate) fn knowledge(job: Job) -> anyhow::Result<()> {
             Ok(())
         }
         Job::Designs { designs, to } => {
-            let (path, functions, shapes) = write_designs(&designs, &dir.join("designs").join(format!("{to}.jsonl.gz")))?;
+            let (path, functions, shapes) =
+                write_designs(&designs, &dir.join("designs").join(format!("{to}.jsonl.gz")))?;
             println!("{}: {shapes} shapes of {functions} functions", path.display());
             Ok(())
         }
@@ -211,6 +212,62 @@ mod tests {
     #[test]
     fn the_committed_knowledge_fits_its_own_cases_again() {
         check(&root().join("knowledge")).unwrap();
+    }
+
+    /// Made-up design lines (no GPU made them): their compact form, a line a shape, the lines
+    /// without a shape dropped; the same lines give the same bytes; a file of other lines is
+    /// refused.
+    #[test]
+    fn design_lines_are_compacted_into_a_designs_file() {
+        use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
+        let px = Pixels {
+            src_bytes_per_pixel: 1,
+            src_sample_bytes: 1,
+            dst_bytes_per_pixel: 1,
+            dst_sample_bytes: 1,
+        };
+        let shapes = design::design("nppiNot_8u_C1R_Ctx", &px);
+        let mut lines: Vec<ShapeLine> = shapes
+            .iter()
+            .map(|s| ShapeLine {
+                symbol: "nppiNot_8u_C1R_Ctx".into(),
+                gpu_uuid: Some("GPU-0".into()),
+                shape: Some(*s),
+                pixels: Some(px),
+                status: Some(0),
+                ms: Some(2.0),
+                ..ShapeLine::default()
+            })
+            .collect();
+        lines.push(ShapeLine {
+            symbol: "nppiAbs_8s_C1R_Ctx".into(),
+            ended_process: Some("signal: 8 (SIGFPE)".into()),
+            ..ShapeLine::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("design.jsonl");
+        let text: String = lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
+        std::fs::write(&input, text).unwrap();
+        let out = dir.path().join("designs/npp-9.9.9-sm90.jsonl.gz");
+        let (_, functions, n) = write_designs(std::slice::from_ref(&input), &out).unwrap();
+        assert_eq!((functions, n), (1, shapes.len()));
+        let bytes = std::fs::read(&out).unwrap();
+        let back: Vec<ShapeLine> = nppbench_analysis::calls::read_lines_of(&bytes).unwrap();
+        assert_eq!(
+            back,
+            lines[..shapes.len()]
+                .iter()
+                .filter_map(ShapeLine::compact)
+                .collect::<Vec<_>>()
+        );
+        assert!(back.iter().all(|l| l.gpu_uuid.is_none() && l.ms.is_none()));
+        write_designs(std::slice::from_ref(&input), &out).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), bytes, "the same lines, the same bytes");
+        std::fs::write(&input, "{\"symbol\":\"nppiNot_8u_C1R_Ctx\",\"status\":0}\n").unwrap();
+        let err = write_designs(std::slice::from_ref(&input), &out)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no line has a shape"), "{err}");
     }
 
     /// A file made from a run, with one function's rules dropped, fails the check, naming the

@@ -34,11 +34,15 @@ pub(crate) struct Known {
 impl Known {
     /// The design lines of `symbol` (`nppiResize_8u_C3R_Ctx`), none where no design of this
     /// knowledge measured it.
-    pub(crate) fn design_lines(&self, symbol: &str) -> anyhow::Result<Vec<nppbench_analysis::calls::design::ShapeLine>> {
+    pub(crate) fn design_lines(
+        &self,
+        symbol: &str,
+    ) -> anyhow::Result<Vec<nppbench_analysis::calls::design::ShapeLine>> {
         let Some((name, bytes)) = &self.designs else {
             return Ok(Vec::new());
         };
-        nppbench_analysis::calls::design::lines_of(bytes, symbol).map_err(|e| bad_input(format!("the designs {name}: {e}")))
+        nppbench_analysis::calls::design::lines_of(bytes, symbol)
+            .map_err(|e| bad_input(format!("the designs {name}: {e}")))
     }
 }
 

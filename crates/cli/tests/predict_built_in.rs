@@ -274,7 +274,8 @@ fn the_built_in_designs_answer_a_measured_shape_with_its_measurement() {
         .find(|l| {
             l.class() == Some(nppbench_analysis::LeakClass::Leak)
                 && l.dst_step_bytes.is_some()
-                && l.shape.is_some_and(|s| s.context.to_string() == "from_stream" && s.stream.to_string() == "blocking")
+                && l.shape
+                    .is_some_and(|s| s.context.to_string() == "from_stream" && s.stream.to_string() == "blocking")
         })
         .expect("a design line that leaks");
     let s = line.shape.unwrap();

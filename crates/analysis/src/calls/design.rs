@@ -377,7 +377,9 @@ impl ShapeLine {
             padded_from: None,
         };
         // The id a memory scenario of the same axes has: what `predict` asks by.
-        let id = nppbench_model::MemoryScenario::new(primitive, geometry, shape.stream, shape.context, shape.threading, 0).id;
+        let id =
+            nppbench_model::MemoryScenario::new(primitive, geometry, shape.stream, shape.context, shape.threading, 0)
+                .id;
         Ok(Some(Case {
             id,
             primitive,

@@ -251,3 +251,63 @@ fn image_steps(p: &CallPlan) -> (Option<u32>, Option<u32>) {
     };
     (step(false), step(true))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use nppbench_headers::files::Prototypes;
+    use nppbench_headers::synth::{MARGIN_BYTES, Sizers};
+
+    use super::*;
+
+    /// The design's aligned steps are those the synthesised calls take, margins included, and the
+    /// pixel sizes are read from the plan: AddC_8u_C3RSfs's 3 bytes a pixel, a transpose's
+    /// destination as its source, a reduction's none.
+    #[test]
+    fn a_designs_steps_and_pixels_are_the_plans() {
+        assert_eq!(design::MARGINS, 2 * MARGIN_BYTES);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2");
+        let prototypes = Prototypes::read(&dir).unwrap();
+        let sizers = Sizers::new(&prototypes);
+        let rows = nppbench_headers::generate::rows(&prototypes).unwrap();
+        let planned = |symbol: &str, width| {
+            let row = rows.iter().find(|r| r.symbol == symbol).unwrap();
+            let square = plan(
+                row,
+                &sizers,
+                &Shape {
+                    width: PROBE,
+                    height: PROBE,
+                    src_step: None,
+                    dst_step: None,
+                },
+            )
+            .unwrap();
+            let at = plan(
+                row,
+                &sizers,
+                &Shape {
+                    width,
+                    height: 7,
+                    src_step: None,
+                    dst_step: None,
+                },
+            )
+            .unwrap();
+            (pixels(&square), image_steps(&at))
+        };
+        let (px, steps) = planned("nppiAddC_8u_C3RSfs_Ctx", 1918);
+        assert_eq!(
+            (px.src_bytes_per_pixel, px.src_sample_bytes, px.dst_bytes_per_pixel),
+            (3, 1, 3)
+        );
+        let (s, d) = px.aligned_steps(1918);
+        assert_eq!(steps, (Some(s), Some(d)));
+        let (px, _) = planned("nppiTranspose_16u_C1R_Ctx", 100);
+        assert_eq!((px.src_bytes_per_pixel, px.dst_bytes_per_pixel), (2, 2));
+        let (px, steps) = planned("nppiSum_8u_C1R_Ctx", 100);
+        assert_eq!((px.src_bytes_per_pixel, px.dst_bytes_per_pixel), (1, 0));
+        assert_eq!(steps.1, None);
+    }
+}

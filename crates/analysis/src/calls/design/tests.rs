@@ -189,10 +189,14 @@ fn compact_lines_give_the_same_cases_and_are_found_by_function() {
     };
     assert_eq!(dead.compact().unwrap().wrong(), Some(true));
     assert!(ShapeLine::default().compact().is_none());
-    let text: String = [line("nppiFoo_8u32f_C3R_Ctx", shapes[0]), line("nppiFoo_8u32f_C3IR_Ctx", shapes[1]), compact]
-        .iter()
-        .map(|l| serde_json::to_string(l).unwrap() + "\n")
-        .collect();
+    let text: String = [
+        line("nppiFoo_8u32f_C3R_Ctx", shapes[0]),
+        line("nppiFoo_8u32f_C3IR_Ctx", shapes[1]),
+        compact,
+    ]
+    .iter()
+    .map(|l| serde_json::to_string(l).unwrap() + "\n")
+    .collect();
     assert_eq!(lines_of(text.as_bytes(), "nppiFoo_8u32f_C3R_Ctx").unwrap().len(), 2);
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
