@@ -177,6 +177,39 @@ pub fn family(symbol: &str) -> &str {
 /// Each entry in its state, from the calls (the last line of a symbol counts, so that a later
 /// run's lines replace an earlier's) and the knowledge of the same version.
 pub fn judge(version: &str, entries: &[Entry], calls: &[CallLine], knowledge: Option<&Knowledge>) -> Catalogue {
+    judge_designed(version, entries, calls, knowledge, &[])
+}
+
+/// [`judge`], with the design lines of the same version (`call-catalogue --design`): a function
+/// no knowledge measured whose lines hold measured shapes is measured by them, with the hazards
+/// its shapes showed and the rules fitted on them. A line of a name registered with other pixel
+/// sizes is left out.
+pub fn judge_designed(
+    version: &str,
+    entries: &[Entry],
+    calls: &[CallLine],
+    knowledge: Option<&Knowledge>,
+    designs: &[crate::calls::design::ShapeLine],
+) -> Catalogue {
+    let mut lines_of: BTreeMap<&str, Vec<crate::calls::design::ShapeLine>> = BTreeMap::new();
+    for l in designs {
+        lines_of.entry(l.symbol.as_str()).or_default().push(l.clone());
+    }
+    let designed: BTreeMap<&str, State> = lines_of
+        .into_iter()
+        .filter_map(|(symbol, lines)| {
+            let evidence = crate::calls::design::evidence(&lines).ok()?;
+            let rules = evidence.rules().into_iter().next()?;
+            let hazards = hazards_of(&evidence, rules.primitive);
+            Some((
+                symbol,
+                State::Measured {
+                    hazards,
+                    rules: Box::new(rules),
+                },
+            ))
+        })
+        .collect();
     let by_symbol: BTreeMap<&str, &CallLine> = calls.iter().map(|l| (l.symbol.as_str(), l)).collect();
     let declared: std::collections::BTreeSet<&str> = entries.iter().map(|e| e.symbol.as_str()).collect();
     let mut functions: Vec<Function> = entries
@@ -185,7 +218,14 @@ pub fn judge(version: &str, entries: &[Entry], calls: &[CallLine], knowledge: Op
             symbol: e.symbol.clone(),
             library: e.library.clone(),
             family: family(&e.symbol).to_owned(),
-            state: state(e, by_symbol.get(e.symbol.as_str()).copied(), knowledge),
+            state: match (
+                state(e, by_symbol.get(e.symbol.as_str()).copied(), knowledge),
+                designed.get(e.symbol.as_str()),
+            ) {
+                (State::Measured { hazards, rules }, _) => State::Measured { hazards, rules },
+                (_, Some(d)) => d.clone(),
+                (other, None) => other,
+            },
         })
         .collect();
     functions

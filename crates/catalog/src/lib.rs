@@ -15,6 +15,7 @@ pub mod image;
 mod library;
 pub mod reference;
 pub use reference::GpuReference;
+mod generated;
 mod rows;
 pub mod signature;
 
@@ -300,24 +301,6 @@ pub fn rows() -> &'static [&'static Row] {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Primitive(u16);
 
-/// A function known from NPP's headers alone: its name and the bytes of a pixel of its first
-/// source and of its destination (one plane's where planar), which the rules' row-length
-/// features need.
-#[derive(Debug)]
-struct Generated {
-    name: &'static str,
-    src_bytes_per_pixel: u64,
-    dst_bytes_per_pixel: u64,
-}
-
-/// The functions registered by [`Primitive::generated`], in registration order: primitive
-/// `ROWS.len() + i` is the `i`th. Each name is leaked once (a version declares about 5,600).
-static GENERATED: std::sync::RwLock<Vec<&'static Generated>> = std::sync::RwLock::new(Vec::new());
-
-fn generated_at(i: usize) -> &'static Generated {
-    GENERATED.read().unwrap_or_else(std::sync::PoisonError::into_inner)[i]
-}
-
 impl Primitive {
     /// `nppiConvert_8u32f_C1R_Ctx`: the first row, and the primitive of runs made before the
     /// primitive was an axis.
@@ -326,47 +309,6 @@ impl Primitive {
     /// Every primitive, in catalogue order.
     pub fn all() -> impl Iterator<Item = Primitive> {
         (0..ROWS.len() as u16).map(Primitive)
-    }
-
-    /// The primitive of a function no row describes, named `name` (bare, `Resize_8u_C3R`, or
-    /// NVIDIA's spelling), with its pixels' bytes: registered on first use, the same primitive
-    /// after. A row's name gives the row's primitive. Errors where the name was registered with
-    /// other pixel sizes, or where more functions are registered than a primitive can number.
-    pub fn generated(name: &str, src_bytes_per_pixel: u64, dst_bytes_per_pixel: u64) -> Result<Primitive, String> {
-        let bare = bare_name(name);
-        if let Some(p) = Primitive::all().find(|p| p.name() == bare) {
-            return Ok(p);
-        }
-        let mut all = GENERATED.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(i) = all.iter().position(|g| g.name == bare) {
-            let g = all[i];
-            if (g.src_bytes_per_pixel, g.dst_bytes_per_pixel) != (src_bytes_per_pixel, dst_bytes_per_pixel) {
-                return Err(format!(
-                    "{bare} has pixels of {}/{} bytes (source/destination) and was given {src_bytes_per_pixel}/{dst_bytes_per_pixel}",
-                    g.src_bytes_per_pixel, g.dst_bytes_per_pixel
-                ));
-            }
-            return Ok(Primitive((ROWS.len() + i) as u16));
-        }
-        let index = u16::try_from(ROWS.len() + all.len())
-            .map_err(|_| format!("more than {} functions registered: {bare} is one too many", u16::MAX))?;
-        all.push(Box::leak(Box::new(Generated {
-            name: Box::leak(bare.to_owned().into_boxed_str()),
-            src_bytes_per_pixel,
-            dst_bytes_per_pixel,
-        })));
-        Ok(Primitive(index))
-    }
-
-    /// Whether this is a function no row describes ([`Primitive::generated`]): it has no
-    /// [`Row`], no CPU reference and no typed call; `nppbench run` cannot measure it.
-    pub fn is_generated(self) -> bool {
-        usize::from(self.0) >= ROWS.len()
-    }
-
-    fn generated_entry(self) -> Option<&'static Generated> {
-        self.is_generated()
-            .then(|| generated_at(usize::from(self.0) - ROWS.len()))
     }
 
     /// Its position in the catalogue (0 for [`Primitive::CONVERT_8U32F_C1R`]).
@@ -407,11 +349,9 @@ impl Primitive {
         if bare == "convert8u32f_c1" {
             return Some(Primitive::CONVERT_8U32F_C1R);
         }
-        Primitive::all().find(|p| p.name() == bare).or_else(|| {
-            let all = GENERATED.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let i = all.iter().position(|g| g.name == bare)?;
-            Some(Primitive((ROWS.len() + i) as u16))
-        })
+        Primitive::all()
+            .find(|p| p.name() == bare)
+            .or_else(|| Primitive::registered(bare))
     }
 
     /// Bytes one source pixel occupies (for Set, one destination pixel).
@@ -463,7 +403,7 @@ impl<'de> Deserialize<'de> for Primitive {
 }
 
 /// `Convert_8u32f_C1R` of `nppiConvert_8u32f_C1R_Ctx` (a bare name is left as it is).
-fn bare_name(name: &str) -> &str {
+pub(crate) fn bare_name(name: &str) -> &str {
     let bare = name.strip_prefix("nppi").unwrap_or(name);
     bare.strip_suffix("_Ctx").unwrap_or(bare)
 }

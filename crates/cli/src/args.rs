@@ -43,17 +43,21 @@ pub(crate) enum Cmd {
         /// of a `run --shard K/N` merge into one run.
         #[arg(long, value_name = "RUN.json", required_unless_present = "catalogue", num_args = 1..)]
         from: Vec<PathBuf>,
-        /// Instead of runs: every function the headers of this NPP version declare (a catalogue
-        /// folder, `catalogue/npp-13.0.1.2`, or a version built in, `13.0`), each in its state:
-        /// measured by the knowledge of that version (built in, or --atlas), a lead or what
-        /// happened in the --calls given, or why no call can be synthesised. Writes index.html
-        /// and functions.csv.
+        /// Instead of runs: every function the headers of this NPP version declare (a folder,
+        /// `catalogue/npp-13.0.1.2`, or a version built in, `13.0`), each in its state: measured
+        /// (knowledge or designs), a lead or what its --calls found, or why no call can be made.
         #[arg(long, value_name = "DIR|VERSION", conflicts_with_all = ["from", "force"])]
         catalogue: Option<PathBuf>,
         /// With --catalogue: files of `nppbench call-catalogue` lines (one per host or shard; a
         /// later line of a function replaces an earlier one).
         #[arg(long, value_name = "FILE", requires = "catalogue", num_args = 1..)]
         calls: Vec<PathBuf>,
+        /// With --catalogue: `call-catalogue --design` lines instead of the designs built in.
+        #[arg(long, value_name = "FILE", requires = "catalogue", conflicts_with = "no_designs")]
+        designs: Option<PathBuf>,
+        /// With --catalogue: no designs at all.
+        #[arg(long, requires = "catalogue")]
+        no_designs: bool,
         /// The folder the report is written to.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use nppbench_analysis::calls::CallLine;
-use nppbench_analysis::catalogue::{Catalogue, Entry, judge};
+use nppbench_analysis::catalogue::{Catalogue, Entry, judge_designed};
 use nppbench_headers::files::Prototypes;
 
 use crate::exit::bad_input;
@@ -98,26 +98,56 @@ pub(crate) fn read_call_lines(file: &Path) -> anyhow::Result<Vec<CallLine>> {
     nppbench_analysis::calls::read_lines(&bytes).map_err(|e| bad_input(format!("{}: {e}", file.display())))
 }
 
-/// Every function of the headers `catalogue` names, judged with the call lines of `calls` and
-/// the knowledge of the same version (`atlas`, else built in).
-pub(crate) fn judged(catalogue: &Path, calls: &[PathBuf], atlas: &[PathBuf]) -> anyhow::Result<Catalogue> {
+/// The design lines the page of every function measures functions known from their headers
+/// alone by.
+pub(crate) enum Designs {
+    /// The binary's own of the catalogue's version, where it has some.
+    BuiltIn,
+    File(PathBuf),
+    None,
+}
+
+/// Every function of the headers `catalogue` names, judged with the call lines of `calls`, the
+/// knowledge of the same version (`atlas`, else built in) and the design lines `designs`.
+pub(crate) fn judged(
+    catalogue: &Path,
+    calls: &[PathBuf],
+    atlas: &[PathBuf],
+    designs: Designs,
+) -> anyhow::Result<Catalogue> {
     let prototypes = resolve(catalogue)?;
     let mut lines = Vec::new();
     for f in calls {
         lines.extend(read_call_lines(f)?);
     }
     let knowledge = crate::knowledge::of_catalogue(atlas, &prototypes.version)?;
-    Ok(judge(
+    let designs = match designs {
+        Designs::None => Vec::new(),
+        Designs::BuiltIn => crate::knowledge::built_in_designs(&prototypes.version)?,
+        Designs::File(f) => {
+            let bytes = std::fs::read(&f).map_err(|e| bad_input(format!("--designs {}: {e}", f.display())))?;
+            nppbench_analysis::calls::read_lines_of(&bytes)
+                .map_err(|e| bad_input(format!("--designs {}: {e}", f.display())))?
+        }
+    };
+    Ok(judge_designed(
         &prototypes.version,
         &entries(&prototypes)?,
         &lines,
         knowledge.as_ref(),
+        &designs,
     ))
 }
 
 /// `nppbench report --catalogue`: the page of every function into `out`.
-pub(crate) fn page(catalogue: &Path, calls: &[PathBuf], atlas: &[PathBuf], out: &Path) -> anyhow::Result<PathBuf> {
-    let judged = judged(catalogue, calls, atlas)?;
+pub(crate) fn page(
+    catalogue: &Path,
+    calls: &[PathBuf],
+    atlas: &[PathBuf],
+    designs: Designs,
+    out: &Path,
+) -> anyhow::Result<PathBuf> {
+    let judged = judged(catalogue, calls, atlas, designs)?;
     nppbench_report::render_catalogue_to_dir(&judged, !calls.is_empty(), out)
         .with_context(|| format!("rendering the page of every function into {}", out.display()))
 }

@@ -79,6 +79,18 @@ pub(crate) fn built_in_versions() -> String {
     v.join(", ")
 }
 
+/// Every design line built in of NPP `version` (`13.0.1.2`: its three parts), none where none is.
+pub(crate) fn built_in_designs(version: &str) -> anyhow::Result<Vec<nppbench_analysis::calls::design::ShapeLine>> {
+    let Some((name, bytes)) = BUILT_IN_DESIGNS
+        .iter()
+        .find(|(name, _)| name_version(name) == short(version))
+    else {
+        return Ok(Vec::new());
+    };
+    nppbench_analysis::calls::read_lines_of(bytes)
+        .map_err(|e| anyhow::anyhow!("the built-in designs {name} do not load: {e}"))
+}
+
 /// The built-in knowledge of NPP `version` (`13.0`, `13.0.1.2`).
 pub(crate) fn of_version(version: &str) -> anyhow::Result<Known> {
     let found = built_in_where(|v| matches(v, version) || matches(version, v));

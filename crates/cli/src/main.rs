@@ -63,8 +63,17 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<()> {
             atlas,
             catalogue,
             calls,
+            designs,
+            no_designs,
         } => match catalogue {
-            Some(catalogue) => report::catalogue_page(&catalogue, &calls, &atlas, &out),
+            Some(catalogue) => {
+                let designs = match (designs, no_designs) {
+                    (_, true) => catalogue::Designs::None,
+                    (Some(file), false) => catalogue::Designs::File(file),
+                    (None, false) => catalogue::Designs::BuiltIn,
+                };
+                report::catalogue_page(&catalogue, &calls, &atlas, designs, &out)
+            }
             // clap leaves `requires` unchecked once --from is given.
             None if !calls.is_empty() => Err(exit::bad_input(
                 "--calls goes with --catalogue: name the catalogue the call lines are of (a folder, or a version built in)",

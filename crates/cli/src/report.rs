@@ -71,9 +71,15 @@ pub(crate) fn report(from: &[PathBuf], out: &Path, force: bool, atlas: &[PathBuf
 }
 
 /// `nppbench report --catalogue`: the page of every function a version's headers declare.
-pub(crate) fn catalogue_page(catalogue: &Path, calls: &[PathBuf], atlas: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+pub(crate) fn catalogue_page(
+    catalogue: &Path,
+    calls: &[PathBuf],
+    atlas: &[PathBuf],
+    designs: crate::catalogue::Designs,
+    out: &Path,
+) -> anyhow::Result<()> {
     check_out_dir(out)?;
-    let written = crate::catalogue::page(catalogue, calls, atlas, out)?;
+    let written = crate::catalogue::page(catalogue, calls, atlas, designs, out)?;
     println!("{}", written.display());
     Ok(())
 }

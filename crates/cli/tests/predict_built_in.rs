@@ -221,11 +221,13 @@ fn a_function_a_design_measured_is_answered_from_its_rules() {
             status: Some(0),
             differing_bytes: Some(0),
             leak_calls: Some(4),
-            threads_keeping_streams: Some(if s.width % 16 != 0 && s.threading.to_string() == "thread_per_call" {
-                4
-            } else {
-                0
-            }),
+            threads_keeping_streams: Some(
+                if !s.width.is_multiple_of(16) && s.threading.to_string() == "thread_per_call" {
+                    4
+                } else {
+                    0
+                },
+            ),
             ..ShapeLine::default()
         })
         .map(|l| serde_json::to_string(&l).unwrap() + "\n")

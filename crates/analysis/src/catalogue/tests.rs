@@ -156,3 +156,51 @@ fn the_cards_and_the_builds_of_the_calls_are_kept_and_other_builds_named() {
     );
     assert!(c.other_builds.is_empty(), "{:?}", c.other_builds);
 }
+
+/// Made-up design lines (no GPU wrote them): a function they measured leaking is measured, with
+/// the leak among its hazards and its rules fitted on them, whatever its call line said; one
+/// they measured nothing of keeps its call's state.
+#[test]
+fn a_function_a_design_measured_is_measured() {
+    use crate::calls::design::{self, Pixels, ShapeLine};
+    let px = Pixels {
+        src_bytes_per_pixel: 1,
+        src_sample_bytes: 1,
+        dst_bytes_per_pixel: 1,
+        dst_sample_bytes: 1,
+    };
+    let lines: Vec<ShapeLine> = design::design("nppiGee_8u_C1R_Ctx", &px)
+        .into_iter()
+        .map(|s| ShapeLine {
+            symbol: "nppiGee_8u_C1R_Ctx".into(),
+            shape: Some(s),
+            pixels: Some(px),
+            status: Some(0),
+            differing_bytes: Some(0),
+            leak_calls: Some(4),
+            threads_keeping_streams: Some(if !s.width.is_multiple_of(16) { 4 } else { 0 }),
+            ..ShapeLine::default()
+        })
+        .chain([ShapeLine {
+            symbol: "nppiHaa_8u_C1R_Ctx".into(),
+            not_planned: Some("no plan".into()),
+            ..ShapeLine::default()
+        }])
+        .collect();
+    let entries = [entry("nppiGee_8u_C1R_Ctx", &[]), entry("nppiHaa_8u_C1R_Ctx", &[])];
+    let calls = [
+        line(r#"{"symbol":"nppiGee_8u_C1R_Ctx","status":0}"#),
+        line(r#"{"symbol":"nppiHaa_8u_C1R_Ctx","status":0}"#),
+    ];
+    let c = judge_designed("13.0.1.2", &entries, &calls, None, &lines);
+    let gee = c.functions.iter().find(|f| f.symbol == "nppiGee_8u_C1R_Ctx").unwrap();
+    match &gee.state {
+        State::Measured { hazards, rules } => {
+            assert_eq!(hazards, &[Hazard::Leak]);
+            assert!(rules.primitive.is_generated() && rules.leak.measured > 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    let haa = c.functions.iter().find(|f| f.symbol == "nppiHaa_8u_C1R_Ctx").unwrap();
+    assert_eq!(haa.state.kind(), StateKind::Called);
+}

@@ -22,6 +22,7 @@ fn the_page_lists_every_declared_function_once_with_the_measured_and_the_leads()
         catalogue().to_str().unwrap(),
         "--calls",
         calls().to_str().unwrap(),
+        "--no-designs",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -57,6 +58,7 @@ fn the_page_names_the_cards_and_builds_of_the_calls_and_another_build() {
         "13.0",
         "--calls",
         calls.to_str().unwrap(),
+        "--no-designs",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -64,6 +66,64 @@ fn the_page_names_the_cards_and_builds_of_the_calls_and_another_build() {
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("1 call line (1 on GPU-a with NPP 13.2.0.58)"), "{html}");
     assert!(html.contains("Some call lines were made with NPP 13.2.0.58, not with NPP 13.0.1.2"));
+}
+
+/// Made-up design lines (no GPU wrote them) of one function outside the 61: with them the page
+/// counts it measured, with its hazard; a file that is not lines is refused.
+#[test]
+fn a_function_a_design_measured_is_on_the_page_as_measured() {
+    use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
+    let px = Pixels {
+        src_bytes_per_pixel: 1,
+        src_sample_bytes: 1,
+        dst_bytes_per_pixel: 1,
+        dst_sample_bytes: 1,
+    };
+    let text: String = design::design("nppiNot_8u_C1R_Ctx", &px)
+        .into_iter()
+        .map(|s| ShapeLine {
+            symbol: "nppiNot_8u_C1R_Ctx".into(),
+            shape: Some(s),
+            pixels: Some(px),
+            status: Some(0),
+            differing_bytes: Some(0),
+            leak_calls: Some(4),
+            threads_keeping_streams: Some(if !s.width.is_multiple_of(16) { 4 } else { 0 }),
+            ..ShapeLine::default()
+        })
+        .map(|l| serde_json::to_string(&l).unwrap() + "\n")
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let designs = dir.path().join("design.jsonl");
+    std::fs::write(&designs, text).unwrap();
+    let out = dir.path().join("page");
+    let page = |designs: &std::path::Path| {
+        nppbench(&[
+            "report",
+            "--catalogue",
+            "13.0",
+            "--designs",
+            designs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = page(&designs);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(out.join("functions.csv")).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",measured,")).count(),
+        62,
+        "the 61 and Not_8u_C1R"
+    );
+    assert!(
+        csv.contains("nppiNot_8u_C1R_Ctx,nppial,Not,measured,true,leaks"),
+        "{csv}"
+    );
+    std::fs::write(&designs, "not json\n").unwrap();
+    let o = page(&designs);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--designs"), "{}", stderr(&o));
 }
 
 #[test]

@@ -39,12 +39,14 @@ impl Contexts {
         kind: StreamKind,
         fill: ContextFill,
     ) -> Result<&(Stream, StreamContext), CallError> {
-        if !self.made.contains_key(&(kind, fill)) {
-            let stream = Stream::new(gpu, kind).map_err(sticky)?;
-            let ctx = npp.context(fill, &stream, gpu.props()).map_err(CallError::alive)?;
-            self.made.insert((kind, fill), (stream, ctx));
+        match self.made.entry((kind, fill)) {
+            std::collections::btree_map::Entry::Occupied(e) => Ok(e.into_mut()),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let stream = Stream::new(gpu, kind).map_err(sticky)?;
+                let ctx = npp.context(fill, &stream, gpu.props()).map_err(CallError::alive)?;
+                Ok(e.insert((stream, ctx)))
+            }
         }
-        Ok(&self.made[&(kind, fill)])
     }
 }
 

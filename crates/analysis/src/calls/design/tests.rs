@@ -1,4 +1,8 @@
+//! The design's shapes and a stranger's, lines as cases, and rules fitted and scored, on
+//! made-up lines (no GPU wrote them).
+
 use super::*;
+use nppbench_stats::LeakClass;
 
 const PX: Pixels = Pixels {
     src_bytes_per_pixel: 3,

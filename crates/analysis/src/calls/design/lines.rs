@@ -1,0 +1,353 @@
+//! A design line (`ShapeLine`): what `call-catalogue --design` wrote for one shape, its compact
+//! form, the lines of one function read from a version's file, the line as a `Case`, the
+//! evidence and rules of a function's lines, and their score per hazard on shapes not fitted.
+
+use nppbench_model::{Geometry, Primitive};
+use nppbench_stats::LeakClass;
+use serde::{Deserialize, Serialize};
+
+use super::{Draw, Pixels, Shape};
+use crate::evidence::{Evidence, FunctionRules};
+use crate::rules::Case;
+
+/// What `call-catalogue --design` writes for one shape of one function (fields absent where they
+/// do not apply); a function whose child died before its shapes has one line with `ended_process`
+/// and no shape.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShapeLine {
+    pub symbol: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_uuid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npp_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pixels: Option<Pixels>,
+    /// No call could be planned (at the aligned steps: no shape follows), or the child ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_planned: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_process: Option<String>,
+    /// The call at the shape: NPP's status, or how it failed (`sticky: …` where the context died).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The output bytes that differ from the same call at aligned steps (0 where the shape's
+    /// steps are aligned), or how that call failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differing_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aligned_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leak_calls: Option<u32>,
+    /// The threads that kept a stream NPP created on them (each call's own thread, or the pool's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_keeping_streams: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race_rounds: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race_rounds_differing: Option<u32>,
+    /// Why a question measured nothing, or how its calls failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub questions_error: Option<String>,
+    /// The steps the call was made with, in bytes (the first source's and the destination's),
+    /// and the flags its context declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_step_bytes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_step_bytes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_non_blocking: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<f64>,
+}
+
+impl ShapeLine {
+    /// Whether the context died at the shape's own call: the wrong-pixel hazard's worst form.
+    fn faulted(&self) -> bool {
+        self.error.as_deref().is_some_and(|e| e.starts_with("sticky"))
+    }
+
+    /// The leak class its streams say: a leak where most new threads kept streams; bounded where
+    /// a pool's threads (or fewer than half of the new ones) did; flat where none did.
+    pub fn class(&self) -> Option<LeakClass> {
+        let (calls, keeping) = (self.leak_calls?, self.threads_keeping_streams?);
+        let shape = self.shape?;
+        Some(if keeping == 0 {
+            LeakClass::Flat
+        } else if shape.threading.thread_bound().is_none() && 2 * keeping >= calls {
+            LeakClass::Leak
+        } else {
+            LeakClass::Bounded
+        })
+    }
+
+    /// Other pixels at the shape's steps than at aligned ones, or a context killed there.
+    pub fn wrong(&self) -> Option<bool> {
+        if self.faulted() {
+            return Some(true);
+        }
+        if self.status? < 0 {
+            return None;
+        }
+        self.differing_bytes.map(|d| d > 0)
+    }
+
+    pub fn races(&self) -> Option<bool> {
+        Some(self.race_rounds_differing? > 0)
+    }
+
+    /// The line as a case of its function's generated primitive; `None` without a shape, pixels,
+    /// or anything measured.
+    pub fn case(&self) -> Result<Option<Case>, String> {
+        let (Some(shape), Some(px)) = (self.shape, self.pixels) else {
+            return Ok(None);
+        };
+        let wrong = self.wrong();
+        let class = self.class();
+        if class.is_none() && wrong.is_none() {
+            return Ok(None);
+        }
+        let primitive = Primitive::generated(
+            &self.symbol,
+            u64::from(px.src_bytes_per_pixel),
+            u64::from(px.dst_bytes_per_pixel),
+        )?;
+        let (s, d) = shape.steps(&px);
+        let (src_stride, dst_stride) = (self.src_step_bytes.unwrap_or(s), self.dst_step_bytes.unwrap_or(d));
+        let geometry = Geometry {
+            width: shape.width,
+            height: shape.height,
+            src_stride,
+            dst_stride,
+            padded_from: None,
+        };
+        // The id a memory scenario of the same axes has: what `predict` asks by.
+        let id =
+            nppbench_model::MemoryScenario::new(primitive, geometry, shape.stream, shape.context, shape.threading, 0)
+                .id;
+        Ok(Some(Case {
+            id,
+            primitive,
+            geometry,
+            stream: shape.stream,
+            context: shape.context,
+            threading: shape.threading,
+            declared_non_blocking: self.declared_non_blocking,
+            class: class.unwrap_or(LeakClass::Undecided),
+            race: self.races(),
+            wrong,
+            held_out: shape.draw != Draw::Fit,
+        }))
+    }
+}
+
+impl ShapeLine {
+    /// What predicting needs of the line, where it has a shape: its function, shape, pixels,
+    /// steps, declared flags and what each question measured (an error kept only as `sticky`, a
+    /// context killed); the card, the build, the times and the words dropped. `None` without a
+    /// shape.
+    pub fn compact(&self) -> Option<ShapeLine> {
+        self.shape?;
+        Some(ShapeLine {
+            symbol: self.symbol.clone(),
+            shape: self.shape,
+            pixels: self.pixels,
+            not_planned: self.not_planned.as_ref().map(|_| String::new()),
+            status: self.status,
+            error: self.faulted().then(|| "sticky".to_owned()),
+            differing_bytes: self.differing_bytes,
+            leak_calls: self.leak_calls,
+            threads_keeping_streams: self.threads_keeping_streams,
+            race_rounds: self.race_rounds,
+            race_rounds_differing: self.race_rounds_differing,
+            src_step_bytes: self.src_step_bytes,
+            dst_step_bytes: self.dst_step_bytes,
+            declared_non_blocking: self.declared_non_blocking,
+            ..ShapeLine::default()
+        })
+    }
+}
+
+/// The lines of `symbol` in a file of design lines (its text, gzip-compressed or not), parsing
+/// only the lines that name it: a version's file holds thousands of functions.
+pub fn lines_of(bytes: &[u8], symbol: &str) -> Result<Vec<ShapeLine>, crate::calls::LinesError> {
+    use std::io::BufRead;
+    let needle = format!("\"symbol\":{}", serde_json::to_string(symbol).unwrap_or_default());
+    let reader: Box<dyn BufRead + '_> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(bytes)))
+    } else {
+        Box::new(bytes)
+    };
+    let mut out = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(crate::calls::LinesError::Gzip)?;
+        if line.contains(&needle) {
+            out.push(
+                serde_json::from_str(&line).map_err(|source| crate::calls::LinesError::Line { line: i + 1, source })?,
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The evidence of design lines (of one NPP version): cases where the leak was measured, outputs
+/// where the pixels were judged. A line of a name registered with other pixel sizes is an error.
+pub fn evidence(lines: &[ShapeLine]) -> Result<Evidence, String> {
+    let mut cases = Vec::new();
+    let mut outputs = Vec::new();
+    for line in lines {
+        let Some(case) = line.case()? else { continue };
+        if case.wrong.is_some() {
+            outputs.push(case.clone());
+        }
+        if case.class != LeakClass::Undecided {
+            cases.push(case);
+        }
+    }
+    Ok(Evidence {
+        measurements: cases.len(),
+        cases,
+        inconclusive: 0,
+        flips: Vec::new(),
+        outputs,
+        output_flips: Vec::new(),
+        runs: 1,
+    })
+}
+
+/// How the rules did on shapes they were not fitted on, per hazard: (right, scored).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Score {
+    pub leak: (usize, usize),
+    pub race: (usize, usize),
+    pub wrong: (usize, usize),
+    /// Shapes with no function's rules to predict them (a function not in the design lines).
+    pub no_rules: usize,
+    /// Scored shapes NPP refused (an error status): nothing measured to predict.
+    pub refused: usize,
+}
+
+impl Score {
+    /// Right answers in percent, per hazard (`None` where nothing was scored).
+    pub fn percent(pair: (usize, usize)) -> Option<f64> {
+        (pair.1 > 0).then(|| 100.0 * pair.0 as f64 / pair.1 as f64)
+    }
+}
+
+/// The rules fitted on `fitted`'s lines (their held-out shapes scored in the rules), then
+/// `scored`'s cases predicted by them: the leak class, the race and the wrong pixels, each where
+/// the scored line measured it.
+pub fn score(fitted: &[ShapeLine], scored: &[ShapeLine]) -> Result<(Vec<FunctionRules>, Score), String> {
+    let rules = evidence(fitted)?.rules();
+    let theirs = evidence(scored)?;
+    let mut s = Score::default();
+    let of = |p: Primitive| rules.iter().find(|r| r.primitive == p);
+    let tally = |pair: &mut (usize, usize), right: bool| {
+        pair.1 += 1;
+        pair.0 += usize::from(right);
+    };
+    for c in &theirs.cases {
+        let Some(r) = of(c.primitive) else {
+            s.no_rules += 1;
+            continue;
+        };
+        tally(&mut s.leak, r.predict(c) == c.class);
+        // A hazard measured where the design measured none is an answer missed, not skipped.
+        if let Some(races) = c.race {
+            tally(&mut s.race, r.predict_race(c) == Some(races));
+        }
+    }
+    for c in &theirs.outputs {
+        let Some(r) = of(c.primitive) else {
+            s.no_rules += 1;
+            continue;
+        };
+        if let Some(wrong) = c.wrong {
+            tally(&mut s.wrong, r.predict_wrong(c) == Some(wrong));
+        }
+    }
+    s.refused = scored.iter().filter(|l| l.status.is_some_and(|st| st < 0)).count();
+    Ok((rules, s))
+}
+
+/// What a file of design lines holds, counted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub functions: usize,
+    pub shapes: usize,
+    /// Functions with no plan (no shape called), shapes with none, shapes NPP refused, shapes
+    /// whose own call left the context dead, functions whose child died.
+    pub not_planned_functions: usize,
+    pub not_planned_shapes: usize,
+    pub refused: usize,
+    pub faulted: usize,
+    pub ended_process: usize,
+    /// Shapes measured in each leak class (`leak`, `bounded`, `flat`), racing of those asked,
+    /// wrong of those judged.
+    pub classes: Vec<(String, usize)>,
+    pub racing: (usize, usize),
+    pub wrong: (usize, usize),
+    /// Functions with a shape of each hazard: a leak, a race, wrong pixels.
+    pub functions_with: (usize, usize, usize),
+    /// The held-out shapes, predicted by the rules fitted on the others.
+    pub held_out: Score,
+}
+
+/// The counts of `lines` (one NPP version's), and how the rules fitted on their fitted shapes
+/// predict their held-out ones.
+pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
+    use std::collections::BTreeSet;
+    let shaped: Vec<&ShapeLine> = lines.iter().filter(|l| l.shape.is_some()).collect();
+    let names = |f: &dyn Fn(&ShapeLine) -> bool| -> usize {
+        lines
+            .iter()
+            .filter(|l| f(l))
+            .map(|l| l.symbol.as_str())
+            .collect::<BTreeSet<_>>()
+            .len()
+    };
+    let mut classes: Vec<(String, usize)> = Vec::new();
+    for c in shaped.iter().filter_map(|l| l.class()) {
+        let name = c.as_str().to_owned();
+        match classes.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, k)) => *k += 1,
+            None => classes.push((name, 1)),
+        }
+    }
+    let pair = |f: &dyn Fn(&ShapeLine) -> Option<bool>| {
+        let judged: Vec<bool> = shaped.iter().filter_map(|l| f(l)).collect();
+        (judged.iter().filter(|w| **w).count(), judged.len())
+    };
+    let (fit, held): (Vec<ShapeLine>, Vec<ShapeLine>) = shaped
+        .iter()
+        .map(|l| (*l).clone())
+        .partition(|l| l.shape.is_some_and(|s| s.draw == Draw::Fit));
+    Ok(Summary {
+        functions: names(&|_| true),
+        shapes: shaped.len(),
+        not_planned_functions: lines
+            .iter()
+            .filter(|l| l.shape.is_none() && l.not_planned.is_some())
+            .count(),
+        not_planned_shapes: shaped.iter().filter(|l| l.not_planned.is_some()).count(),
+        refused: shaped.iter().filter(|l| l.status.is_some_and(|s| s < 0)).count(),
+        faulted: shaped.iter().filter(|l| l.faulted()).count(),
+        ended_process: lines.iter().filter(|l| l.ended_process.is_some()).count(),
+        racing: pair(&ShapeLine::races),
+        wrong: pair(&ShapeLine::wrong),
+        functions_with: (
+            names(&|l| l.class() == Some(LeakClass::Leak)),
+            names(&|l| l.races() == Some(true)),
+            names(&|l| l.wrong() == Some(true)),
+        ),
+        classes,
+        held_out: score(&fit, &held)?.1,
+    })
+}

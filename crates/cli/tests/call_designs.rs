@@ -1,0 +1,143 @@
+//! `nppbench call-catalogue --design` and `--stranger`: on a GPU, a function's design measured
+//! shape by shape, its rules following what the atlas measured; without one, design lines
+//! summarized and scored on a stranger's draw.
+
+use std::path::Path;
+use std::process::Command;
+
+fn catalogue() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2")
+}
+
+/// `--design` on a GPU: Convert_8u32f_C1R, which the atlas measured leaking and racing at a
+/// 1918-pixel row on a blocking stream whose context declares it and never where the context
+/// declares a non-blocking stream, gets a line a shape of its design, and its fitted rules say the
+/// same; its design's lines summarize, and score a stranger's draw.
+#[test]
+fn a_design_measures_each_shape_and_its_rules_follow_the_atlas() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("design.jsonl");
+    let run = |extra: &[&str], out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_nppbench"))
+            .arg("call-catalogue")
+            .arg("--catalogue")
+            .arg(catalogue())
+            .arg("--out")
+            .arg(out)
+            .args(["--only", "nppiConvert_8u32f_C1R_Ctx"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--design"], &out);
+    if !nppbench_engine::gpu_available("a_design_measures_each_shape_and_its_rules_follow_the_atlas") {
+        assert!(!o.status.success());
+        return;
+    }
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&out).unwrap();
+    let lines: Vec<nppbench_analysis::calls::design::ShapeLine> =
+        nppbench_analysis::calls::read_lines_of(&bytes).unwrap();
+    assert!(lines.len() >= 40, "{}", lines.len());
+    let at = |stream: &str, context: &str| {
+        lines
+            .iter()
+            .find(|l| {
+                l.shape.is_some_and(|s| {
+                    (s.width, s.height, s.src_step, s.dst_step) == (1918, 32, None, None)
+                        && s.stream.to_string() == stream
+                        && s.context.to_string() == context
+                        && s.threading.to_string() == "thread_per_call"
+                })
+            })
+            .unwrap_or_else(|| panic!("no shape 1918x32 {stream} {context}"))
+    };
+    let prone = at("blocking", "from_stream");
+    assert_eq!(prone.class(), Some(nppbench_analysis::LeakClass::Leak), "{prone:?}");
+    assert_eq!(prone.races(), Some(true), "{prone:?}");
+    let declared = at("blocking", "declared_non_blocking");
+    assert_eq!(
+        declared.class(),
+        Some(nppbench_analysis::LeakClass::Flat),
+        "{declared:?}"
+    );
+    assert_eq!(declared.races(), Some(false), "{declared:?}");
+    let stranger = dir.path().join("stranger.jsonl");
+    let o = run(&["--stranger", "20"], &stranger);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        .arg("call-catalogue")
+        .arg("--summarize")
+        .arg(&out)
+        .arg("--score")
+        .arg(&stranger)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && text.contains("predicted by the rules fitted on"),
+        "{text}"
+    );
+    println!("{text}");
+}
+
+/// Made-up design lines (no GPU made them: a function that leaks where its row is not a multiple
+/// of 16 pixels): `--summarize` counts them and scores the held-out shapes, `--score` a
+/// stranger's; `--score` with a file of catalogue lines is refused.
+#[test]
+fn design_lines_are_summarized_and_score_a_strangers_draw() {
+    use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
+    let px = Pixels {
+        src_bytes_per_pixel: 1,
+        src_sample_bytes: 1,
+        dst_bytes_per_pixel: 4,
+        dst_sample_bytes: 4,
+    };
+    let made_up = |s: design::Shape| ShapeLine {
+        symbol: "nppiMadeUp_8u32f_C1R_Ctx".into(),
+        shape: Some(s),
+        pixels: Some(px),
+        status: Some(0),
+        differing_bytes: Some(0),
+        leak_calls: Some(4),
+        threads_keeping_streams: Some(if !s.width.is_multiple_of(16) { 4 } else { 0 }),
+        ..ShapeLine::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, shapes: Vec<design::Shape>| {
+        let path = dir.path().join(name);
+        let text: String = shapes
+            .into_iter()
+            .map(|s| serde_json::to_string(&made_up(s)).unwrap() + "\n")
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let fitted = write("design.jsonl", design::design("nppiMadeUp_8u32f_C1R_Ctx", &px));
+    let theirs = write(
+        "stranger.jsonl",
+        design::stranger("nppiMadeUp_8u32f_C1R_Ctx", &px, 50, 3),
+    );
+    let summarize = |extra: &[&Path]| {
+        Command::new(env!("CARGO_BIN_EXE_nppbench"))
+            .arg("call-catalogue")
+            .arg("--summarize")
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = summarize(&[&fitted, Path::new("--score"), &theirs]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("1 functions, "), "{text}");
+    assert!(
+        text.contains("stranger.jsonl predicted by the rules fitted on"),
+        "{text}"
+    );
+    assert!(text.contains("leak 50/50 (100.0%)"), "{text}");
+    let calls = dir.path().join("calls.jsonl");
+    std::fs::write(&calls, "{\"symbol\":\"nppiAdd_8u_C1RSfs_Ctx\",\"status\":0}\n").unwrap();
+    let o = summarize(&[&calls, Path::new("--score"), &theirs]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds no design lines"));
+}
