@@ -79,4 +79,15 @@ fn main() {
             name.trim_end_matches(".jsonl.gz").to_owned()
         },
     );
+    let indexes = listed(&root.join("knowledge/designs"), None, ".index.tsv");
+    embed(
+        "design_indexes.rs",
+        "BUILT_IN_DESIGN_INDEXES",
+        "Where each function's lines lie in the designs built in: each index's name and its text.",
+        &indexes,
+        |f| {
+            let name = f.file_name().unwrap().to_string_lossy();
+            name.trim_end_matches(".index.tsv").to_owned()
+        },
+    );
 }

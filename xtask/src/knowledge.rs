@@ -112,12 +112,12 @@ pub(crate) fn add_calls(calls: &Path, into: &Path) -> anyhow::Result<(PathBuf, u
 }
 
 /// The lines of the `call-catalogue --design` files `designs`, compacted (what predicting needs,
-/// `ShapeLine::compact`), in the files' order, into `into`, gzip-compressed with no time in its
-/// header (the same lines, the same bytes); returns it, and how many functions and shapes.
+/// `ShapeLine::compact`), in the files' order, into `into`: a gzip member a function, with no time
+/// in its header (the same lines, the same bytes), and beside it the index of the members
+/// (`NAME.index.tsv`, `design::members`); returns it, and how many functions and shapes.
 pub(crate) fn write_designs(designs: &[PathBuf], into: &Path) -> anyhow::Result<(PathBuf, usize, usize)> {
     use nppbench_analysis::calls::design::ShapeLine;
-    let mut text = String::new();
-    let (mut functions, mut shapes) = (std::collections::BTreeSet::new(), 0);
+    let mut kept = Vec::new();
     for file in designs {
         let bytes = std::fs::read(file).map_err(|e| BadInput(format!("--designs {}: {e}", file.display())))?;
         let lines: Vec<ShapeLine> = nppbench_analysis::calls::read_lines_of(&bytes)
@@ -129,20 +129,37 @@ pub(crate) fn write_designs(designs: &[PathBuf], into: &Path) -> anyhow::Result<
             ))
             .into());
         }
-        for l in lines.iter().filter_map(ShapeLine::compact) {
-            functions.insert(l.symbol.clone());
-            shapes += 1;
-            text.push_str(&serde_json::to_string(&l)?);
-            text.push('\n');
+        kept.extend(lines.iter().filter_map(ShapeLine::compact));
+    }
+    // A function's lines together, in first-seen order, so that each is one member.
+    let mut order: Vec<&str> = Vec::new();
+    for l in &kept {
+        if !order.contains(&l.symbol.as_str()) {
+            order.push(&l.symbol);
         }
     }
+    let grouped: Vec<ShapeLine> = order
+        .iter()
+        .flat_map(|s| kept.iter().filter(move |l| l.symbol == *s).cloned())
+        .collect();
+    let (functions, shapes) = (order.len(), grouped.len());
+    let (bytes, index) = nppbench_analysis::calls::design::members(&grouped);
     if let Some(dir) = into.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    std::io::Write::write_all(&mut gz, text.as_bytes())?;
-    std::fs::write(into, gz.finish()?).with_context(|| format!("writing {}", into.display()))?;
-    Ok((into.to_owned(), functions.len(), shapes))
+    std::fs::write(into, bytes).with_context(|| format!("writing {}", into.display()))?;
+    let index_path = index_of(into);
+    std::fs::write(&index_path, index).with_context(|| format!("writing {}", index_path.display()))?;
+    Ok((into.to_owned(), functions, shapes))
+}
+
+/// The index beside a designs file: `NAME.index.tsv` of `NAME.jsonl.gz`.
+fn index_of(designs: &Path) -> PathBuf {
+    let name = designs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    designs.with_file_name(format!("{}.index.tsv", name.trim_end_matches(".jsonl.gz")))
 }
 
 /// Every knowledge file in `dir`, in name order, read.
@@ -261,6 +278,11 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         assert!(back.iter().all(|l| l.gpu_uuid.is_none() && l.ms.is_none()));
+        let index = std::fs::read_to_string(dir.path().join("designs/npp-9.9.9-sm90.index.tsv")).unwrap();
+        assert_eq!(
+            nppbench_analysis::calls::design::lines_indexed(&bytes, &index, "nppiNot_8u_C1R_Ctx").unwrap(),
+            back
+        );
         write_designs(std::slice::from_ref(&input), &out).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), bytes, "the same lines, the same bytes");
         std::fs::write(&input, "{\"symbol\":\"nppiNot_8u_C1R_Ctx\",\"status\":0}\n").unwrap();

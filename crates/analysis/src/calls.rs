@@ -110,7 +110,8 @@ pub fn read_lines(bytes: &[u8]) -> Result<Vec<CallLine>, LinesError> {
 pub fn read_lines_of<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<Vec<T>, LinesError> {
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes), &mut text).map_err(LinesError::Gzip)?;
+        std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(bytes), &mut text)
+            .map_err(LinesError::Gzip)?;
         text
     } else {
         std::str::from_utf8(bytes).map_err(|_| LinesError::NotText)?.to_owned()

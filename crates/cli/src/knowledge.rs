@@ -14,6 +14,7 @@ use crate::runs::{one_npp_version, read_runs};
 
 include!(concat!(env!("OUT_DIR"), "/knowledge.rs"));
 include!(concat!(env!("OUT_DIR"), "/designs.rs"));
+include!(concat!(env!("OUT_DIR"), "/design_indexes.rs"));
 
 /// The evidence and rules an answer rests on, and where they came from.
 pub(crate) struct Known {
@@ -29,6 +30,8 @@ pub(crate) struct Known {
     /// knowledge of the same name, or a file given (`predict --designs`); their name
     /// (`npp-13.0.1-sm90`, or the file's) and bytes.
     pub(crate) designs: Option<(String, std::borrow::Cow<'static, [u8]>)>,
+    /// The index of a built-in designs file: where each function's lines lie.
+    pub(crate) design_index: Option<&'static str>,
 }
 
 impl Known {
@@ -41,8 +44,12 @@ impl Known {
         let Some((name, bytes)) = &self.designs else {
             return Ok(Vec::new());
         };
-        nppbench_analysis::calls::design::lines_of(bytes, symbol)
-            .map_err(|e| bad_input(format!("the designs {name}: {e}")))
+        match self.design_index {
+            Some(index) => nppbench_analysis::calls::design::lines_indexed(bytes, index, symbol)
+                .map_err(|e| anyhow::anyhow!("the designs {name}: {e}")),
+            None => nppbench_analysis::calls::design::lines_of(bytes, symbol)
+                .map_err(|e| bad_input(format!("the designs {name}: {e}"))),
+        }
     }
 }
 
@@ -117,6 +124,10 @@ fn known(k: Knowledge, what: &str) -> Known {
         .then(|| BUILT_IN_DESIGNS.iter().find(|(n, _)| *n == name))
         .flatten()
         .map(|(n, bytes)| (format!("built in ({n})"), std::borrow::Cow::Borrowed(*bytes)));
+    let design_index = BUILT_IN_DESIGN_INDEXES
+        .iter()
+        .find(|(n, _)| designs.is_some() && *n == name)
+        .map(|(_, text)| std::str::from_utf8(text).expect("an index built in is text"));
     Known {
         version: k.npp_version,
         evidence: k.evidence,
@@ -124,6 +135,7 @@ fn known(k: Knowledge, what: &str) -> Known {
         from,
         calls: k.calls,
         designs,
+        design_index,
     }
 }
 
@@ -256,6 +268,7 @@ fn from_atlas(atlas: &[PathBuf], version: Option<&str>) -> anyhow::Result<Known>
         from: format!("{} run(s)", loaded.len()),
         calls: None,
         designs: None,
+        design_index: None,
     })
 }
 

@@ -155,6 +155,7 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
             if let Some(file) = &args.designs {
                 let bytes = std::fs::read(file).map_err(|e| bad_input(format!("--designs {}: {e}", file.display())))?;
                 known.designs = Some((file.display().to_string(), bytes.into()));
+                known.design_index = None;
             }
             answered_from(&args, &known.from);
             // A function a design of this version measured is answered from its shapes.

@@ -256,7 +256,7 @@ fn fnv1a(s: &str) -> u64 {
 
 mod lines;
 
-pub use lines::{Score, ShapeLine, Summary, evidence, lines_of, score, summary};
+pub use lines::{Score, ShapeLine, Summary, evidence, lines_indexed, lines_of, members, score, summary};
 
 #[cfg(test)]
 mod tests;

@@ -181,7 +181,7 @@ pub fn lines_of(bytes: &[u8], symbol: &str) -> Result<Vec<ShapeLine>, crate::cal
     use std::io::BufRead;
     let needle = format!("\"symbol\":{}", serde_json::to_string(symbol).unwrap_or_default());
     let reader: Box<dyn BufRead + '_> = if bytes.starts_with(&[0x1f, 0x8b]) {
-        Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(bytes)))
+        Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(bytes)))
     } else {
         Box::new(bytes)
     };
@@ -195,6 +195,56 @@ pub fn lines_of(bytes: &[u8], symbol: &str) -> Result<Vec<ShapeLine>, crate::cal
         }
     }
     Ok(out)
+}
+
+/// Design lines as a version's designs file holds them: each function's lines (consecutive,
+/// in order) one gzip member, the members one after another (a valid gzip file, which
+/// [`lines_of`] and `read_lines_of` read whole), and an index saying where each function's member
+/// lies, a line `SYMBOL\tOFFSET\tLENGTH` each, so that one function's lines are read without
+/// the rest. The same lines give the same bytes (gzip's header carries no time).
+pub fn members(lines: &[ShapeLine]) -> (Vec<u8>, String) {
+    let (mut bytes, mut index) = (Vec::new(), String::new());
+    let mut start = 0;
+    while start < lines.len() {
+        let symbol = &lines[start].symbol;
+        let end = start + lines[start..].iter().take_while(|l| &l.symbol == symbol).count();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        for l in &lines[start..end] {
+            let text = serde_json::to_string(l).expect("a line serialises") + "\n";
+            std::io::Write::write_all(&mut gz, text.as_bytes()).expect("writing to memory");
+        }
+        let member = gz.finish().expect("writing to memory");
+        index.push_str(&format!("{symbol}\t{}\t{}\n", bytes.len(), member.len()));
+        bytes.extend(member);
+        start = end;
+    }
+    (bytes, index)
+}
+
+/// The lines of `symbol` in a designs file through its index ([`members`]): its member alone
+/// decompressed; none where the index does not name it. A malformed index, or an entry past the
+/// bytes, is an error.
+pub fn lines_indexed(bytes: &[u8], index: &str, symbol: &str) -> Result<Vec<ShapeLine>, String> {
+    for (n, entry) in index.lines().enumerate() {
+        let mut parts = entry.split('\t');
+        if parts.next() != Some(symbol) {
+            continue;
+        }
+        let number = |p: Option<&str>| p.and_then(|v| v.parse::<usize>().ok());
+        let (Some(at), Some(len)) = (number(parts.next()), number(parts.next())) else {
+            return Err(format!("index line {}: not SYMBOL, OFFSET and LENGTH", n + 1));
+        };
+        let member = bytes.get(at..at + len).ok_or_else(|| {
+            format!(
+                "index line {}: bytes {at}..{} past the file's {}",
+                n + 1,
+                at + len,
+                bytes.len()
+            )
+        })?;
+        return lines_of(member, symbol).map_err(|e| e.to_string());
+    }
+    Ok(Vec::new())
 }
 
 /// The evidence of design lines (of one NPP version): cases where the leak was measured, outputs

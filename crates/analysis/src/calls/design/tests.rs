@@ -208,3 +208,43 @@ fn compact_lines_give_the_same_cases_and_are_found_by_function() {
     assert_eq!(lines_of(&gz, "nppiFoo_8u32f_C3IR_Ctx").unwrap().len(), 1);
     assert!(lines_of(&gz, "nppiBar_8u_C1R_Ctx").unwrap().is_empty());
 }
+
+/// Made-up lines of two functions as members with an index: each function's lines read through
+/// the index alone, the whole file read as every line, a name the index lacks none, and an entry
+/// past the bytes an error.
+#[test]
+fn a_designs_file_reads_one_function_through_its_index() {
+    let line = |symbol: &str, s: Shape| ShapeLine {
+        symbol: symbol.into(),
+        shape: Some(s),
+        pixels: Some(PX),
+        status: Some(0),
+        ..ShapeLine::default()
+    };
+    let shapes = design("nppiFoo_8u32f_C3R_Ctx", &PX);
+    let lines: Vec<ShapeLine> = shapes[..3]
+        .iter()
+        .map(|s| line("nppiFoo_8u32f_C3R_Ctx", *s))
+        .chain(shapes[3..5].iter().map(|s| line("nppiBar_8u32f_C3R_Ctx", *s)))
+        .collect();
+    let (bytes, index) = members(&lines);
+    assert_eq!(index.lines().count(), 2);
+    assert_eq!(
+        lines_indexed(&bytes, &index, "nppiFoo_8u32f_C3R_Ctx").unwrap(),
+        lines[..3]
+    );
+    assert_eq!(
+        lines_indexed(&bytes, &index, "nppiBar_8u32f_C3R_Ctx").unwrap(),
+        lines[3..]
+    );
+    assert!(lines_indexed(&bytes, &index, "nppiBaz_8u_C1R_Ctx").unwrap().is_empty());
+    let all: Vec<ShapeLine> = crate::calls::read_lines_of(&bytes).unwrap();
+    assert_eq!(all, lines);
+    assert_eq!(
+        members(&lines),
+        (bytes.clone(), index.clone()),
+        "the same lines, the same bytes"
+    );
+    let err = lines_indexed(&bytes[..10], &index, "nppiBar_8u32f_C3R_Ctx").unwrap_err();
+    assert!(err.contains("past the file"), "{err}");
+}
