@@ -52,7 +52,7 @@ pub(crate) enum Cmd {
         /// later line of a function replaces an earlier one).
         #[arg(long, value_name = "FILE", requires = "catalogue", num_args = 1..)]
         calls: Vec<PathBuf>,
-        /// With --catalogue: `call-catalogue --design` lines instead of the designs built in.
+        /// With --catalogue: design lines (of `call-catalogue`) instead of the designs built in.
         #[arg(long, value_name = "FILE", requires = "catalogue", conflicts_with = "no_designs")]
         designs: Option<PathBuf>,
         /// With --catalogue: no designs at all.

@@ -44,8 +44,9 @@ pub(crate) struct PredictArgs {
     /// loader), where neither --npp-version nor --atlas is given.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["atlas", "npp_version"])]
     npp: Option<PathBuf>,
-    /// The lines of `nppbench call-catalogue --design` (`.gz` too) that a function known from its
-    /// headers alone is answered from, instead of the designs built in: a design you measured.
+    /// Design lines, as `nppbench call-catalogue` writes them for a design (`.gz` too): a
+    /// function known from its headers alone is answered from them instead of the designs built
+    /// in (a design you measured).
     #[arg(long, value_name = "FILE")]
     designs: Option<PathBuf>,
     /// Every memory scenario of a matrix file (`nppbench preset NAME` prints one).
