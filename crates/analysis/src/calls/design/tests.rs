@@ -40,6 +40,10 @@ fn a_design_is_distinct_shapes_on_whole_samples() {
         d,
         "the same name draws the same design"
     );
+    // The unaligned steps last (a context killed there ends the function's shapes).
+    let first_unaligned = d.iter().position(|s| !s.aligned(&PX)).unwrap();
+    assert!(d[first_unaligned..].iter().all(|s| !s.aligned(&PX)));
+    assert!(d[..first_unaligned].iter().any(|s| s.threading == Threading::Pool(2)));
 }
 
 /// A stranger's draw: every stream, context and threading model, widths from 1 pixel, steps on
