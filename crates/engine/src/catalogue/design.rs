@@ -105,6 +105,10 @@ pub(crate) fn shapes_of(
         }
     };
     let px = pixels(&probe);
+    // The GPU shared with the other children, then alone from the first shape at unaligned
+    // steps on (they come last), as the catalogue's own unaligned calls take it: where calls
+    // leave contexts dead. A turn that cannot be had is said in the shape's line.
+    let mut turn = take(c.turns, false);
     let list = match shapes {
         Shapes::Design => design::design(&row.symbol, &px),
         Shapes::Stranger { count, seed } => design::stranger(&row.symbol, &px, count, seed),
@@ -116,6 +120,13 @@ pub(crate) fn shapes_of(
             pixels: Some(px),
             ..base.clone()
         };
+        if !shape.aligned(&px) && matches!(turn, Some(Ok((_, false))) | None) {
+            drop(turn.take());
+            turn = take(c.turns, true);
+        }
+        if let Some(Err(e)) = &turn {
+            line.questions_error = Some(format!("no turn on the GPU: {e}"));
+        }
         let dead = match one_shape(c, contexts, row, &shape, &mut line) {
             Ok(()) => false,
             Err(e) => {
@@ -135,6 +146,18 @@ pub(crate) fn shapes_of(
         }
     }
     Ok(false)
+}
+
+/// A turn on the GPU (alone, or shared) where the children take turns, and whether it is alone.
+type Held<'t> = Option<Result<(super::turns::Turn<'t>, bool), String>>;
+
+fn take<'t>(turns: Option<&'t super::GpuTurns>, alone: bool) -> Held<'t> {
+    let t = turns?;
+    Some(
+        if alone { t.alone() } else { t.shared() }
+            .map(|turn| (turn, alone))
+            .map_err(|e| e.to_string()),
+    )
 }
 
 /// One shape's call and questions, written into `line`.

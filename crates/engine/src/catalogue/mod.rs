@@ -142,7 +142,6 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
                     npp_version: Some(npp_version.clone()),
                     ..Default::default()
                 };
-                let _shared = take(called.turns, false, &mut line);
                 let mut write =
                     |l: &nppbench_analysis::calls::design::ShapeLine| append_line(&args.out, &serde_json::to_value(l)?);
                 design::shapes_of(&called, &mut contexts, row, shapes, &base, &mut write)?
