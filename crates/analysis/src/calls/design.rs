@@ -160,11 +160,14 @@ pub fn design(symbol: &str, px: &Pixels) -> Vec<Shape> {
             16u32.next_multiple_of(ss),
         ];
         let dst = [ds, 4u32.next_multiple_of(ds), 16u32.next_multiple_of(ds)];
-        out.extend(src.map(|k| Shape {
-            src_step: Some(s + k),
-            ..prone(width, 32)
-        }));
-        // A function whose output is no image (a reduction's values) has no destination step.
+        // A function with no source image (Set) has no source step, and one whose output is no
+        // image (a reduction's values) no destination step.
+        if px.src_bytes_per_pixel > 0 {
+            out.extend(src.map(|k| Shape {
+                src_step: Some(s + k),
+                ..prone(width, 32)
+            }));
+        }
         if px.dst_bytes_per_pixel > 0 {
             out.extend(dst.map(|k| Shape {
                 dst_step: Some(d + k),
@@ -195,7 +198,7 @@ pub fn design(symbol: &str, px: &Pixels) -> Vec<Shape> {
         };
         let (stream, context) = pick(&mut rng, &CONFIGURATIONS);
         let mut shape = Shape {
-            src_step: step(&mut rng, s, px.src_sample_bytes),
+            src_step: step(&mut rng, s, px.src_sample_bytes).filter(|_| px.src_bytes_per_pixel > 0),
             dst_step: step(&mut rng, d, px.dst_sample_bytes).filter(|_| px.dst_bytes_per_pixel > 0),
             draw: Draw::HeldOut,
             ..prone(width, pick(&mut rng, &[1, 8, 32, 100]))
@@ -239,7 +242,8 @@ pub fn stranger(symbol: &str, px: &Pixels, count: usize, seed: u64) -> Vec<Shape
             Shape {
                 width,
                 height: log_uniform(&mut rng, (1, 256)),
-                src_step: Some(step(&mut rng, width, px.src_bytes_per_pixel, px.src_sample_bytes)),
+                src_step: Some(step(&mut rng, width, px.src_bytes_per_pixel, px.src_sample_bytes))
+                    .filter(|_| px.src_bytes_per_pixel > 0),
                 dst_step: Some(step(&mut rng, width, px.dst_bytes_per_pixel, px.dst_sample_bytes))
                     .filter(|_| px.dst_bytes_per_pixel > 0),
                 stream: pick(&mut rng, &StreamKind::ALL),

@@ -10,14 +10,17 @@ use nppbench_model::{Geometry, Primitive};
 use super::{PredictArgs, Row, row};
 use crate::exit::bad_input;
 
-/// The answer for `symbol` from its design lines (non-empty), or `None` where they hold no shape
-/// measured.
+/// The answer for `symbol` from its design lines, or `None` where they hold no shape measured.
 pub(super) fn answer_row(args: &PredictArgs, symbol: &str, lines: &[design::ShapeLine]) -> anyhow::Result<Option<Row>> {
     let Some(px) = lines.iter().find_map(|l| l.pixels) else {
         return Ok(None);
     };
     let evidence = design::evidence(lines).map_err(bad_input)?;
     let rules = evidence.rules();
+    // Shapes NPP all refused measure nothing: the function is answered as unmeasured.
+    if rules.is_empty() {
+        return Ok(None);
+    }
     let primitive = Primitive::generated(
         symbol,
         u64::from(px.src_bytes_per_pixel),

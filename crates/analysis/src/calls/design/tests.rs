@@ -252,3 +252,32 @@ fn a_designs_file_reads_one_function_through_its_index() {
     let err = lines_indexed(&bytes[..10], &index, "nppiBar_8u32f_C3R_Ctx").unwrap_err();
     assert!(err.contains("past the file"), "{err}");
 }
+
+/// A function with no source image (Set) gets no source steps, and one whose output is no image
+/// (a reduction) no destination steps, in its design or a stranger's draw.
+#[test]
+fn a_side_without_an_image_gets_no_step() {
+    let set = Pixels {
+        src_bytes_per_pixel: 0,
+        src_sample_bytes: 0,
+        ..PX
+    };
+    let reduction = Pixels {
+        dst_bytes_per_pixel: 0,
+        dst_sample_bytes: 0,
+        ..PX
+    };
+    for s in design("nppiSet_8u_C3R_Ctx", &set)
+        .into_iter()
+        .chain(stranger("nppiSet_8u_C3R_Ctx", &set, 50, 1))
+    {
+        assert_eq!(s.src_step, None, "{s:?}");
+    }
+    for s in
+        design("nppiSum_8u_C3R_Ctx", &reduction)
+            .into_iter()
+            .chain(stranger("nppiSum_8u_C3R_Ctx", &reduction, 50, 1))
+    {
+        assert_eq!(s.dst_step, None, "{s:?}");
+    }
+}
