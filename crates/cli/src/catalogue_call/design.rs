@@ -8,9 +8,18 @@ use nppbench_analysis::calls::design::{self, Score, ShapeLine};
 
 use crate::exit::bad_input;
 
-/// Whether a file holds design lines (its first line has a shape, or a function's `pixels`).
+/// Whether a file holds design lines (its first line has a shape, or a function's `pixels`),
+/// from that line alone.
 pub(crate) fn is_design(file: &Path) -> anyhow::Result<bool> {
-    let first: Option<serde_json::Value> = read::<serde_json::Value>(file)?.into_iter().next();
+    use std::io::BufRead;
+    let bytes = std::fs::read(file).map_err(|e| bad_input(format!("{}: {e}", file.display())))?;
+    let reader: Box<dyn BufRead> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(&bytes[..])))
+    } else {
+        Box::new(&bytes[..])
+    };
+    let first = reader.lines().map_while(Result::ok).find(|l| !l.trim().is_empty());
+    let first: Option<serde_json::Value> = first.and_then(|l| serde_json::from_str(&l).ok());
     Ok(first.is_some_and(|v| v.get("shape").is_some() || v.get("pixels").is_some()))
 }
 
