@@ -112,7 +112,7 @@ pub(crate) fn add_calls(calls: &Path, into: &Path) -> anyhow::Result<(PathBuf, u
 }
 
 /// The lines of the `call-catalogue --design` files `designs`, compacted (what predicting needs,
-/// `ShapeLine::compact`), in the files' order, into `into`: a gzip member a function, with no time
+/// `ShapeLine::compact`), in the files' order, into `into`: a gzip member to every 16 functions (`design::members`), with no time
 /// in its header (the same lines, the same bytes), and beside it the index of the members
 /// (`NAME.index.tsv`, `design::members`); returns it, and how many functions and shapes.
 pub(crate) fn write_designs(designs: &[PathBuf], into: &Path) -> anyhow::Result<(PathBuf, usize, usize)> {

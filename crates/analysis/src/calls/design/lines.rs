@@ -197,32 +197,44 @@ pub fn lines_of(bytes: &[u8], symbol: &str) -> Result<Vec<ShapeLine>, crate::cal
     Ok(out)
 }
 
-/// Design lines as a version's designs file holds them: each function's lines (consecutive,
-/// in order) one gzip member, the members one after another (a valid gzip file, which
-/// [`lines_of`] and `read_lines_of` read whole), and an index saying where each function's member
-/// lies, a line `SYMBOL\tOFFSET\tLENGTH` each, so that one function's lines are read without
-/// the rest. The same lines give the same bytes (gzip's header carries no time).
+/// Functions a gzip member of a designs file holds: enough lines for gzip to find their
+/// repetitions, few enough that one function's member decompresses in about a millisecond.
+const FUNCTIONS_PER_MEMBER: usize = 16;
+
+/// Design lines as a version's designs file holds them: the lines of [`FUNCTIONS_PER_MEMBER`]
+/// functions (each function's lines consecutive, in order) one gzip member, the members one after
+/// another (a valid gzip file, which [`lines_of`] and `read_lines_of` read whole), and an index
+/// saying where each function's member lies, a line `SYMBOL\tOFFSET\tLENGTH` each, so that one
+/// function's lines are read without the rest. The same lines give the same bytes (gzip's header
+/// carries no time).
 pub fn members(lines: &[ShapeLine]) -> (Vec<u8>, String) {
-    let (mut bytes, mut index) = (Vec::new(), String::new());
+    // Each function's run of lines.
+    let mut runs: Vec<&[ShapeLine]> = Vec::new();
     let mut start = 0;
     while start < lines.len() {
         let symbol = &lines[start].symbol;
         let end = start + lines[start..].iter().take_while(|l| &l.symbol == symbol).count();
+        runs.push(&lines[start..end]);
+        start = end;
+    }
+    let (mut bytes, mut index) = (Vec::new(), String::new());
+    for group in runs.chunks(FUNCTIONS_PER_MEMBER) {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        for l in &lines[start..end] {
+        for l in group.iter().flat_map(|run| run.iter()) {
             let text = serde_json::to_string(l).expect("a line serialises") + "\n";
             std::io::Write::write_all(&mut gz, text.as_bytes()).expect("writing to memory");
         }
         let member = gz.finish().expect("writing to memory");
-        index.push_str(&format!("{symbol}\t{}\t{}\n", bytes.len(), member.len()));
+        for run in group {
+            index.push_str(&format!("{}\t{}\t{}\n", run[0].symbol, bytes.len(), member.len()));
+        }
         bytes.extend(member);
-        start = end;
     }
     (bytes, index)
 }
 
 /// The lines of `symbol` in a designs file through its index ([`members`]): its member alone
-/// decompressed; none where the index does not name it. A malformed index, or an entry past the
+/// decompressed, and its lines taken from it; none where the index does not name it. A malformed index, or an entry past the
 /// bytes, is an error.
 pub fn lines_indexed(bytes: &[u8], index: &str, symbol: &str) -> Result<Vec<ShapeLine>, String> {
     for (n, entry) in index.lines().enumerate() {
