@@ -2,6 +2,8 @@
 //! shape by shape, its rules following what the atlas measured; without one, design lines
 //! summarized and scored on a stranger's draw.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -93,15 +95,8 @@ fn design_lines_are_summarized_and_score_a_strangers_draw() {
         dst_bytes_per_pixel: 4,
         dst_sample_bytes: 4,
     };
-    let made_up = |s: design::Shape| ShapeLine {
-        symbol: "nppiMadeUp_8u32f_C1R_Ctx".into(),
-        shape: Some(s),
-        pixels: Some(px),
-        status: Some(0),
-        differing_bytes: Some(0),
-        leak_calls: Some(4),
-        threads_keeping_streams: Some(if !s.width.is_multiple_of(16) { 4 } else { 0 }),
-        ..ShapeLine::default()
+    let made_up = |s: design::Shape| -> ShapeLine {
+        common::made_up_design_line("nppiMadeUp_8u32f_C1R_Ctx", px, s, !s.width.is_multiple_of(16))
     };
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, shapes: Vec<design::Shape>| {

@@ -21,6 +21,7 @@ fn nppbench(args: &[&str]) -> Output {
 
 #[path = "cli/catalogue_page.rs"]
 mod catalogue_page;
+mod common;
 #[path = "cli/history_add.rs"]
 mod history_add;
 #[path = "cli/unavailable.rs"]

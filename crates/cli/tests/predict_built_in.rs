@@ -204,7 +204,7 @@ fn a_knowledge_file_answers_through_atlas_and_another_schema_is_refused() {
 /// every new thread where the row is not a multiple of 16 pixels.
 #[test]
 fn a_function_a_design_measured_is_answered_from_its_rules() {
-    use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
+    use nppbench_analysis::calls::design::{self, Pixels};
     let symbol = "nppiGammaInv_8u_C3IR_Ctx";
     let px = Pixels {
         src_bytes_per_pixel: 3,
@@ -214,21 +214,9 @@ fn a_function_a_design_measured_is_answered_from_its_rules() {
     };
     let text: String = design::design(symbol, &px)
         .into_iter()
-        .map(|s| ShapeLine {
-            symbol: symbol.into(),
-            shape: Some(s),
-            pixels: Some(px),
-            status: Some(0),
-            differing_bytes: Some(0),
-            leak_calls: Some(4),
-            threads_keeping_streams: Some(
-                if !s.width.is_multiple_of(16) && s.threading.to_string() == "thread_per_call" {
-                    4
-                } else {
-                    0
-                },
-            ),
-            ..ShapeLine::default()
+        .map(|s| {
+            let new_threads = s.threading.to_string() == "thread_per_call";
+            common::made_up_design_line(symbol, px, s, !s.width.is_multiple_of(16) && new_threads)
         })
         .map(|l| serde_json::to_string(&l).unwrap() + "\n")
         .collect();

@@ -72,7 +72,7 @@ fn the_page_names_the_cards_and_builds_of_the_calls_and_another_build() {
 /// counts it measured, with its hazard; a file that is not lines is refused.
 #[test]
 fn a_function_a_design_measured_is_on_the_page_as_measured() {
-    use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
+    use nppbench_analysis::calls::design::{self, Pixels};
     let px = Pixels {
         src_bytes_per_pixel: 1,
         src_sample_bytes: 1,
@@ -81,16 +81,7 @@ fn a_function_a_design_measured_is_on_the_page_as_measured() {
     };
     let text: String = design::design("nppiNot_8u_C1R_Ctx", &px)
         .into_iter()
-        .map(|s| ShapeLine {
-            symbol: "nppiNot_8u_C1R_Ctx".into(),
-            shape: Some(s),
-            pixels: Some(px),
-            status: Some(0),
-            differing_bytes: Some(0),
-            leak_calls: Some(4),
-            threads_keeping_streams: Some(if !s.width.is_multiple_of(16) { 4 } else { 0 }),
-            ..ShapeLine::default()
-        })
+        .map(|s| crate::common::made_up_design_line("nppiNot_8u_C1R_Ctx", px, s, !s.width.is_multiple_of(16)))
         .map(|l| serde_json::to_string(&l).unwrap() + "\n")
         .collect();
     let dir = tempfile::tempdir().unwrap();

@@ -33,3 +33,23 @@ pub(crate) fn predict_csv(args: &[&str]) -> Vec<csv::StringRecord> {
         .map(Result::unwrap)
         .collect()
 }
+
+/// A made-up design line (no GPU wrote it) of `symbol` at shape `s`: NPP_NO_ERROR, the same
+/// pixels at aligned steps, and streams kept on each of 4 calls' threads where `keeps`.
+pub(crate) fn made_up_design_line(
+    symbol: &str,
+    px: nppbench_analysis::calls::design::Pixels,
+    s: nppbench_analysis::calls::design::Shape,
+    keeps: bool,
+) -> nppbench_analysis::calls::design::ShapeLine {
+    nppbench_analysis::calls::design::ShapeLine {
+        symbol: symbol.into(),
+        shape: Some(s),
+        pixels: Some(px),
+        status: Some(0),
+        differing_bytes: Some(0),
+        leak_calls: Some(4),
+        threads_keeping_streams: Some(if keeps { 4 } else { 0 }),
+        ..Default::default()
+    }
+}
