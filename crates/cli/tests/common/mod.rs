@@ -1,4 +1,5 @@
-//! What the `predict` tests share: the binary, the committed reports, and answers as CSV.
+//! What the CLI's tests share: the binary, the committed reports, answers as CSV, and made-up
+//! design lines.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
