@@ -81,6 +81,16 @@ pub(crate) fn summarize(file: &Path, scored: Option<&Path>) -> anyhow::Result<()
             "{:>7}  shapes NPP refused (nothing to predict)\n{:>7}  shapes of functions the design did not call",
             s.refused, s.no_rules
         );
+        println!("by width octave (pixels): leak, race, wrong");
+        for (octave, [leak, race, wrong]) in &s.by_octave {
+            let widths = format!("{octave}-{}", 2 * octave - 1);
+            println!(
+                "{widths:>11}  leak {}, race {}, wrong {}",
+                rate(*leak),
+                rate(*race),
+                rate(*wrong)
+            );
+        }
     }
     Ok(())
 }

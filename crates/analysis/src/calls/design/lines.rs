@@ -285,7 +285,7 @@ pub fn evidence(lines: &[ShapeLine]) -> Result<Evidence, String> {
 }
 
 /// How the rules did on shapes they were not fitted on, per hazard: (right, scored).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Score {
     pub leak: (usize, usize),
     pub race: (usize, usize),
@@ -294,6 +294,9 @@ pub struct Score {
     pub no_rules: usize,
     /// Scored shapes NPP refused (an error status): nothing measured to predict.
     pub refused: usize,
+    /// The same three tallies (leak, race, wrong) for the shapes of each width octave, by its
+    /// first width (2^k: widths 2^k to 2^(k+1) - 1), narrowest first.
+    pub by_octave: Vec<(u32, [(usize, usize); 3])>,
 }
 
 impl Score {
@@ -311,19 +314,26 @@ pub fn score(fitted: &[ShapeLine], scored: &[ShapeLine]) -> Result<(Vec<Function
     let theirs = evidence(scored)?;
     let mut s = Score::default();
     let of = |p: Primitive| rules.iter().find(|r| r.primitive == p);
-    let tally = |pair: &mut (usize, usize), right: bool| {
-        pair.1 += 1;
-        pair.0 += usize::from(right);
+    // Each answer counts in all and in its width's octave: hazard 0 the leak, 1 the race, 2 the
+    // wrong pixels.
+    let mut octaves: std::collections::BTreeMap<u32, [(usize, usize); 3]> = Default::default();
+    let mut tally = |s: &mut Score, c: &Case, hazard: usize, right: bool| {
+        let all = [&mut s.leak, &mut s.race, &mut s.wrong];
+        let octave = &mut octaves.entry(1 << c.geometry.width.max(1).ilog2()).or_default()[hazard];
+        for pair in all.into_iter().skip(hazard).take(1).chain([octave]) {
+            pair.1 += 1;
+            pair.0 += usize::from(right);
+        }
     };
     for c in &theirs.cases {
         let Some(r) = of(c.primitive) else {
             s.no_rules += 1;
             continue;
         };
-        tally(&mut s.leak, r.predict(c) == c.class);
+        tally(&mut s, c, 0, r.predict(c) == c.class);
         // A hazard measured where the design measured none is an answer missed, not skipped.
         if let Some(races) = c.race {
-            tally(&mut s.race, r.predict_race(c) == Some(races));
+            tally(&mut s, c, 1, r.predict_race(c) == Some(races));
         }
     }
     for c in &theirs.outputs {
@@ -332,9 +342,10 @@ pub fn score(fitted: &[ShapeLine], scored: &[ShapeLine]) -> Result<(Vec<Function
             continue;
         };
         if let Some(wrong) = c.wrong {
-            tally(&mut s.wrong, r.predict_wrong(c) == Some(wrong));
+            tally(&mut s, c, 2, r.predict_wrong(c) == Some(wrong));
         }
     }
+    s.by_octave = octaves.into_iter().collect();
     s.refused = scored.iter().filter(|l| l.status.is_some_and(|st| st < 0)).count();
     Ok((rules, s))
 }

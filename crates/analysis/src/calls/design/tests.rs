@@ -115,6 +115,15 @@ fn rules_fitted_on_a_design_predict_a_strangers_shapes() {
     for (hazard, pair) in [("leak", s.leak), ("race", s.race), ("wrong", s.wrong)] {
         assert!(Score::percent(pair).unwrap() >= 90.0, "{hazard}: {pair:?} {rules:#?}");
     }
+    // Each answer in its width's octave too, the octaves narrowest first.
+    let sum = |h: usize| {
+        s.by_octave
+            .iter()
+            .fold((0, 0), |a, (_, t)| (a.0 + t[h].0, a.1 + t[h].1))
+    };
+    assert_eq!([sum(0), sum(1), sum(2)], [s.leak, s.race, s.wrong]);
+    assert!(s.by_octave.windows(2).all(|w| w[0].0 < w[1].0) && s.by_octave.len() > 5);
+    assert!(s.by_octave.iter().all(|(o, _)| o.is_power_of_two()));
     // A design that never measured the race answers none of the stranger's races.
     let no_race: Vec<ShapeLine> = fitted
         .iter()
