@@ -27,11 +27,16 @@ pub(crate) struct Known {
     /// The calls of every function of the version, where the knowledge holds them.
     pub(crate) calls: Option<KnownCalls>,
     /// The design lines of the functions known from their headers alone: built in with the
-    /// knowledge of the same name, or a file given (`predict --designs`); their name
-    /// (`npp-13.0.1-sm90`, or the file's) and bytes.
-    pub(crate) designs: Option<(String, std::borrow::Cow<'static, [u8]>)>,
-    /// The index of a built-in designs file: where each function's lines lie.
-    pub(crate) design_index: Option<&'static str>,
+    /// knowledge of the same name, or a file given (`predict --designs`).
+    pub(crate) designs: Option<Designs>,
+}
+
+/// A file of design lines: its name (`built in (npp-13.0.1-sm90)`, or the file's), its bytes, and
+/// the index saying which member holds each function, where it has one (the built-in files).
+pub(crate) struct Designs {
+    pub(crate) name: String,
+    pub(crate) bytes: std::borrow::Cow<'static, [u8]>,
+    pub(crate) index: Option<&'static str>,
 }
 
 impl Known {
@@ -41,10 +46,10 @@ impl Known {
         &self,
         symbol: &str,
     ) -> anyhow::Result<Vec<nppbench_analysis::calls::design::ShapeLine>> {
-        let Some((name, bytes)) = &self.designs else {
+        let Some(Designs { name, bytes, index }) = &self.designs else {
             return Ok(Vec::new());
         };
-        match self.design_index {
+        match index {
             Some(index) => nppbench_analysis::calls::design::lines_indexed(bytes, index, symbol)
                 .map_err(|e| anyhow::anyhow!("the designs {name}: {e}")),
             None => nppbench_analysis::calls::design::lines_of(bytes, symbol)
@@ -86,6 +91,21 @@ pub(crate) fn built_in_versions() -> String {
     v.join(", ")
 }
 
+/// The designs built in beside the built-in knowledge `name` (`npp-13.0.1-sm90`), with their
+/// index, where there are some.
+fn built_in_designs_of(name: &str) -> Option<Designs> {
+    let (n, bytes) = BUILT_IN_DESIGNS.iter().find(|(n, _)| *n == name)?;
+    let index = BUILT_IN_DESIGN_INDEXES
+        .iter()
+        .find(|(i, _)| i == n)
+        .map(|(_, text)| std::str::from_utf8(text).expect("an index built in is text"));
+    Some(Designs {
+        name: format!("built in ({n})"),
+        bytes: std::borrow::Cow::Borrowed(*bytes),
+        index,
+    })
+}
+
 /// Every design line built in of NPP `version` (`13.0.1.2`: its three parts), none where none is.
 pub(crate) fn built_in_designs(version: &str) -> anyhow::Result<Vec<nppbench_analysis::calls::design::ShapeLine>> {
     let Some((name, bytes)) = BUILT_IN_DESIGNS
@@ -107,7 +127,11 @@ pub(crate) fn of_version(version: &str) -> anyhow::Result<Known> {
             built_in_versions()
         )));
     };
-    Ok(known(k, "built-in knowledge"))
+    let designs = built_in_designs_of(&k.name());
+    Ok(Known {
+        designs,
+        ..known(k, "built-in knowledge")
+    })
 }
 
 fn known(k: Knowledge, what: &str) -> Known {
@@ -118,24 +142,13 @@ fn known(k: Knowledge, what: &str) -> Known {
         k.gpu_models.join(" and "),
         k.made_by
     );
-    // Built-in designs go with built-in knowledge of the same name.
-    let name = k.name();
-    let designs = (what == "built-in knowledge")
-        .then(|| BUILT_IN_DESIGNS.iter().find(|(n, _)| *n == name))
-        .flatten()
-        .map(|(n, bytes)| (format!("built in ({n})"), std::borrow::Cow::Borrowed(*bytes)));
-    let design_index = BUILT_IN_DESIGN_INDEXES
-        .iter()
-        .find(|(n, _)| designs.is_some() && *n == name)
-        .map(|(_, text)| std::str::from_utf8(text).expect("an index built in is text"));
     Known {
         version: k.npp_version,
         evidence: k.evidence,
         rules: k.rules,
         from,
         calls: k.calls,
-        designs,
-        design_index,
+        designs: None,
     }
 }
 
@@ -268,7 +281,6 @@ fn from_atlas(atlas: &[PathBuf], version: Option<&str>) -> anyhow::Result<Known>
         from: format!("{} run(s)", loaded.len()),
         calls: None,
         designs: None,
-        design_index: None,
     })
 }
 

@@ -155,8 +155,11 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
             let mut known = crate::knowledge::resolve(&args.atlas, args.npp_version.as_deref(), args.npp.as_deref())?;
             if let Some(file) = &args.designs {
                 let bytes = std::fs::read(file).map_err(|e| bad_input(format!("--designs {}: {e}", file.display())))?;
-                known.designs = Some((file.display().to_string(), bytes.into()));
-                known.design_index = None;
+                known.designs = Some(crate::knowledge::Designs {
+                    name: file.display().to_string(),
+                    bytes: bytes.into(),
+                    index: None,
+                });
             }
             answered_from(&args, &known.from);
             // A function a design of this version measured is answered from its shapes.
