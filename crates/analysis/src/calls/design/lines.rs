@@ -318,9 +318,13 @@ pub fn score(fitted: &[ShapeLine], scored: &[ShapeLine]) -> Result<(Vec<Function
     // wrong pixels.
     let mut octaves: std::collections::BTreeMap<u32, [(usize, usize); 3]> = Default::default();
     let mut tally = |s: &mut Score, c: &Case, hazard: usize, right: bool| {
-        let all = [&mut s.leak, &mut s.race, &mut s.wrong];
+        let total = match hazard {
+            0 => &mut s.leak,
+            1 => &mut s.race,
+            _ => &mut s.wrong,
+        };
         let octave = &mut octaves.entry(1 << c.geometry.width.max(1).ilog2()).or_default()[hazard];
-        for pair in all.into_iter().skip(hazard).take(1).chain([octave]) {
+        for pair in [total, octave] {
             pair.1 += 1;
             pair.0 += usize::from(right);
         }
