@@ -13,8 +13,9 @@ fn catalogue() -> std::path::PathBuf {
 
 /// `--design` on a GPU: Convert_8u32f_C1R, which the atlas measured leaking and racing at a
 /// 1918-pixel row on a blocking stream whose context declares it and never where the context
-/// declares a non-blocking stream, gets a line a shape of its design, and its fitted rules say the
-/// same; its design's lines summarize, and score a stranger's draw.
+/// declares a non-blocking stream, gets a line a shape of its design and its throughput point at
+/// 1080p, and its fitted rules say the same; its design's lines summarize, and score a stranger's
+/// draw.
 #[test]
 fn a_design_measures_each_shape_and_its_rules_follow_the_atlas() {
     let dir = tempfile::tempdir().unwrap();
@@ -41,6 +42,14 @@ fn a_design_measures_each_shape_and_its_rules_follow_the_atlas() {
     let lines: Vec<nppbench_analysis::calls::design::ShapeLine> =
         nppbench_analysis::calls::read_lines_of(&bytes).unwrap();
     assert!(lines.len() >= 40, "{}", lines.len());
+    // Its throughput point at 1080p: a line of its own, after the shapes.
+    let point = lines
+        .last()
+        .and_then(|l| l.throughput)
+        .expect("a throughput point last");
+    assert_eq!((point.width, point.height), (1920, 1080));
+    assert_eq!(point.bytes_per_call, 1920 * 1080 * 5, "{point:?}");
+    assert!(point.gbps().is_some_and(|g| g > 1.0), "{point:?}");
     let at = |stream: &str, context: &str| {
         lines
             .iter()

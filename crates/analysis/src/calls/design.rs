@@ -263,8 +263,10 @@ fn fnv1a(s: &str) -> u64 {
 }
 
 mod lines;
+pub mod throughput;
 
 pub use lines::{Score, ShapeLine, Summary, evidence, lines_indexed, lines_of, members, score, summary};
+pub use throughput::Throughput;
 
 #[cfg(test)]
 mod tests;

@@ -59,6 +59,15 @@ pub(crate) fn summarize(file: &Path, scored: Option<&Path>) -> anyhow::Result<()
     );
     let (l, r, w) = s.functions_with;
     println!("functions with a shape that leaks: {l}, races: {r}, computes other pixels: {w}");
+    match s.throughput {
+        (0, _, failed) => println!("no throughput point ({failed} failed)"),
+        (n, median, failed) => println!(
+            "throughput at {}×{}: {n} functions, median {} GB/s ({failed} failed)",
+            design::throughput::AT.0,
+            design::throughput::AT.1,
+            median.map_or("-".to_owned(), |g| format!("{g:.1}"))
+        ),
+    }
     let h = &s.held_out;
     println!(
         "held-out shapes predicted by the rules fitted on the others: leak {}, race {}, wrong {}",

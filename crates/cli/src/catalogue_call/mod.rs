@@ -2,10 +2,12 @@
 //! call can be synthesised for, called on the GPU from its roles by child processes
 //! (`nppbench_engine::call_catalogue_from`). One JSON line a function, never one dropped: a
 //! function that cannot be planned or loaded says why, and one that kills the CUDA context (a
-//! fault, a sticky error) is recorded here, and a new child starts at the next function.
+//! fault, a sticky error) is recorded here, and a new child starts at the next function (at the
+//! next shape of the same function where each is called at many: `restart.rs`).
 
 mod design;
 mod parts;
+mod restart;
 mod stop;
 
 use std::io::{BufRead, BufReader};
@@ -91,6 +93,9 @@ pub(crate) struct CallArgs {
     from: Option<usize>,
     #[arg(long, hide = true)]
     to: Option<usize>,
+    /// Internal: the shapes of the child's first function already written or given up.
+    #[arg(long, hide = true, default_value_t = 0)]
+    first_shape: usize,
     /// Internal: the lock files the children take turns on the GPU with (`GpuTurns`).
     #[arg(long, hide = true)]
     turns: Option<PathBuf>,
@@ -118,6 +123,7 @@ impl CallArgs {
                 (false, Some(count)) => Some(nppbench_engine::Shapes::Stranger { count, seed: self.seed }),
                 (false, None) => None,
             },
+            first_shape: self.first_shape,
             done: if self.resume {
                 self.out.clone()
             } else {
@@ -220,9 +226,12 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
     results.into_iter().collect()
 }
 
-/// Starts children over functions `from..to` until every one has its line in `out`: a child that
-/// dies leaves the function it began without one, which gets a line saying how the child ended.
-/// After a stop (`children`), no child starts and the function a child was stopped in gets no line.
+/// Starts children over functions `from..to` until every one has its lines in `out`: a child
+/// that dies leaves the function (or shape) it was in without one, which gets a line saying how
+/// the child ended; with shapes, the next child starts at the function's next shape
+/// (`restart.rs`). A child that ends before its first function is started again, twice at most.
+/// After a stop (`children`), no child starts and the function a child was stopped in gets no
+/// line.
 fn share_of(
     args: &CallArgs,
     rows: &[nppbench_headers::generate::FunctionRow],
@@ -230,50 +239,17 @@ fn share_of(
     (mut from, to): (usize, usize),
     children: &stop::Children,
 ) -> anyhow::Result<()> {
-    let exe = std::env::current_exe()?;
+    let shapes = args.calls().shapes.is_some();
+    let (mut shape, mut not_started) = (0, 0);
     while from < to && !children.stopped() {
-        let mut cmd = Command::new(&exe);
-        cmd.arg("call-catalogue")
-            .arg("--catalogue")
-            .arg(args.catalogue.as_deref().unwrap_or(Path::new("")))
-            .arg("--out")
-            .arg(out)
-            .args(["--width", &args.width.to_string(), "--height", &args.height.to_string()])
-            .args(["--from", &from.to_string(), "--to", &to.to_string()])
-            .arg("--turns")
-            .arg(args.out.as_deref().unwrap_or(Path::new("")));
-        if let Some(npp) = &args.npp {
-            cmd.arg("--npp").arg(npp);
-        }
-        if let Some(o) = &args.only {
-            cmd.args(["--only", o]);
-        }
-        if let Some(f) = &args.functions {
-            cmd.arg("--functions").arg(f);
-        }
-        if let Some(s) = args.shard {
-            cmd.args(["--shard", &s.to_string()]);
-        }
-        if args.design {
-            cmd.arg("--design");
-        }
-        if let Some(n) = args.stranger {
-            cmd.args(["--stranger", &n.to_string(), "--seed", &args.seed.to_string()]);
-        }
-        if let Some(done) = args.calls().done {
-            cmd.arg("--done").arg(done);
-        }
-        let mut child = cmd.stdout(Stdio::piped()).spawn().context("starting a child")?;
+        let mut child = child_command(args, out, (from, to), shape)?
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("starting a child")?;
         children.started(child.id());
-        // The last function the child began, and whether its line was written.
-        let mut last: Option<(usize, bool)> = None;
+        let mut progress = restart::Progress::default();
         for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-            let line = line?;
-            if let Some(i) = line.strip_prefix("begin ").and_then(|i| i.parse().ok()) {
-                last = Some((i, false));
-            } else if line.strip_prefix("done ").and_then(|i| i.parse().ok()) == last.map(|l| l.0) {
-                last = last.map(|(i, _)| (i, true));
-            }
+            progress.read(&line?);
         }
         let status = child.wait()?;
         children.ended(child.id());
@@ -285,22 +261,76 @@ fn share_of(
         if children.stopped() {
             break;
         }
-        match (status.success(), last) {
-            (true, _) => break,
-            (false, Some((i, done))) => {
-                if !done {
-                    append_line(
-                        out,
-                        &json!({"index": i, "symbol": rows[i].symbol, "library": rows[i].library,
-                            "ended_process": format!("{status}")}),
-                    )?;
-                }
-                from = i + 1;
+        let ended = match (status.success(), status.code()) {
+            (true, _) => restart::Ended::Success,
+            (false, Some(3)) => restart::Ended::ContextDead,
+            _ => restart::Ended::Died,
+        };
+        match restart::next(&progress, ended, (from, shape), shapes) {
+            restart::Next::Finished => break,
+            restart::Next::NotStarted if not_started < 2 => {
+                not_started += 1;
+                eprintln!("a child ended ({status}) before its first function: starting it again");
+                std::thread::sleep(std::time::Duration::from_secs(2));
             }
-            (false, None) => anyhow::bail!("a child ended ({status}) before its first function"),
+            restart::Next::NotStarted => {
+                anyhow::bail!("a child ended ({status}) before its first function, three times")
+            }
+            restart::Next::Restart {
+                from: f,
+                shape: k,
+                lost,
+            } => {
+                if let Some((i, at)) = lost {
+                    let mut line = json!({"index": i, "symbol": rows[i].symbol, "library": rows[i].library,
+                        "ended_process": format!("{status}")});
+                    if let Some(at) = at {
+                        line["shape_index"] = json!(at);
+                    }
+                    append_line(out, &line)?;
+                }
+                (from, shape) = (f, k);
+            }
         }
     }
     Ok(())
+}
+
+/// The command of a child calling functions `from..to`, the first from shape `shape` on.
+fn child_command(args: &CallArgs, out: &Path, (from, to): (usize, usize), shape: usize) -> anyhow::Result<Command> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.arg("call-catalogue")
+        .arg("--catalogue")
+        .arg(args.catalogue.as_deref().unwrap_or(Path::new("")))
+        .arg("--out")
+        .arg(out)
+        .args(["--width", &args.width.to_string(), "--height", &args.height.to_string()])
+        .args(["--from", &from.to_string(), "--to", &to.to_string()])
+        .args(["--first-shape", &shape.to_string()])
+        .arg("--turns")
+        .arg(args.out.as_deref().unwrap_or(Path::new("")));
+    if let Some(npp) = &args.npp {
+        cmd.arg("--npp").arg(npp);
+    }
+    if let Some(o) = &args.only {
+        cmd.args(["--only", o]);
+    }
+    if let Some(f) = &args.functions {
+        cmd.arg("--functions").arg(f);
+    }
+    if let Some(s) = args.shard {
+        cmd.args(["--shard", &s.to_string()]);
+    }
+    if args.design {
+        cmd.arg("--design");
+    }
+    if let Some(n) = args.stranger {
+        cmd.args(["--stranger", &n.to_string(), "--seed", &args.seed.to_string()]);
+    }
+    if let Some(done) = args.calls().done {
+        cmd.arg("--done").arg(done);
+    }
+    Ok(cmd)
 }
 
 /// Prints `heading` and each count under it; nothing where there is none.

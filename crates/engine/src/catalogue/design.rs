@@ -78,15 +78,21 @@ pub(crate) fn pixels(p: &CallPlan) -> Pixels {
     }
 }
 
-/// Every shape of `row`, each written as a line by `write`; whether the CUDA context is dead
-/// after the last.
+/// The index the throughput point is told by, past every shape's: a child started past it skips
+/// it.
+pub(crate) const THROUGHPUT_INDEX: usize = usize::MAX - 1;
+
+/// Every shape of `row` past the first `skip`, each written as a line by `write` with its index
+/// (and the throughput point after a design's, `write(THROUGHPUT_INDEX, None)` said before it is
+/// taken); whether the CUDA context is dead after the last written (the shapes after it are left
+/// to a new child).
 pub(crate) fn shapes_of(
     c: &Called<'_>,
     contexts: &mut Contexts,
     row: &FunctionRow,
-    shapes: Shapes,
+    (shapes, skip): (Shapes, usize),
     base: &ShapeLine,
-    write: &mut dyn FnMut(&ShapeLine) -> anyhow::Result<()>,
+    write: &mut dyn FnMut(usize, Option<&ShapeLine>) -> anyhow::Result<()>,
 ) -> anyhow::Result<bool> {
     let aligned = |width, height| Shape {
         width,
@@ -97,32 +103,39 @@ pub(crate) fn shapes_of(
     let probe = match plan(row, c.sizers, &aligned(PROBE, PROBE)) {
         Ok(p) => p,
         Err(why) => {
-            write(&ShapeLine {
-                not_planned: Some(why),
-                ..base.clone()
-            })?;
+            if skip == 0 {
+                write(
+                    0,
+                    Some(&ShapeLine {
+                        not_planned: Some(why),
+                        ..base.clone()
+                    }),
+                )?;
+            }
             return Ok(false);
         }
     };
     let px = pixels(&probe);
-    // The GPU shared with the other children, then alone from the first shape at unaligned
-    // steps on (they come last), as the catalogue's own unaligned calls take it: where calls
-    // leave contexts dead. A turn that cannot be had is said in the shape's line.
-    let mut turn = take(c.turns, false);
+    // The GPU shared with the other children a shape at a time (so that one waiting to be alone
+    // waits for a shape, not a function), then alone from the first shape at unaligned steps on
+    // (they come last), as the catalogue's own unaligned calls take it: where calls leave
+    // contexts dead. A turn that cannot be had is said in the shape's line.
+    let mut turn: Held<'_> = None;
     let list = match shapes {
         Shapes::Design => design::design(&row.symbol, &px),
         Shapes::Stranger { count, seed } => design::stranger(&row.symbol, &px, count, seed),
     };
-    for shape in list {
+    for (k, shape) in list.into_iter().enumerate().skip(skip) {
         let start = Instant::now();
         let mut line = ShapeLine {
             shape: Some(shape),
             pixels: Some(px),
             ..base.clone()
         };
-        if !shape.aligned(&px) && matches!(turn, Some(Ok((_, false))) | None) {
+        let alone = !shape.aligned(&px);
+        if !alone || !matches!(turn, Some(Ok((_, true)))) {
             drop(turn.take());
-            turn = take(c.turns, true);
+            turn = take(c.turns, alone);
         }
         if let Some(Err(e)) = &turn {
             line.questions_error = Some(format!("no turn on the GPU: {e}"));
@@ -140,12 +153,87 @@ pub(crate) fn shapes_of(
             }
         };
         line.ms = Some(start.elapsed().as_secs_f64() * 1e3);
-        write(&line)?;
+        write(k, Some(&line))?;
         if dead {
             return Ok(true);
         }
     }
+    if shapes == Shapes::Design && skip <= THROUGHPUT_INDEX {
+        write(THROUGHPUT_INDEX, None)?;
+        // Alone, as the last shapes left it (or taken now), so that no other child's calls are
+        // timed with its own.
+        if !matches!(turn, Some(Ok((_, true)))) {
+            drop(turn.take());
+            turn = take(c.turns, true);
+        }
+        let mut line = base.clone();
+        let dead = match throughput_point(c, contexts, row) {
+            Ok(t) => {
+                line.throughput = Some(t);
+                false
+            }
+            Err(e) => {
+                line.throughput_error = Some(e.to_string());
+                e.is_sticky()
+            }
+        };
+        drop(turn);
+        write(THROUGHPUT_INDEX, Some(&line))?;
+        return Ok(dead);
+    }
     Ok(false)
+}
+
+/// The function's throughput point (`design::throughput`): one call, then
+/// [`design::throughput::TIMED_CALLS`] timed back to back at 1080p on a non-blocking stream.
+fn throughput_point(
+    c: &Called<'_>,
+    contexts: &mut Contexts,
+    row: &FunctionRow,
+) -> Result<design::Throughput, CallError> {
+    let (npp, gpu) = (c.npp, c.gpu);
+    let (width, height) = design::throughput::AT;
+    let at = Shape {
+        width,
+        height,
+        src_step: None,
+        dst_step: None,
+    };
+    let p = plan(row, c.sizers, &at).map_err(CallError::Alive)?;
+    let (stream, ctx) = contexts.get(gpu, npp, StreamKind::NonBlocking, ContextFill::FromStream)?;
+    let mut made = npp.call_planned(gpu, &p, ctx).map_err(CallError::alive)?;
+    gpu.synchronize().map_err(sticky)?;
+    if made.status < 0 {
+        return Err(CallError::Alive(format!(
+            "NPP refused it: {}",
+            npp.status_name(made.status)
+        )));
+    }
+    let events = nppbench_gpu::EventPair::new(gpu).map_err(sticky)?;
+    events.start(stream).map_err(sticky)?;
+    for _ in 0..design::throughput::TIMED_CALLS {
+        made.again(npp, ctx).map_err(CallError::alive)?;
+    }
+    let ns = events.stop(stream).map_err(sticky)?;
+    let bytes_per_call = p
+        .buffers
+        .iter()
+        .filter_map(|b| {
+            let im = b.image?;
+            let times = match b.role {
+                Role::SourceDestination | Role::SourceDestinationPlanes => 2,
+                _ => 1,
+            };
+            Some(times * im.row_bytes * im.rows)
+        })
+        .sum();
+    Ok(design::Throughput {
+        width,
+        height,
+        calls: design::throughput::TIMED_CALLS,
+        ns_per_call: ns / f64::from(design::throughput::TIMED_CALLS),
+        bytes_per_call,
+    })
 }
 
 /// A turn on the GPU (alone, or shared) where the children take turns, and whether it is alone.

@@ -53,6 +53,9 @@ pub struct CatalogueCalls {
     /// Each function called at the shapes of its design or of a stranger's draw, a line each
     /// (`design.rs`), instead of once at `width × height` with the oracles.
     pub shapes: Option<Shapes>,
+    /// With `shapes`: the shapes of the first function called that are skipped (a child started
+    /// again after one whose context died, or which died itself, at the shape before).
+    pub first_shape: usize,
 }
 
 impl CatalogueCalls {
@@ -89,6 +92,9 @@ pub fn append_line(out: &Path, v: &serde_json::Value) -> anyhow::Result<()> {
 
 /// Calls the functions `from..to` (to the last where `to` is `None`), saying `begin i` before and
 /// `done i` once its line is written; exits 3 at a function after which the context is dead.
+/// With shapes, it says `wrote i k` once shape `k`'s line is written (`at i k` before a step that
+/// writes no line before it is taken: the throughput point), and a shape that leaves the context
+/// dead ends the child without `done i`: the parent starts the next at shape `k + 1`.
 pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>) -> anyhow::Result<()> {
     let (prototypes, rows) = args.functions()?;
     let sizers = Sizers::new(&prototypes);
@@ -142,9 +148,22 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
                     npp_version: Some(npp_version.clone()),
                     ..Default::default()
                 };
-                let mut write =
-                    |l: &nppbench_analysis::calls::design::ShapeLine| append_line(&args.out, &serde_json::to_value(l)?);
-                design::shapes_of(&called, &mut contexts, row, shapes, &base, &mut write)?
+                let mut write = |k: usize, l: Option<&nppbench_analysis::calls::design::ShapeLine>| {
+                    match l {
+                        Some(l) => {
+                            append_line(&args.out, &serde_json::to_value(l)?)?;
+                            println!("wrote {i} {k}");
+                        }
+                        None => println!("at {i} {k}"),
+                    }
+                    std::io::stdout().flush()?;
+                    Ok(())
+                };
+                let skip = if i == from { args.first_shape } else { 0 };
+                if design::shapes_of(&called, &mut contexts, row, (shapes, skip), &base, &mut write)? {
+                    nppbench_gpu::exit_now(3);
+                }
+                false
             }
             None => {
                 let dead = one(&called, row, &aligned, &mut line);
@@ -351,6 +370,7 @@ mod tests {
             turns: None,
             done: None,
             shapes: None,
+            first_shape: 0,
         };
         let symbols = |shard| -> Vec<String> {
             calls(shard)
@@ -391,6 +411,7 @@ mod tests {
             turns: None,
             done: None,
             shapes: None,
+            first_shape: 0,
         };
         let symbols: Vec<String> = calls.functions().unwrap().1.into_iter().map(|r| r.symbol).collect();
         assert_eq!(symbols, ["nppiAdd_8u_C1RSfs_Ctx", "nppiNot_8u_C1R_Ctx"]);

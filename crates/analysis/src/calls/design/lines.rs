@@ -66,6 +66,12 @@ pub struct ShapeLine {
     pub declared_non_blocking: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms: Option<f64>,
+    /// The function's throughput point (`throughput.rs`), on a line of its own without a shape,
+    /// or why it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<super::Throughput>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_error: Option<String>,
 }
 
 impl ShapeLine {
@@ -152,8 +158,15 @@ impl ShapeLine {
     /// What predicting needs of the line, where it has a shape: its function, shape, pixels,
     /// steps, declared flags and what each question measured (an error kept only as `sticky`, a
     /// context killed); the card, the build, the times and the words dropped. `None` without a
-    /// shape.
+    /// shape but for the function's throughput point, kept as it is.
     pub fn compact(&self) -> Option<ShapeLine> {
+        if let Some(t) = self.throughput {
+            return Some(ShapeLine {
+                symbol: self.symbol.clone(),
+                throughput: Some(t),
+                ..ShapeLine::default()
+            });
+        }
         self.shape?;
         Some(ShapeLine {
             symbol: self.symbol.clone(),
@@ -375,6 +388,9 @@ pub struct Summary {
     pub functions_with: (usize, usize, usize),
     /// The held-out shapes, predicted by the rules fitted on the others.
     pub held_out: Score,
+    /// Functions with a throughput point, the median of their GB/s, and functions whose point
+    /// failed.
+    pub throughput: (usize, Option<f64>, usize),
 }
 
 /// The counts of `lines` (one NPP version's), and how the rules fitted on their fitted shapes
@@ -426,5 +442,9 @@ pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
         ),
         classes,
         held_out: score(&fit, &held)?.1,
+        throughput: {
+            let (n, median) = super::throughput::median_gbps(lines);
+            (n, median, lines.iter().filter(|l| l.throughput_error.is_some()).count())
+        },
     })
 }
