@@ -146,6 +146,9 @@ pub struct Function {
     /// The name's stem (`Add` of `nppiAdd_8u_C1RSfs_Ctx`): the functions of one operation.
     pub family: String,
     pub state: State,
+    /// GB/s of its design's throughput point at 1080p ([`crate::calls::design::Throughput`]),
+    /// whatever its state comes from; `None` without one.
+    pub throughput_1080p: Option<f64>,
 }
 
 /// Every function of a version's headers, judged.
@@ -183,7 +186,8 @@ pub fn judge(version: &str, entries: &[Entry], calls: &[CallLine], knowledge: Op
 /// [`judge`], with the design lines of the same version (`call-catalogue --design`): a function
 /// no knowledge measured whose lines hold measured shapes is measured by them, with the hazards
 /// its shapes showed and the rules fitted on them. A line of a name registered with other pixel
-/// sizes is left out.
+/// sizes is left out. Each function gets the GB/s of its lines' throughput point at 1080p (the
+/// last, where several have one).
 pub fn judge_designed(
     version: &str,
     entries: &[Entry],
@@ -210,6 +214,7 @@ pub fn judge_designed(
             ))
         })
         .collect();
+    let points = points_1080p(designs);
     let by_symbol: BTreeMap<&str, &CallLine> = calls.iter().map(|l| (l.symbol.as_str(), l)).collect();
     let declared: std::collections::BTreeSet<&str> = entries.iter().map(|e| e.symbol.as_str()).collect();
     let mut functions: Vec<Function> = entries
@@ -226,6 +231,7 @@ pub fn judge_designed(
                 (_, Some(d)) => d.clone(),
                 (other, None) => other,
             },
+            throughput_1080p: points.get(e.symbol.as_str()).copied(),
         })
         .collect();
     functions
@@ -246,6 +252,16 @@ pub fn judge_designed(
             .into_iter()
             .collect(),
     }
+}
+
+/// Each symbol's GB/s at 1080p, from the last of its design lines with a point there.
+fn points_1080p(designs: &[crate::calls::design::ShapeLine]) -> BTreeMap<&str, f64> {
+    designs
+        .iter()
+        .filter_map(|l| Some((l.symbol.as_str(), l.throughput?)))
+        .filter(|(_, t)| (t.width, t.height) == crate::calls::design::throughput::AT)
+        .filter_map(|(symbol, t)| Some((symbol, t.gbps()?)))
+        .collect()
 }
 
 fn state(e: &Entry, call: Option<&CallLine>, knowledge: Option<&Knowledge>) -> State {

@@ -157,11 +157,10 @@ fn the_cards_and_the_builds_of_the_calls_are_kept_and_other_builds_named() {
     assert!(c.other_builds.is_empty(), "{:?}", c.other_builds);
 }
 
-/// Made-up design lines (no GPU wrote them): a function they measured leaking is measured, with
-/// the leak among its hazards and its rules fitted on them, whatever its call line said; one
-/// they measured nothing of keeps its call's state.
-#[test]
-fn a_function_a_design_measured_is_measured() {
+/// Made-up design lines (no GPU wrote them) of `symbol` at each shape of its design: every call
+/// ran and matched, and the shapes whose width is not a multiple of 16 kept streams on every
+/// thread.
+fn design_lines(symbol: &str) -> Vec<crate::calls::design::ShapeLine> {
     use crate::calls::design::{self, Pixels, ShapeLine};
     let px = Pixels {
         src_bytes_per_pixel: 1,
@@ -169,10 +168,10 @@ fn a_function_a_design_measured_is_measured() {
         dst_bytes_per_pixel: 1,
         dst_sample_bytes: 1,
     };
-    let lines: Vec<ShapeLine> = design::design("nppiGee_8u_C1R_Ctx", &px)
+    design::design(symbol, &px)
         .into_iter()
         .map(|s| ShapeLine {
-            symbol: "nppiGee_8u_C1R_Ctx".into(),
+            symbol: symbol.into(),
             shape: Some(s),
             pixels: Some(px),
             status: Some(0),
@@ -181,6 +180,17 @@ fn a_function_a_design_measured_is_measured() {
             threads_keeping_streams: Some(if !s.width.is_multiple_of(16) { 4 } else { 0 }),
             ..ShapeLine::default()
         })
+        .collect()
+}
+
+/// Made-up design lines (no GPU wrote them): a function they measured leaking is measured, with
+/// the leak among its hazards and its rules fitted on them, whatever its call line said; one
+/// they measured nothing of keeps its call's state.
+#[test]
+fn a_function_a_design_measured_is_measured() {
+    use crate::calls::design::ShapeLine;
+    let lines: Vec<ShapeLine> = design_lines("nppiGee_8u_C1R_Ctx")
+        .into_iter()
         .chain([ShapeLine {
             symbol: "nppiHaa_8u_C1R_Ctx".into(),
             not_planned: Some("no plan".into()),
@@ -203,4 +213,57 @@ fn a_function_a_design_measured_is_measured() {
     }
     let haa = c.functions.iter().find(|f| f.symbol == "nppiHaa_8u_C1R_Ctx").unwrap();
     assert_eq!(haa.state.kind(), StateKind::Called);
+    assert_eq!((gee.throughput_1080p, haa.throughput_1080p), (None, None));
+}
+
+/// Made-up design lines and throughput points (no GPU wrote them): each function carries the
+/// GB/s of its last point at 1080p, whether the design measured it or its state comes from its
+/// call; a point that failed, or one at another size, gives none.
+#[test]
+fn each_function_carries_the_gbps_of_its_throughput_point_at_1080p() {
+    use crate::calls::design::{ShapeLine, Throughput, throughput};
+    let point = |symbol: &str, (width, height): (u32, u32), ns_per_call: f64| ShapeLine {
+        symbol: symbol.into(),
+        throughput: Some(Throughput {
+            width,
+            height,
+            calls: throughput::TIMED_CALLS,
+            ns_per_call,
+            bytes_per_call: 4_147_200,
+        }),
+        ..ShapeLine::default()
+    };
+    let mut lines = design_lines("nppiGee_8u_C1R_Ctx");
+    lines.extend([
+        point("nppiGee_8u_C1R_Ctx", throughput::AT, 2_073_600.0),
+        point("nppiGee_8u_C1R_Ctx", throughput::AT, 414_720.0),
+        point("nppiHaa_8u_C1R_Ctx", throughput::AT, 1_658_880.0),
+        point("nppiJay_8u_C1R_Ctx", (64, 32), 414_720.0),
+        ShapeLine {
+            symbol: "nppiIyy_8u_C1R_Ctx".into(),
+            throughput_error: Some("NPP_SIZE_ERROR".into()),
+            ..ShapeLine::default()
+        },
+    ]);
+    let entries = [
+        entry("nppiGee_8u_C1R_Ctx", &[]),
+        entry("nppiHaa_8u_C1R_Ctx", &[]),
+        entry("nppiIyy_8u_C1R_Ctx", &[]),
+        entry("nppiJay_8u_C1R_Ctx", &[]),
+        entry("nppiKay_8u_C1R_Ctx", &[]),
+    ];
+    let calls = [line(r#"{"symbol":"nppiHaa_8u_C1R_Ctx","status":0}"#)];
+    let c = judge_designed("13.0.1.2", &entries, &calls, None, &lines);
+    let of = |s: &str| c.functions.iter().find(|f| f.symbol == s).unwrap();
+    assert_eq!(of("nppiGee_8u_C1R_Ctx").state.kind(), StateKind::Measured);
+    assert_eq!(of("nppiGee_8u_C1R_Ctx").throughput_1080p, Some(10.0), "the last point");
+    assert_eq!(of("nppiHaa_8u_C1R_Ctx").state.kind(), StateKind::Called);
+    assert_eq!(of("nppiHaa_8u_C1R_Ctx").throughput_1080p, Some(2.5));
+    assert_eq!(of("nppiIyy_8u_C1R_Ctx").throughput_1080p, None, "its point failed");
+    assert_eq!(of("nppiJay_8u_C1R_Ctx").throughput_1080p, None, "not at 1080p");
+    assert_eq!(of("nppiKay_8u_C1R_Ctx").throughput_1080p, None, "no design line");
+    assert_eq!(
+        judge("13.0.1.2", &entries, &calls, None).functions[0].throughput_1080p,
+        None
+    );
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use nppbench_analysis::catalogue::{Catalogue, Hazard, State, StateKind};
 use serde::Serialize;
 
-use super::format::counted;
+use super::format::{counted, fmt};
 use super::prose::{race_sentence, rule_sentence, wrong_sentence};
 use crate::charts::catalogue_libraries::{self, Bar};
 
@@ -60,6 +60,8 @@ pub struct FunctionLine {
     pub detail: String,
     /// A measured function's rules, in sentences.
     pub rules: String,
+    /// GB/s of its design's throughput point at 1080p, one decimal; blank without one.
+    pub gbps_1080p: String,
 }
 
 fn meaning(kind: StateKind) -> &'static str {
@@ -106,6 +108,7 @@ fn line(f: &nppbench_analysis::catalogue::Function) -> FunctionLine {
         flagged: f.state.flagged(),
         detail,
         rules,
+        gbps_1080p: f.throughput_1080p.map_or_else(String::new, |v| fmt(v, 1)),
     }
 }
 
