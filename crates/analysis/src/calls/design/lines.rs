@@ -443,7 +443,7 @@ pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
         classes,
         held_out: score(&fit, &held)?.1,
         throughput: {
-            let (n, median) = super::throughput::median_gbps(lines);
+            let (n, median) = super::throughput::median_gbps(lines.iter().filter_map(|l| l.throughput.as_ref()));
             (n, median, lines.iter().filter(|l| l.throughput_error.is_some()).count())
         },
     })

@@ -30,9 +30,9 @@ impl Throughput {
     }
 }
 
-/// The functions with a point, and the median of their GB/s (`None` without any).
-pub fn median_gbps(lines: &[super::ShapeLine]) -> (usize, Option<f64>) {
-    let all: Vec<f64> = lines.iter().filter_map(|l| l.throughput?.gbps()).collect();
+/// How many points there are, and the median of their GB/s (`None` without any).
+pub fn median_gbps<'a>(points: impl IntoIterator<Item = &'a Throughput>) -> (usize, Option<f64>) {
+    let all: Vec<f64> = points.into_iter().filter_map(Throughput::gbps).collect();
     (all.len(), nppbench_stats::median(&all))
 }
 
@@ -41,7 +41,7 @@ mod tests {
     use super::*;
 
     /// Made-up points (not measurements): GB/s is bytes over nanoseconds, and the median is
-    /// taken over the lines that have a point.
+    /// taken over the points that have one.
     #[test]
     fn gbps_and_the_median_of_points() {
         let point = |ns| Throughput {
@@ -53,18 +53,8 @@ mod tests {
         };
         assert_eq!(point(2_073_600.0).gbps(), Some(2.0));
         assert_eq!(point(0.0).gbps(), None);
-        let line = |ns: Option<f64>| super::super::ShapeLine {
-            symbol: "nppiX_8u_C1R_Ctx".into(),
-            throughput: ns.map(point),
-            ..Default::default()
-        };
-        let lines = [
-            line(Some(4_147_200.0)),
-            line(None),
-            line(Some(1_036_800.0)),
-            line(Some(414_720.0)),
-        ];
-        assert_eq!(median_gbps(&lines), (3, Some(4.0)));
-        assert_eq!(median_gbps(&lines[1..2]), (0, None));
+        let points = [point(4_147_200.0), point(0.0), point(1_036_800.0), point(414_720.0)];
+        assert_eq!(median_gbps(&points), (3, Some(4.0)));
+        assert_eq!(median_gbps(&[]), (0, None));
     }
 }
