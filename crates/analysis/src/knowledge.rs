@@ -5,6 +5,7 @@
 //! answer needs no fit. `cargo xtask knowledge --from` writes a file from atlas runs, `--check`
 //! fits a file's rules again on its own cases; the CLI embeds the files.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 
 use flate2::Compression;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use nppbench_model::{Primitive, RunFile};
 
 use crate::RunAnalysis;
+use crate::calls::design::ShapeLine;
 use crate::calls::{CallLine, Outcome};
 use crate::evidence::{Evidence, FunctionRules, groups, pool};
 use crate::score::{Tally, held_out};
@@ -75,6 +77,12 @@ pub struct Knowledge {
     /// no rule covers. Added to the schema without a new version: older files load without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls: Option<KnownCalls>,
+    /// The design lines (`call-catalogue --design`) of the functions known from their headers
+    /// alone that a trace called, by symbol (`nppiAbsDiffC_16u_C1R_Ctx`): filled by the CLI from
+    /// the designs of the same version and architecture for the trace's call sites, so that
+    /// `trace` predicts them as `predict` answers them. Never written nor read with the file.
+    #[serde(skip)]
+    pub designs: BTreeMap<String, Vec<ShapeLine>>,
 }
 
 /// The calls of every function of a version from its roles (issue #45), each a line as
@@ -222,6 +230,7 @@ impl Knowledge {
             rules,
             fixes,
             calls: None,
+            designs: BTreeMap::new(),
         })
     }
 

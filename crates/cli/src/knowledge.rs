@@ -3,11 +3,14 @@
 //! the NPP version asked for (`--npp-version`) or found (`--npp DIR`, else the default search).
 //! Either way the same evidence and rules, and words saying which were used.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use nppbench_analysis::RunAnalysis;
+use nppbench_analysis::calls::design::ShapeLine;
 use nppbench_analysis::evidence::{Evidence, FunctionRules, pool};
 use nppbench_analysis::knowledge::{Knowledge, KnownCalls};
+use nppbench_model::{Primitive, TraceFile};
 
 use crate::exit::bad_input;
 use crate::runs::{one_npp_version, read_runs};
@@ -42,13 +45,20 @@ pub(crate) struct Designs {
 impl Known {
     /// The design lines of `symbol` (`nppiResize_8u_C3R_Ctx`), none where no design of this
     /// knowledge measured it.
-    pub(crate) fn design_lines(
-        &self,
-        symbol: &str,
-    ) -> anyhow::Result<Vec<nppbench_analysis::calls::design::ShapeLine>> {
-        let Some(Designs { name, bytes, index }) = &self.designs else {
-            return Ok(Vec::new());
-        };
+    pub(crate) fn design_lines(&self, symbol: &str) -> anyhow::Result<Vec<ShapeLine>> {
+        match &self.designs {
+            Some(designs) => designs.lines(symbol),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+impl Designs {
+    /// The lines of `symbol`, none where this file holds none: read through the index where the
+    /// file has one (a built-in file that does not read is nppbench's fault), else from the whole
+    /// file (one given: bad input).
+    fn lines(&self, symbol: &str) -> anyhow::Result<Vec<ShapeLine>> {
+        let Designs { name, bytes, index } = self;
         match index {
             Some(index) => nppbench_analysis::calls::design::lines_indexed(bytes, index, symbol)
                 .map_err(|e| anyhow::anyhow!("the designs {name}: {e}")),
@@ -107,7 +117,7 @@ fn built_in_designs_of(name: &str) -> Option<Designs> {
 }
 
 /// Every design line built in of NPP `version` (`13.0.1.2`: its three parts), none where none is.
-pub(crate) fn built_in_designs(version: &str) -> anyhow::Result<Vec<nppbench_analysis::calls::design::ShapeLine>> {
+pub(crate) fn built_in_designs(version: &str) -> anyhow::Result<Vec<ShapeLine>> {
     let Some((name, bytes)) = BUILT_IN_DESIGNS
         .iter()
         .find(|(name, _)| name_version(name) == short(version))
@@ -176,16 +186,40 @@ pub(crate) fn resolve(atlas: &[PathBuf], version: Option<&str>, npp: Option<&Pat
 }
 
 /// The knowledge a trace's page and gates use: `atlas` (runs of any NPP versions, or knowledge
-/// files) where given, else the built-in knowledge of the NPP version the traced program loaded
-/// (`npp_version`), none where there is none of it.
-pub(crate) fn for_trace(atlas: &[PathBuf], npp_version: Option<&str>) -> anyhow::Result<Vec<Knowledge>> {
-    if atlas.is_empty() {
-        let Some(v) = npp_version else {
+/// files) where given, else the built-in knowledge of the NPP version the traced program loaded,
+/// none where there is none of it. Each carries the design lines of the functions known from
+/// their headers alone that the trace's call sites called, from the designs built in of its
+/// version and architecture, where there are some.
+pub(crate) fn for_trace(atlas: &[PathBuf], trace: &TraceFile) -> anyhow::Result<Vec<Knowledge>> {
+    let known = if atlas.is_empty() {
+        let Some(v) = trace.npp_version.as_deref() else {
             return Ok(Vec::new());
         };
-        return Ok(built_in_where(|name| name == short(v)).into_iter().take(1).collect());
-    }
-    given(atlas)
+        built_in_where(|name| name == short(v)).into_iter().take(1).collect()
+    } else {
+        given(atlas)?
+    };
+    // The symbols no catalogue row describes (one a design registered earlier included).
+    let symbols: BTreeSet<&str> = trace
+        .call_sites
+        .iter()
+        .map(|s| s.function.as_str())
+        .filter(|f| Primitive::from_name(f).is_none_or(Primitive::is_generated))
+        .collect();
+    known
+        .into_iter()
+        .map(|mut k| {
+            if let Some(designs) = built_in_designs_of(&k.name()) {
+                for symbol in &symbols {
+                    let lines = designs.lines(symbol)?;
+                    if !lines.is_empty() {
+                        k.designs.insert((*symbol).to_owned(), lines);
+                    }
+                }
+            }
+            Ok(k)
+        })
+        .collect()
 }
 
 /// The knowledge `shield` compiles its plan from: `atlas` (runs of any NPP versions, or knowledge

@@ -95,7 +95,7 @@ pub(crate) fn trace_page(
     out: &Path,
 ) -> anyhow::Result<(PathBuf, Vec<Knowledge>)> {
     let trace = read_trace(trace_path)?;
-    let known = crate::knowledge::for_trace(atlas, trace.npp_version.as_deref())?;
+    let known = crate::knowledge::for_trace(atlas, &trace)?;
     let written = nppbench_report::render_trace_to_dir(&trace, &known, out)
         .with_context(|| format!("rendering the trace page into {}", out.display()))?;
     let dest = out.join("trace.json");

@@ -210,3 +210,61 @@ fn mistakes_with_a_trace_are_bad_input_that_says_what_to_do() {
         stderr(&o)
     );
 }
+
+/// A call site of a function known from NPP's headers alone is predicted from the design built
+/// in of the trace's NPP version (no `--atlas`): at a shape the design measured leaking, the page
+/// says so and on what basis. The trace is generated (the 20 threads above) with its call site
+/// moved to that function and shape; the design line is a real one, committed.
+#[test]
+fn a_designed_functions_call_site_is_predicted_from_the_built_in_design() {
+    use nppbench_analysis::calls::design::ShapeLine;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bytes = std::fs::read(root.join("knowledge/designs/npp-13.0.1-sm90.jsonl.gz")).unwrap();
+    let lines: Vec<ShapeLine> = nppbench_analysis::calls::read_lines_of(&bytes).unwrap();
+    // A shape that kept streams on most new threads, on a created blocking stream whose context
+    // says so: what the generated trace's threads do.
+    let line = lines
+        .iter()
+        .find(|l| {
+            l.class() == Some(nppbench_analysis::LeakClass::Leak)
+                && nppbench_model::Primitive::from_name(&l.symbol).is_none()
+                && l.src_step_bytes.is_some()
+                && l.dst_step_bytes.is_some()
+                && l.shape.is_some_and(|s| {
+                    s.context.to_string() == "from_stream"
+                        && s.stream.to_string() == "blocking"
+                        && s.threading.to_string() == "thread_per_call"
+                })
+        })
+        .expect("a design line that leaks");
+    let s = line.shape.unwrap();
+    let mut trace = generated_trace();
+    let site = &mut trace.call_sites[0];
+    site.function = line.symbol.clone();
+    (site.width, site.height) = (s.width as i32, s.height as i32);
+    site.src_stride = line.src_step_bytes.map(|b| b as i32);
+    site.dst_stride = line.dst_step_bytes.map(|b| b as i32);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_trace(dir.path(), "trace.json", &trace);
+    let out = dir.path().join("page");
+    let o = nppbench(&[
+        "report",
+        "--from",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(out.join("call_sites.csv")).unwrap();
+    let row = format!(
+        "{},{},{},{},{},0,blocking,thread_per_call,20,20,60,60,28.50,leak,true",
+        line.symbol,
+        s.width,
+        s.height,
+        line.src_step_bytes.unwrap(),
+        line.dst_step_bytes.unwrap()
+    );
+    assert!(csv.contains(&row), "{row}\n{csv}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("leak (measured in its design)"), "{}", line.symbol);
+}

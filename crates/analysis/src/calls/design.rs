@@ -262,9 +262,11 @@ fn fnv1a(s: &str) -> u64 {
     })
 }
 
+mod designed;
 mod lines;
 pub mod throughput;
 
+pub use designed::{Designed, default_dst_step};
 pub use lines::{Score, ShapeLine, Summary, evidence, lines_indexed, lines_of, members, score, summary};
 pub use throughput::Throughput;
 

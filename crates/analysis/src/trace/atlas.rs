@@ -14,14 +14,22 @@
 //!   that field alone. A `zeroed` context declares 0 too, but also zeroes fields the trace does
 //!   not record, so the trace cannot tell it apart and asks for the nearer one.
 //! - **Threading**: a thread per call, a pool of the group's threads, or a single thread.
+//!
+//! A function known from NPP's headers alone is asked of its design instead, where the knowledge
+//! carries its lines ([`Knowledge::designs`]): its shapes are the evidence and the rules fitted
+//! on them answer, as `nppbench predict` answers it; no fix is measured there.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use nppbench_model::{ContextFill, Geometry, Primitive, StreamKind, Threading, TraceFile};
 use nppbench_stats::LeakClass;
 
 use super::groups::{Advice, Prediction, SiteGroup, SiteStream, ThreadingPattern, Unpredicted};
+use crate::calls::design::{Designed, default_dst_step};
 use crate::evidence::{Evidence, FunctionRules};
 use crate::knowledge::Knowledge;
 use crate::predict::{answer, answer_race, answer_wrong, query};
+use crate::verdict::Fix;
 
 /// The knowledge the predictions come from: one NPP version and GPU architecture, its runs pooled.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,23 +71,37 @@ pub(super) fn predict_groups(trace: &TraceFile, atlas: &[Knowledge], groups_: &m
         .and_then(|v| atlas.iter().position(|k| same_version(&k.npp_version, v)))
         .unwrap_or(0);
     let k = &atlas[chosen];
-    let (evidence, rules) = (&k.evidence, &k.rules);
+    // Each function known from its headers alone whose design the knowledge carries, fitted once.
+    let designed_functions: BTreeSet<&String> = groups_
+        .iter()
+        .filter(|g| g.primitive.is_none_or(Primitive::is_generated))
+        .filter_map(|g| k.designs.get_key_value(&g.function).map(|(name, _)| name))
+        .collect();
+    let designed: DesignedFunctions<'_> = designed_functions
+        .into_iter()
+        .map(|name| (name.as_str(), Designed::of(name, &k.designs[name])))
+        .collect();
     for g in groups_.iter_mut() {
-        let Some(p) = g.primitive else {
-            if g.geometry.is_some() {
-                g.prediction = Err(Unpredicted::NotCatalogued);
+        let (p, evidence, rules, fixes) = match asked_of(g, k, &designed) {
+            Ok(found) => found,
+            Err(why) => {
+                if g.geometry.is_some() {
+                    g.prediction = Err(why);
+                }
+                continue;
             }
-            continue;
         };
+        g.primitive = Some(p);
         let advice = Advice {
             rules: rules.iter().find(|f| f.primitive == p).cloned(),
-            fixes: k.fixes_of(p).to_vec(),
+            fixes: fixes.to_vec(),
         };
         g.advice = (advice.rules.is_some() || !advice.fixes.is_empty()).then_some(advice);
         if g.geometry.is_some() {
             g.prediction = predict(g, p, evidence, rules);
         }
     }
+    let evidence = &k.evidence;
     let gpus = |k: &Knowledge| k.gpu_models.join(" and ");
     Some(AtlasBasis {
         npp_version: k.npp_version.clone(),
@@ -95,6 +117,31 @@ pub(super) fn predict_groups(trace: &TraceFile, atlas: &[Knowledge], groups_: &m
             .map(|(_, o)| format!("{} on {}", o.npp_version, gpus(o)))
             .collect(),
     })
+}
+
+/// Each designed function a trace called, by symbol: its design, `None` where it measured
+/// nothing, or why its lines could not be used.
+type DesignedFunctions<'a> = BTreeMap<&'a str, Result<Option<Designed>, String>>;
+
+/// A function with the evidence, rules and measured fixes it is asked of.
+type Asked<'a> = (Primitive, &'a Evidence, &'a [FunctionRules], &'a [Fix]);
+
+/// What `g` is asked of: its catalogued function, with the atlas's evidence, rules and measured
+/// fixes; or a function known from its headers alone, with its design's (fixes are not measured
+/// there); or why neither (a function neither catalogued nor designed).
+fn asked_of<'a>(
+    g: &SiteGroup,
+    k: &'a Knowledge,
+    designed: &'a DesignedFunctions<'_>,
+) -> Result<Asked<'a>, Unpredicted> {
+    if let Some(p) = g.primitive.filter(|p| !p.is_generated()) {
+        return Ok((p, &k.evidence, &k.rules, k.fixes_of(p)));
+    }
+    match designed.get(g.function.as_str()) {
+        Some(Ok(Some(d))) => Ok((d.primitive, &d.evidence, &d.rules, &[])),
+        Some(Err(why)) => Err(Unpredicted::Design(why.clone())),
+        Some(Ok(None)) | None => Err(Unpredicted::NotCatalogued),
+    }
 }
 
 /// The group as the memory scenario `nppbench predict` would be asked about.
@@ -138,12 +185,49 @@ pub(super) fn scenario(
     let Some(src) = src.or(dst) else {
         return Err(Unpredicted::Geometry("no line step was recorded".into()));
     };
+    if p.is_generated() {
+        return Ok((
+            generated_geometry(p, width, height, src, dst)?,
+            kind,
+            context,
+            threading,
+        ));
+    }
     let mut geometry = Geometry::new(p, width, height, src);
     if let Some(d) = dst {
         geometry.dst_stride = d;
     }
     geometry.validate(p).map_err(|e| Unpredicted::Geometry(e.to_string()))?;
     Ok((geometry, kind, context, threading))
+}
+
+/// The geometry of a call of a function known from its headers alone: the steps recorded (the
+/// destination's, where none was, keeping the source's padding in pixels, as `predict` does).
+/// With no catalogue row to check it against, only an empty ROI and a source step shorter than
+/// a row are refused.
+fn generated_geometry(
+    p: Primitive,
+    width: u32,
+    height: u32,
+    src: u32,
+    dst: Option<u32>,
+) -> Result<Geometry, Unpredicted> {
+    if width == 0 || height == 0 {
+        return Err(Unpredicted::Geometry(format!("the ROI is {width}x{height}")));
+    }
+    let row = u64::from(width) * p.src_bytes_per_pixel();
+    if u64::from(src) < row {
+        return Err(Unpredicted::Geometry(format!(
+            "a source step of {src} bytes is shorter than a row of {width} pixels ({row} bytes)"
+        )));
+    }
+    Ok(Geometry {
+        width,
+        height,
+        src_stride: src,
+        dst_stride: dst.unwrap_or_else(|| default_dst_step(p, src)),
+        padded_from: None,
+    })
 }
 
 fn predict(

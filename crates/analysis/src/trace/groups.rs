@@ -86,7 +86,8 @@ impl ThreadingPattern {
 pub struct SiteGroup {
     /// The NPP symbol (`nppiConvert_8u32f_C1R_Ctx`), or the function the creating stack names.
     pub function: String,
-    /// The catalogue's function, where the symbol is catalogued.
+    /// The catalogue's function, where the symbol is catalogued, or the function a design
+    /// measured (a [generated](Primitive::generated) primitive), once asked of its design.
     pub primitive: Option<Primitive>,
     pub geometry: Option<SiteGeometry>,
     pub declared_flags: Option<u32>,
@@ -317,6 +318,8 @@ pub enum Unpredicted {
     StreamFlagsUnknown,
     /// The geometry is not one the catalogue's function takes (negative sizes, strides too short).
     Geometry(String),
+    /// The function's design lines could not be made its evidence (why).
+    Design(String),
 }
 
 /// The function's rule and the fixes the atlas measured beside its leaking scenarios.

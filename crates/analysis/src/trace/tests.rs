@@ -14,6 +14,8 @@ use nppbench_stats::LeakClass;
 
 use super::*;
 
+mod designed;
+
 const CONVERT: &str = "nppiConvert_8u32f_C1R_Ctx";
 const GIB: u64 = 1 << 30;
 const MIB_U: u64 = 1 << 20;

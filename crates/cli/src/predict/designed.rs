@@ -5,28 +5,18 @@
 
 use nppbench_analysis::calls::design;
 use nppbench_analysis::predict::{answer, query};
-use nppbench_model::{Geometry, Primitive};
+use nppbench_model::Geometry;
 
 use super::{PredictArgs, Row, row};
 use crate::exit::bad_input;
 
 /// The answer for `symbol` from its design lines, or `None` where they hold no shape measured.
 pub(super) fn answer_row(args: &PredictArgs, symbol: &str, lines: &[design::ShapeLine]) -> anyhow::Result<Option<Row>> {
-    let Some(px) = lines.iter().find_map(|l| l.pixels) else {
+    // Shapes NPP all refused measure nothing: the function is answered as unmeasured.
+    let Some(designed) = design::Designed::of(symbol, lines).map_err(bad_input)? else {
         return Ok(None);
     };
-    let evidence = design::evidence(lines).map_err(bad_input)?;
-    let rules = evidence.rules();
-    // Shapes NPP all refused measure nothing: the function is answered as unmeasured.
-    if rules.is_empty() {
-        return Ok(None);
-    }
-    let primitive = Primitive::generated(
-        symbol,
-        u64::from(px.src_bytes_per_pixel),
-        u64::from(px.dst_bytes_per_pixel),
-    )
-    .map_err(bad_input)?;
+    let (primitive, px) = (designed.primitive, designed.pixels);
     let (width, height, src_stride) = (
         args.width.unwrap_or_default(),
         args.height.unwrap_or_default(),
@@ -40,13 +30,9 @@ pub(super) fn answer_row(args: &PredictArgs, symbol: &str, lines: &[design::Shap
         )));
     }
     // The destination keeps the source's padding in pixels, as for a row's function.
-    let dst_stride = args.dst_stride.unwrap_or_else(|| {
-        match (u64::from(src_stride) * u64::from(px.dst_bytes_per_pixel)).checked_div(u64::from(px.src_bytes_per_pixel))
-        {
-            Some(d) if px.dst_bytes_per_pixel > 0 => u32::try_from(d).unwrap_or(u32::MAX),
-            _ => src_stride,
-        }
-    });
+    let dst_stride = args
+        .dst_stride
+        .unwrap_or_else(|| design::default_dst_step(primitive, src_stride));
     let g = Geometry {
         width,
         height,
@@ -55,5 +41,6 @@ pub(super) fn answer_row(args: &PredictArgs, symbol: &str, lines: &[design::Shap
         padded_from: None,
     };
     let q = query(primitive, g, args.stream, args.context, args.threading);
-    Ok(Some(row(&q, &answer(&evidence, &rules, &q), &evidence, &rules)))
+    let (evidence, rules) = (&designed.evidence, &designed.rules);
+    Ok(Some(row(&q, &answer(evidence, rules, &q), evidence, rules)))
 }

@@ -3,6 +3,7 @@
 //! answer beside what the trace saw, the cost over time, the charts, every call site, the threads
 //! and streams, what recording cost), and call_sites.csv's rows. No figure is computed here.
 
+mod answer;
 mod overhead;
 mod race;
 mod words;
@@ -13,12 +14,13 @@ use nppbench_analysis::LeakClass;
 use nppbench_analysis::trace::{SiteGroup, TraceFindings, TraceStatus};
 use nppbench_model::TraceFile;
 
+use self::answer::{agreement, prediction_text};
 use self::overhead::overhead;
 pub use self::race::RaceSiteView;
 use self::race::{race_sentence, race_sites};
 use self::words::{
-    agreement, bytes, cost_rows, count, geometry_label, memory_label, mib, notices, prediction_text, stream_csv,
-    stream_words, threading_csv, threading_words, verdict,
+    bytes, cost_rows, count, geometry_label, memory_label, mib, notices, stream_csv, stream_words, threading_csv,
+    threading_words, verdict,
 };
 use super::format::{fmt, fmt_sig};
 use super::prose::{FixView, fix_view, rule_sentence};
@@ -159,7 +161,7 @@ pub fn trace_page(trace: &TraceFile, f: &TraceFindings) -> Result<TracePage, Str
         notices: notices(trace, f),
         growing,
         racing,
-        atlas_basis: words::atlas_basis(f),
+        atlas_basis: answer::atlas_basis(f),
         disagreements: groups.iter().filter(|g| g.disagreement.is_some()).count(),
         cost,
         cost_note,
