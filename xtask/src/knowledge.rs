@@ -142,7 +142,8 @@ pub(crate) fn write_designs(designs: &[PathBuf], into: &Path) -> anyhow::Result<
         .iter()
         .flat_map(|s| kept.iter().filter(move |l| l.symbol == *s).cloned())
         .collect();
-    let (functions, shapes) = (order.len(), grouped.len());
+    // Lines with a shape: a function's throughput point is a line without one.
+    let (functions, shapes) = (order.len(), grouped.iter().filter(|l| l.shape.is_some()).count());
     let (bytes, index) = nppbench_analysis::calls::design::members(&grouped);
     if let Some(dir) = into.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
