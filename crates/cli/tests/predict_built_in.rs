@@ -249,16 +249,36 @@ fn a_function_a_design_measured_is_answered_from_its_rules() {
     assert_eq!(answer("48", "1024"), ("flat".into(), "rule".into(), "right".into()));
 }
 
-/// Issue #45: the designs built in answer a function they measured at one of its shapes with
-/// what that shape measured (basis `measured`), and a function no design measured stays unknown.
+/// Issue #45: the designs built in, of every NPP version that has them, answer a function they
+/// measured at one of its shapes with what that shape measured (basis `measured`).
 #[test]
 fn the_built_in_designs_answer_a_measured_shape_with_its_measurement() {
-    use nppbench_analysis::calls::design::ShapeLine;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let bytes = std::fs::read(root.join("knowledge/designs/npp-13.0.1-sm90.jsonl.gz")).unwrap();
+    let mut versions = Vec::new();
+    for entry in std::fs::read_dir(root.join("knowledge/designs")).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".jsonl.gz"))
+        else {
+            continue;
+        };
+        // `npp-12.2.3-sm90`: the version asked by.
+        let version = name.trim_start_matches("npp-").split('-').next().unwrap().to_owned();
+        answers_a_leaking_shape(&path, &version);
+        versions.push(version);
+    }
+    versions.sort();
+    assert_eq!(versions, ["12.2.3", "13.0.1"]);
+}
+
+/// A leak-prone shape of `file`'s designs that kept streams on most new threads, of a function
+/// known from its headers alone, asked of NPP `version`.
+fn answers_a_leaking_shape(file: &std::path::Path, version: &str) {
+    use nppbench_analysis::calls::design::ShapeLine;
+    let bytes = std::fs::read(file).unwrap();
     let lines: Vec<ShapeLine> = nppbench_analysis::calls::read_lines_of(&bytes).unwrap();
-    // A leak-prone shape that kept streams on most new threads, of a function known from its
-    // headers alone.
     let line = lines
         .iter()
         .find(|l| {
@@ -273,7 +293,7 @@ fn the_built_in_designs_answer_a_measured_shape_with_its_measurement() {
     let name = line.symbol.trim_start_matches("nppi").trim_end_matches("_Ctx");
     let rows = predict_csv(&[
         "--npp-version",
-        "13.0",
+        version,
         "--primitive",
         name,
         "--width",
@@ -289,6 +309,6 @@ fn the_built_in_designs_answer_a_measured_shape_with_its_measurement() {
     assert_eq!(
         (&rows[1][col("predicted_class")][..], &rows[1][col("basis")][..]),
         ("leak", "measured"),
-        "{name} {s:?}"
+        "{version} {name} {s:?}"
     );
 }
