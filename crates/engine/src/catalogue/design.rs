@@ -126,7 +126,6 @@ pub(crate) fn shapes_of(
         Shapes::Stranger { count, seed } => design::stranger(&row.symbol, &px, count, seed),
     };
     for (k, shape) in list.into_iter().enumerate().skip(skip) {
-        let start = Instant::now();
         let mut line = ShapeLine {
             shape: Some(shape),
             pixels: Some(px),
@@ -140,6 +139,8 @@ pub(crate) fn shapes_of(
         if let Some(Err(e)) = &turn {
             line.questions_error = Some(format!("no turn on the GPU: {e}"));
         }
+        // The shape's own time, its turn had: the wait for it is the other children's.
+        let start = Instant::now();
         let dead = match one_shape(c, contexts, row, &shape, &mut line) {
             Ok(()) => false,
             Err(e) => {

@@ -57,7 +57,7 @@ pub struct ShapeLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub questions_error: Option<String>,
     /// The steps the call was made with, in bytes (the first source's and the destination's),
-    /// and the flags its context declared.
+    /// the flags its context declared, and the shape's time from its turn on the GPU on (`ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub src_step_bytes: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
