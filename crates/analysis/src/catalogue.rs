@@ -147,8 +147,8 @@ pub struct Function {
     pub family: String,
     pub state: State,
     /// GB/s of its design's throughput point at 1080p ([`crate::calls::design::Throughput`]),
-    /// whatever its state comes from; `None` without one.
-    pub throughput_1080p: Option<f64>,
+    /// whatever its state comes from, or why the point failed; `None` without one.
+    pub throughput_1080p: Option<Result<f64, String>>,
 }
 
 /// Every function of a version's headers, judged.
@@ -231,7 +231,7 @@ pub fn judge_designed(
                 (_, Some(d)) => d.clone(),
                 (other, None) => other,
             },
-            throughput_1080p: points.get(e.symbol.as_str()).copied(),
+            throughput_1080p: points.get(e.symbol.as_str()).cloned(),
         })
         .collect();
     functions
@@ -254,13 +254,19 @@ pub fn judge_designed(
     }
 }
 
-/// Each symbol's GB/s at 1080p, from the last of its design lines with a point there.
-fn points_1080p(designs: &[crate::calls::design::ShapeLine]) -> BTreeMap<&str, f64> {
+/// Each symbol's GB/s at 1080p, or why its point failed, from the last of its design lines with
+/// a point there or a failed one.
+fn points_1080p(designs: &[crate::calls::design::ShapeLine]) -> BTreeMap<&str, Result<f64, String>> {
     designs
         .iter()
-        .filter_map(|l| Some((l.symbol.as_str(), l.throughput?)))
-        .filter(|(_, t)| (t.width, t.height) == crate::calls::design::throughput::AT)
-        .filter_map(|(symbol, t)| Some((symbol, t.gbps()?)))
+        .filter_map(|l| {
+            let point = match (&l.throughput, &l.throughput_error) {
+                (Some(t), _) if (t.width, t.height) == crate::calls::design::throughput::AT => Ok(t.gbps()?),
+                (None, Some(why)) => Err(why.clone()),
+                _ => return None,
+            };
+            Some((l.symbol.as_str(), point))
+        })
         .collect()
 }
 

@@ -213,12 +213,12 @@ fn a_function_a_design_measured_is_measured() {
     }
     let haa = c.functions.iter().find(|f| f.symbol == "nppiHaa_8u_C1R_Ctx").unwrap();
     assert_eq!(haa.state.kind(), StateKind::Called);
-    assert_eq!((gee.throughput_1080p, haa.throughput_1080p), (None, None));
+    assert_eq!((&gee.throughput_1080p, &haa.throughput_1080p), (&None, &None));
 }
 
 /// Made-up design lines and throughput points (no GPU wrote them): each function carries the
 /// GB/s of its last point at 1080p, whether the design measured it or its state comes from its
-/// call; a point that failed, or one at another size, gives none.
+/// call; a point that failed gives why, one at another size none.
 #[test]
 fn each_function_carries_the_gbps_of_its_throughput_point_at_1080p() {
     use crate::calls::design::{ShapeLine, Throughput, throughput};
@@ -256,10 +256,18 @@ fn each_function_carries_the_gbps_of_its_throughput_point_at_1080p() {
     let c = judge_designed("13.0.1.2", &entries, &calls, None, &lines);
     let of = |s: &str| c.functions.iter().find(|f| f.symbol == s).unwrap();
     assert_eq!(of("nppiGee_8u_C1R_Ctx").state.kind(), StateKind::Measured);
-    assert_eq!(of("nppiGee_8u_C1R_Ctx").throughput_1080p, Some(10.0), "the last point");
+    assert_eq!(
+        of("nppiGee_8u_C1R_Ctx").throughput_1080p,
+        Some(Ok(10.0)),
+        "the last point"
+    );
     assert_eq!(of("nppiHaa_8u_C1R_Ctx").state.kind(), StateKind::Called);
-    assert_eq!(of("nppiHaa_8u_C1R_Ctx").throughput_1080p, Some(2.5));
-    assert_eq!(of("nppiIyy_8u_C1R_Ctx").throughput_1080p, None, "its point failed");
+    assert_eq!(of("nppiHaa_8u_C1R_Ctx").throughput_1080p, Some(Ok(2.5)));
+    assert_eq!(
+        of("nppiIyy_8u_C1R_Ctx").throughput_1080p,
+        Some(Err("NPP_SIZE_ERROR".into())),
+        "its point failed"
+    );
     assert_eq!(of("nppiJay_8u_C1R_Ctx").throughput_1080p, None, "not at 1080p");
     assert_eq!(of("nppiKay_8u_C1R_Ctx").throughput_1080p, None, "no design line");
     assert_eq!(

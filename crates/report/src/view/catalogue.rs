@@ -108,7 +108,11 @@ fn line(f: &nppbench_analysis::catalogue::Function) -> FunctionLine {
         flagged: f.state.flagged(),
         detail,
         rules,
-        gbps_1080p: f.throughput_1080p.map_or_else(String::new, |v| fmt(v, 1)),
+        gbps_1080p: match &f.throughput_1080p {
+            Some(Ok(v)) => fmt(*v, 1),
+            Some(Err(why)) => format!("failed: {why}"),
+            None => String::new(),
+        },
     }
 }
 

@@ -77,8 +77,8 @@ fn a_page_without_calls_says_so() {
 }
 
 /// A made-up throughput point (no GPU wrote it: 4,147,200 bytes in 414,720 ns, 10 GB/s) of one
-/// function: its row shows 10.0 in the GB/s column and functions.csv the same; the others' cells
-/// are blank.
+/// function: its row shows 10.0 in the GB/s column and functions.csv the same; a failed point
+/// says why; the others' cells are blank.
 #[test]
 fn a_designed_functions_gbps_at_1080p_is_in_its_row_and_the_csv() {
     let point = ShapeLine {
@@ -92,7 +92,12 @@ fn a_designed_functions_gbps_at_1080p_is_in_its_row_and_the_csv() {
         }),
         ..ShapeLine::default()
     };
-    let c = judge_designed("13.0.1.2", &entries(), &calls(), None, &[point]);
+    let failed = ShapeLine {
+        symbol: "nppiBee_8u_C1R_Ctx".into(),
+        throughput_error: Some("NPP refused it: NPP_STEP_ERROR".into()),
+        ..ShapeLine::default()
+    };
+    let c = judge_designed("13.0.1.2", &entries(), &calls(), None, &[point, failed]);
     let r = nppbench_report::render_catalogue(&c, true).unwrap();
     let html = &r.index_html;
     let table = &html[html.find("id=\"catalogue-table\"").unwrap()..];
@@ -103,7 +108,11 @@ fn a_designed_functions_gbps_at_1080p_is_in_its_row_and_the_csv() {
         &table[at..at + table[at..].find("</tr>").unwrap()]
     };
     assert!(row("nppiAbs_16s_C1R_Ctx").contains("<td class=\"num\">10.0</td>"));
-    for other in ["nppiAbs_8u_C1R_Ctx", "nppiBee_8u_C1R_Ctx", "nppiCee_8u_C1R_Ctx"] {
+    assert!(
+        row("nppiBee_8u_C1R_Ctx").contains("<td class=\"num\">failed: NPP refused it: NPP_STEP_ERROR</td>"),
+        "a failed point says why"
+    );
+    for other in ["nppiAbs_8u_C1R_Ctx", "nppiCee_8u_C1R_Ctx"] {
         assert!(row(other).contains("<td class=\"num\"></td>"), "{other}");
     }
     assert!(html.contains("GPU time per call by CUDA events over 5 calls back to back"));

@@ -152,18 +152,17 @@ impl ShapeLine {
             held_out: shape.draw != Draw::Fit,
         }))
     }
-}
 
-impl ShapeLine {
     /// What predicting needs of the line, where it has a shape: its function, shape, pixels,
     /// steps, declared flags and what each question measured (an error kept only as `sticky`, a
     /// context killed); the card, the build, the times and the words dropped. `None` without a
-    /// shape but for the function's throughput point, kept as it is.
+    /// shape but for the function's throughput point (or why it failed), kept as it is.
     pub fn compact(&self) -> Option<ShapeLine> {
-        if let Some(t) = self.throughput {
+        if self.throughput.is_some() || self.throughput_error.is_some() {
             return Some(ShapeLine {
                 symbol: self.symbol.clone(),
-                throughput: Some(t),
+                throughput: self.throughput,
+                throughput_error: self.throughput_error.clone(),
                 ..ShapeLine::default()
             });
         }
