@@ -57,8 +57,8 @@ pub(crate) enum Next {
     Finished,
     /// The child ended before its first function (no CUDA context, say): start it again.
     NotStarted,
-    /// Start a child at function `from`, shape `shape`, after writing a line for function `lost`
-    /// (at shape `lost_shape` where the calls have shapes) where the child died in it.
+    /// Start a child at function `from`, shape `shape`, after writing a line for `lost`: the
+    /// function the child died in, and the shape it was at where the calls have shapes.
     Restart {
         from: usize,
         shape: usize,
