@@ -7,10 +7,12 @@
 # Each command stops at LIMIT_S seconds (default none) by SIGINT: the parent merges what its
 # children wrote. Everything lands in OUT_DIR, and OUT_DIR/results.tgz holds it all (a device
 # that returns few files returns that one).
-# Usage: [LIMIT_S=N] [FUNCTIONS=FILE] [SAMPLE=FILE] [STRANGER=N]
+# Usage: [LIMIT_S=N] [FUNCTIONS=FILE] [SHUFFLE=SEED] [SAMPLE=FILE] [STRANGER=N]
 #        catalogue-designs-runs.sh NPPBENCH OUT_DIR JOBS VERSION=NPP_DIR...
 #   VERSION   a folder of catalogue/ (npp-13.0.1.2); NPP_DIR the libraries of that version.
 #   FUNCTIONS the functions to design (default: every one the catalogue can call).
+#   SHUFFLE   design them in an order shuffled by this seed (`--shuffle`): a command stopped at
+#             LIMIT_S has designed a uniform random part of them, not each child's first.
 # Example: LIMIT_S=500 SAMPLE=s.txt catalogue-designs-runs.sh /tmp/nppbench /tmp/o 8 npp-13.0.1.2=/usr/local/cuda/lib64
 set -u
 bin=$1; out=$2; jobs=$3; shift 3
@@ -27,7 +29,7 @@ for pair in "$@"; do
   version=${pair%%=*}; npp=${pair#*=}
   common=(--catalogue "$root/catalogue/$version" --npp "$npp")
   run "$out/design-$version.jsonl" "$out/design-$version.log" "${common[@]}" --design \
-    ${FUNCTIONS:+--functions "$FUNCTIONS"}
+    ${FUNCTIONS:+--functions "$FUNCTIONS"} ${SHUFFLE:+--shuffle "$SHUFFLE"}
   if [ -n "${SAMPLE:-}" ]; then
     run "$out/stranger-$version.jsonl" "$out/stranger-$version.log" "${common[@]}" \
       --stranger "${STRANGER:-20}" --seed 45 --functions "$SAMPLE"

@@ -85,6 +85,10 @@ pub(crate) struct CallArgs {
     /// from NPP's folder are called again. Without it, an --out that holds lines is refused.
     #[arg(long, requires = "out")]
     resume: bool,
+    /// Call the functions in an order shuffled by this seed, not the catalogue's: a run stopped
+    /// at a time limit has then called a uniform random part of them.
+    #[arg(long, value_name = "SEED")]
+    shuffle: Option<u64>,
     /// Internal: the file whose functions are left out (the parent's --out, when resumed).
     #[arg(long, hide = true)]
     done: Option<PathBuf>,
@@ -124,6 +128,7 @@ impl CallArgs {
                 (false, None) => None,
             },
             first_shape: self.first_shape,
+            shuffle: self.shuffle,
             done: if self.resume {
                 self.out.clone()
             } else {
@@ -320,6 +325,9 @@ fn child_command(args: &CallArgs, out: &Path, (from, to): (usize, usize), shape:
     }
     if let Some(s) = args.shard {
         cmd.args(["--shard", &s.to_string()]);
+    }
+    if let Some(seed) = args.shuffle {
+        cmd.args(["--shuffle", &seed.to_string()]);
     }
     if args.design {
         cmd.arg("--design");

@@ -56,6 +56,9 @@ pub struct CatalogueCalls {
     /// With `shapes`: the shapes of the first function called that are skipped (a child started
     /// again after one whose context died, or which died itself, at the shape before).
     pub first_shape: usize,
+    /// The functions in an order shuffled by this seed, not the catalogue's: a run stopped at a
+    /// time limit has then called a uniform random part of them, not each share's first.
+    pub shuffle: Option<u64>,
 }
 
 impl CatalogueCalls {
@@ -79,6 +82,10 @@ impl CatalogueCalls {
             .filter(|r| self.shard.is_none_or(|s| s.holds(&r.symbol)))
             .filter(|r| !done.contains(&r.symbol))
             .collect();
+        let mut rows: Vec<FunctionRow> = rows;
+        if let Some(seed) = self.shuffle {
+            fastrand::Rng::with_seed(seed).shuffle(&mut rows);
+        }
         Ok((prototypes, rows))
     }
 }
@@ -355,7 +362,7 @@ mod tests {
         assert!(!a.is_sticky() && a.to_string() == "NPP_STEP_ERROR", "{a}");
     }
 
-    /// N hosts' shards of a catalogue are its functions, each once.
+    /// N hosts' shards of a catalogue are its functions, each once; shuffled, they are too.
     #[test]
     fn shards_of_a_catalogue_are_its_functions_each_once() {
         let calls = |shard| CatalogueCalls {
@@ -371,6 +378,7 @@ mod tests {
             done: None,
             shapes: None,
             first_shape: 0,
+            shuffle: None,
         };
         let symbols = |shard| -> Vec<String> {
             calls(shard)
@@ -390,6 +398,21 @@ mod tests {
         sorted.sort();
         assert_eq!(merged, sorted);
         assert!(all.len() > 5_000);
+        // Shuffled by a seed: the same functions, in another order, the same for the same seed.
+        let shuffled = |seed| -> Vec<String> {
+            let c = CatalogueCalls {
+                shuffle: Some(seed),
+                ..calls(None)
+            };
+            c.functions().unwrap().1.into_iter().map(|r| r.symbol).collect()
+        };
+        let (a, b) = (shuffled(7), shuffled(7));
+        assert_eq!(a, b);
+        assert_ne!(a, all);
+        assert_ne!(a, shuffled(8));
+        let mut a_sorted = a.clone();
+        a_sorted.sort();
+        assert_eq!(a_sorted, sorted);
     }
 
     /// A made-up list: the functions a file names, by symbol or bare name, in the catalogue's
@@ -412,6 +435,7 @@ mod tests {
             done: None,
             shapes: None,
             first_shape: 0,
+            shuffle: None,
         };
         let symbols: Vec<String> = calls.functions().unwrap().1.into_iter().map(|r| r.symbol).collect();
         assert_eq!(symbols, ["nppiAdd_8u_C1RSfs_Ctx", "nppiNot_8u_C1R_Ctx"]);
