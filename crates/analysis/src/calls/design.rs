@@ -272,3 +272,20 @@ pub use throughput::Throughput;
 
 #[cfg(test)]
 mod tests;
+
+/// A made-up line (no GPU wrote it) of `symbol` at `shape`: the call ran and matched at aligned
+/// steps, and kept streams on every new thread where `keeps`, none otherwise. What the tests of
+/// the crates' readers of design lines build their functions from.
+#[cfg(test)]
+pub(crate) fn made_up_line(symbol: &str, px: Pixels, shape: Shape, keeps: bool) -> ShapeLine {
+    ShapeLine {
+        symbol: symbol.into(),
+        shape: Some(shape),
+        pixels: Some(px),
+        status: Some(0),
+        differing_bytes: Some(0),
+        leak_calls: Some(LEAK_CALLS),
+        threads_keeping_streams: Some(if keeps { LEAK_CALLS } else { 0 }),
+        ..ShapeLine::default()
+    }
+}

@@ -161,7 +161,7 @@ fn the_cards_and_the_builds_of_the_calls_are_kept_and_other_builds_named() {
 /// ran and matched, and the shapes whose width is not a multiple of 16 kept streams on every
 /// thread.
 fn design_lines(symbol: &str) -> Vec<crate::calls::design::ShapeLine> {
-    use crate::calls::design::{self, Pixels, ShapeLine};
+    use crate::calls::design::{self, Pixels};
     let px = Pixels {
         src_bytes_per_pixel: 1,
         src_sample_bytes: 1,
@@ -170,16 +170,7 @@ fn design_lines(symbol: &str) -> Vec<crate::calls::design::ShapeLine> {
     };
     design::design(symbol, &px)
         .into_iter()
-        .map(|s| ShapeLine {
-            symbol: symbol.into(),
-            shape: Some(s),
-            pixels: Some(px),
-            status: Some(0),
-            differing_bytes: Some(0),
-            leak_calls: Some(4),
-            threads_keeping_streams: Some(if !s.width.is_multiple_of(16) { 4 } else { 0 }),
-            ..ShapeLine::default()
-        })
+        .map(|s| design::made_up_line(symbol, px, s, !s.width.is_multiple_of(16)))
         .collect()
 }
 

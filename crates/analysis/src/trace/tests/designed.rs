@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::calls::design::{self, LEAK_CALLS, Pixels, ShapeLine};
+use crate::calls::design::{self, Pixels, ShapeLine};
 use crate::knowledge::{FORMAT, Knowledge, SCHEMA_VERSION, Scores};
 use crate::predict::Basis;
 
@@ -26,16 +26,7 @@ fn knowledge_with_a_made_up_design() -> Knowledge {
         .into_iter()
         .map(|s| {
             let keeps = !s.width.is_multiple_of(16) && s.threading == Threading::ThreadPerCall;
-            ShapeLine {
-                symbol: MADE_UP.into(),
-                shape: Some(s),
-                pixels: Some(PX),
-                status: Some(0),
-                differing_bytes: Some(0),
-                leak_calls: Some(LEAK_CALLS),
-                threads_keeping_streams: Some(if keeps { LEAK_CALLS } else { 0 }),
-                ..ShapeLine::default()
-            }
+            design::made_up_line(MADE_UP, PX, s, keeps)
         })
         .collect();
     Knowledge {
