@@ -266,7 +266,7 @@ mod designed;
 mod lines;
 pub mod throughput;
 
-pub use designed::{Designed, default_dst_step};
+pub use designed::{Designed, generated_geometry};
 pub use lines::{Score, ShapeLine, Summary, evidence, lines_indexed, lines_of, members, score, summary};
 pub use throughput::Throughput;
 

@@ -25,7 +25,7 @@ use nppbench_model::{ContextFill, Geometry, Primitive, StreamKind, Threading, Tr
 use nppbench_stats::LeakClass;
 
 use super::groups::{Advice, Prediction, SiteGroup, SiteStream, ThreadingPattern, Unpredicted};
-use crate::calls::design::{Designed, default_dst_step};
+use crate::calls::design::Designed;
 use crate::evidence::{Evidence, FunctionRules};
 use crate::knowledge::Knowledge;
 use crate::predict::{answer, answer_race, answer_wrong, query};
@@ -202,9 +202,8 @@ pub(super) fn scenario(
 }
 
 /// The geometry of a call of a function known from its headers alone: the steps recorded (the
-/// destination's, where none was, keeping the source's padding in pixels, as `predict` does).
-/// With no catalogue row to check it against, only an empty ROI and a source step shorter than
-/// a row are refused.
+/// destination's, where none was, keeping the source's padding in pixels, as `predict` does);
+/// an empty ROI is refused too.
 fn generated_geometry(
     p: Primitive,
     width: u32,
@@ -215,19 +214,7 @@ fn generated_geometry(
     if width == 0 || height == 0 {
         return Err(Unpredicted::Geometry(format!("the ROI is {width}x{height}")));
     }
-    let row = u64::from(width) * p.src_bytes_per_pixel();
-    if u64::from(src) < row {
-        return Err(Unpredicted::Geometry(format!(
-            "a source step of {src} bytes is shorter than a row of {width} pixels ({row} bytes)"
-        )));
-    }
-    Ok(Geometry {
-        width,
-        height,
-        src_stride: src,
-        dst_stride: dst.unwrap_or_else(|| default_dst_step(p, src)),
-        padded_from: None,
-    })
+    crate::calls::design::generated_geometry(p, (width, height), src, dst).map_err(Unpredicted::Geometry)
 }
 
 fn predict(

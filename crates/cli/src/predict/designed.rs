@@ -5,7 +5,6 @@
 
 use nppbench_analysis::calls::design;
 use nppbench_analysis::predict::{answer, query};
-use nppbench_model::Geometry;
 
 use super::{PredictArgs, Row, row};
 use crate::exit::bad_input;
@@ -16,30 +15,15 @@ pub(super) fn answer_row(args: &PredictArgs, symbol: &str, lines: &[design::Shap
     let Some(designed) = design::Designed::of(symbol, lines).map_err(bad_input)? else {
         return Ok(None);
     };
-    let (primitive, px) = (designed.primitive, designed.pixels);
+    let primitive = designed.primitive;
     let (width, height, src_stride) = (
         args.width.unwrap_or_default(),
         args.height.unwrap_or_default(),
         args.src_stride.unwrap_or_default(),
     );
-    let row_bytes = u64::from(width) * u64::from(px.src_bytes_per_pixel);
-    if u64::from(src_stride) < row_bytes {
-        return Err(bad_input(format!(
-            "{}: a source stride of {src_stride} bytes is shorter than a row of {width} pixels ({row_bytes} bytes)",
-            primitive.name()
-        )));
-    }
     // The destination keeps the source's padding in pixels, as for a row's function.
-    let dst_stride = args
-        .dst_stride
-        .unwrap_or_else(|| design::default_dst_step(primitive, src_stride));
-    let g = Geometry {
-        width,
-        height,
-        src_stride,
-        dst_stride,
-        padded_from: None,
-    };
+    let g = design::generated_geometry(primitive, (width, height), src_stride, args.dst_stride)
+        .map_err(|e| bad_input(format!("{}: {e}", primitive.name())))?;
     let q = query(primitive, g, args.stream, args.context, args.threading);
     let (evidence, rules) = (&designed.evidence, &designed.rules);
     Ok(Some(row(&q, &answer(evidence, rules, &q), evidence, rules)))

@@ -2,9 +2,9 @@
 //! lines as evidence, and the rules the atlas's own search fits on them. What `predict` answers a
 //! function known from its headers alone with, and what `trace` predicts its call sites from.
 
-use nppbench_model::Primitive;
+use nppbench_model::{Geometry, Primitive};
 
-use super::{Pixels, ShapeLine, evidence};
+use super::{ShapeLine, evidence};
 use crate::evidence::{Evidence, FunctionRules};
 
 /// A function's design, ready to answer: a scenario is asked of `evidence` and `rules` as of an
@@ -13,7 +13,6 @@ use crate::evidence::{Evidence, FunctionRules};
 pub struct Designed {
     /// The function as a [generated](Primitive::generated) primitive, with its lines' pixel sizes.
     pub primitive: Primitive,
-    pub pixels: Pixels,
     pub evidence: Evidence,
     /// Fitted on the lines' shapes (held-out ones left out of the fit); never empty.
     pub rules: Vec<FunctionRules>,
@@ -40,7 +39,6 @@ impl Designed {
         )?;
         Ok(Some(Designed {
             primitive,
-            pixels,
             evidence,
             rules,
         }))
@@ -50,10 +48,34 @@ impl Designed {
 /// The destination step of a generated function's call where none is given: the source's
 /// padding kept in pixels, as for a row's function; the source's step where the function writes
 /// no image (a reduction) or has no source.
-pub fn default_dst_step(primitive: Primitive, src_step: u32) -> u32 {
+fn default_dst_step(primitive: Primitive, src_step: u32) -> u32 {
     let (src_bpp, dst_bpp) = (primitive.src_bytes_per_pixel(), primitive.dst_bytes_per_pixel());
     match (u64::from(src_step) * dst_bpp).checked_div(src_bpp) {
         Some(d) if dst_bpp > 0 => u32::try_from(d).unwrap_or(u32::MAX),
         _ => src_step,
     }
+}
+
+/// The geometry of a call of a generated function at `width` × `height` with a source step of
+/// `src` bytes and a destination step of `dst` (where none is given, [`default_dst_step`]): with
+/// no catalogue row to check it against, only a source step shorter than a row is refused.
+pub fn generated_geometry(
+    p: Primitive,
+    (width, height): (u32, u32),
+    src: u32,
+    dst: Option<u32>,
+) -> Result<Geometry, String> {
+    let row = u64::from(width) * p.src_bytes_per_pixel();
+    if u64::from(src) < row {
+        return Err(format!(
+            "a source stride of {src} bytes is shorter than a row of {width} pixels ({row} bytes)"
+        ));
+    }
+    Ok(Geometry {
+        width,
+        height,
+        src_stride: src,
+        dst_stride: dst.unwrap_or_else(|| default_dst_step(p, src)),
+        padded_from: None,
+    })
 }
