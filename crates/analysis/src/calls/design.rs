@@ -264,10 +264,12 @@ fn fnv1a(s: &str) -> u64 {
 
 mod designed;
 mod lines;
+mod summary;
 pub mod throughput;
 
 pub use designed::{Designed, generated_geometry};
-pub use lines::{Score, ShapeLine, Summary, evidence, lines_indexed, lines_of, members, score, summary};
+pub use lines::{Score, ShapeLine, evidence, lines_indexed, lines_of, members, score};
+pub use summary::{Summary, Times, summary};
 pub use throughput::Throughput;
 
 #[cfg(test)]

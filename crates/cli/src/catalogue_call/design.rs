@@ -68,6 +68,13 @@ pub(crate) fn summarize(file: &Path, scored: Option<&Path>) -> anyhow::Result<()
             median.map_or("-".to_owned(), |g| format!("{g:.1}"))
         ),
     }
+    let t = s.times;
+    if t.own_s > 0.0 {
+        println!(
+            "time of the shapes: {:.1} s their own, of it {:.1} s alone on the GPU and {:.1} s in shapes that left the context dead; {:.1} s waiting for turns",
+            t.own_s, t.alone_s, t.faulted_s, t.wait_s
+        );
+    }
     let h = &s.held_out;
     println!(
         "held-out shapes predicted by the rules fitted on the others: leak {}, race {}, wrong {}",

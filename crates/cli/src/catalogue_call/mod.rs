@@ -100,6 +100,10 @@ pub(crate) struct CallArgs {
     /// Internal: the shapes of the child's first function already written or given up.
     #[arg(long, hide = true, default_value_t = 0)]
     first_shape: usize,
+    /// Internal: the shapes of the child's first function past --first-shape already written or
+    /// given up.
+    #[arg(long, hide = true, value_delimiter = ',')]
+    shapes_done: Vec<usize>,
     /// Internal: the lock files the children take turns on the GPU with (`GpuTurns`).
     #[arg(long, hide = true)]
     turns: Option<PathBuf>,
@@ -128,6 +132,7 @@ impl CallArgs {
                 (false, None) => None,
             },
             first_shape: self.first_shape,
+            shapes_done: self.shapes_done.clone(),
             shuffle: self.shuffle,
             done: if self.resume {
                 self.out.clone()
@@ -241,13 +246,13 @@ fn share_of(
     args: &CallArgs,
     rows: &[nppbench_headers::generate::FunctionRow],
     out: &Path,
-    (mut from, to): (usize, usize),
+    (from, to): (usize, usize),
     children: &stop::Children,
 ) -> anyhow::Result<()> {
     let shapes = args.calls().shapes.is_some();
-    let (mut shape, mut not_started) = (0, 0);
-    while from < to && !children.stopped() {
-        let mut child = child_command(args, out, (from, to), shape)?
+    let (mut start, mut not_started) = (restart::Start::at(from), 0);
+    while start.from < to && !children.stopped() {
+        let mut child = child_command(args, out, &start, to)?
             .stdout(Stdio::piped())
             .spawn()
             .context("starting a child")?;
@@ -271,7 +276,7 @@ fn share_of(
             (false, Some(3)) => restart::Ended::ContextDead,
             _ => restart::Ended::Died,
         };
-        match restart::next(&progress, ended, (from, shape), shapes) {
+        match restart::next(&progress, ended, &start, shapes) {
             restart::Next::Finished => break,
             restart::Next::NotStarted if not_started < 2 => {
                 not_started += 1;
@@ -281,11 +286,7 @@ fn share_of(
             restart::Next::NotStarted => {
                 anyhow::bail!("a child ended ({status}) before its first function, three times")
             }
-            restart::Next::Restart {
-                from: f,
-                shape: k,
-                lost,
-            } => {
+            restart::Next::Restart { start: s, lost } => {
                 if let Some((i, at)) = lost {
                     let mut line = json!({"index": i, "symbol": rows[i].symbol, "library": rows[i].library,
                         "ended_process": format!("{status}")});
@@ -294,15 +295,15 @@ fn share_of(
                     }
                     append_line(out, &line)?;
                 }
-                (from, shape) = (f, k);
+                start = s;
             }
         }
     }
     Ok(())
 }
 
-/// The command of a child calling functions `from..to`, the first from shape `shape` on.
-fn child_command(args: &CallArgs, out: &Path, (from, to): (usize, usize), shape: usize) -> anyhow::Result<Command> {
+/// The command of a child calling functions `start.from..to`, the first from `start` on.
+fn child_command(args: &CallArgs, out: &Path, start: &restart::Start, to: usize) -> anyhow::Result<Command> {
     let mut cmd = Command::new(std::env::current_exe()?);
     cmd.arg("call-catalogue")
         .arg("--catalogue")
@@ -310,10 +311,14 @@ fn child_command(args: &CallArgs, out: &Path, (from, to): (usize, usize), shape:
         .arg("--out")
         .arg(out)
         .args(["--width", &args.width.to_string(), "--height", &args.height.to_string()])
-        .args(["--from", &from.to_string(), "--to", &to.to_string()])
-        .args(["--first-shape", &shape.to_string()])
+        .args(["--from", &start.from.to_string(), "--to", &to.to_string()])
+        .args(["--first-shape", &start.first.to_string()])
         .arg("--turns")
         .arg(args.out.as_deref().unwrap_or(Path::new("")));
+    if !start.done.is_empty() {
+        let done: Vec<String> = start.done.iter().map(usize::to_string).collect();
+        cmd.args(["--shapes-done", &done.join(",")]);
+    }
     if let Some(npp) = &args.npp {
         cmd.arg("--npp").arg(npp);
     }

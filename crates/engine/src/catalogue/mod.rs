@@ -56,6 +56,10 @@ pub struct CatalogueCalls {
     /// With `shapes`: the shapes of the first function called that are skipped (a child started
     /// again after one whose context died, or which died itself, at the shape before).
     pub first_shape: usize,
+    /// With `shapes`: the shapes of the first function past `first_shape` that are skipped too
+    /// (written by a child before, out of order: a run of unaligned shapes is called first, its
+    /// questions asked after).
+    pub shapes_done: Vec<usize>,
     /// The functions in an order shuffled by this seed, not the catalogue's: a run stopped at a
     /// time limit has then called a uniform random part of them, not each share's first.
     pub shuffle: Option<u64>,
@@ -99,9 +103,10 @@ pub fn append_line(out: &Path, v: &serde_json::Value) -> anyhow::Result<()> {
 
 /// Calls the functions `from..to` (to the last where `to` is `None`), saying `begin i` before and
 /// `done i` once its line is written; exits 3 at a function after which the context is dead.
-/// With shapes, it says `wrote i k` once shape `k`'s line is written (`at i k` before a step that
-/// writes no line before it is taken: the throughput point), and a shape that leaves the context
-/// dead ends the child without `done i`: the parent starts the next at shape `k + 1`.
+/// With shapes, it says `at i k` before each step of shape `k` (and of the throughput point) and
+/// `wrote i k` once its line is written, and a shape that leaves the context dead ends the child
+/// without `done i`: the parent starts the next in the same function, leaving out the shapes
+/// written (`--first-shape`, `--shapes-done`).
 pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>) -> anyhow::Result<()> {
     let (prototypes, rows) = args.functions()?;
     let sizers = Sizers::new(&prototypes);
@@ -166,8 +171,14 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
                     std::io::stdout().flush()?;
                     Ok(())
                 };
-                let skip = if i == from { args.first_shape } else { 0 };
-                if design::shapes_of(&called, &mut contexts, row, (shapes, skip), &base, &mut write)? {
+                let skip = match i == from {
+                    true => design::Skipped {
+                        first: args.first_shape,
+                        done: args.shapes_done.iter().copied().collect(),
+                    },
+                    false => design::Skipped::default(),
+                };
+                if design::shapes_of(&called, &mut contexts, row, (shapes, &skip), &base, &mut write)? {
                     nppbench_gpu::exit_now(3);
                 }
                 false
@@ -378,6 +389,7 @@ mod tests {
             done: None,
             shapes: None,
             first_shape: 0,
+            shapes_done: Vec::new(),
             shuffle: None,
         };
         let symbols = |shard| -> Vec<String> {
@@ -435,6 +447,7 @@ mod tests {
             done: None,
             shapes: None,
             first_shape: 0,
+            shapes_done: Vec::new(),
             shuffle: None,
         };
         let symbols: Vec<String> = calls.functions().unwrap().1.into_iter().map(|r| r.symbol).collect();

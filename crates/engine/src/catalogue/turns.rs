@@ -13,6 +13,9 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use nppbench_analysis::calls::design::ShapeLine;
 
 /// The two lock files of a run, opened by one child.
 pub struct GpuTurns {
@@ -78,6 +81,49 @@ impl Drop for Turn<'_> {
         let _ = self.turns.room.unlock();
         if self.alone {
             let _ = self.turns.gate.unlock();
+        }
+    }
+}
+
+/// A turn on the GPU (alone, or shared) where the children take turns, and whether it is alone.
+type Held<'t> = Option<Result<(Turn<'t>, bool), String>>;
+
+/// The turn a child holds: a turn alone is kept while it calls alone; a shared one is taken
+/// anew each shape.
+pub(crate) struct Holding<'t> {
+    turns: Option<&'t GpuTurns>,
+    held: Held<'t>,
+}
+
+impl<'t> Holding<'t> {
+    pub(crate) fn new(turns: Option<&'t GpuTurns>) -> Self {
+        Holding { turns, held: None }
+    }
+
+    /// Takes a turn of this kind: how long it waited (ms), and why none could be had.
+    pub(crate) fn take(&mut self, alone: bool) -> (f64, Option<String>) {
+        let start = Instant::now();
+        if !(alone && matches!(self.held, Some(Ok((_, true))))) {
+            drop(self.held.take());
+            self.held = self.turns.map(|t| {
+                if alone { t.alone() } else { t.shared() }
+                    .map(|turn| (turn, alone))
+                    .map_err(|e| e.to_string())
+            });
+        }
+        let why = match &self.held {
+            Some(Err(e)) => Some(format!("no turn on the GPU: {e}")),
+            _ => None,
+        };
+        (start.elapsed().as_secs_f64() * 1e3, why)
+    }
+
+    /// [`Self::take`], the wait added to the line's and a turn not had said in it.
+    pub(crate) fn take_into(&mut self, alone: bool, line: &mut ShapeLine) {
+        let (waited, why) = self.take(alone);
+        line.wait_ms = Some(line.wait_ms.unwrap_or(0.0) + waited);
+        if why.is_some() {
+            line.questions_error = why;
         }
     }
 }

@@ -346,6 +346,13 @@ fn written(role: Role) -> bool {
     )
 }
 
+impl<'p> Made<'p> {
+    /// The plan the call was made by.
+    pub fn plan(&self) -> &'p CallPlan {
+        self.plan
+    }
+}
+
 impl Made<'_> {
     /// What the call wrote, read once the caller synchronised its stream: each destination
     /// image's ROI rows (planes in order) and each result.

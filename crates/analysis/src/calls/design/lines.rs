@@ -66,6 +66,12 @@ pub struct ShapeLine {
     pub declared_non_blocking: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms: Option<f64>,
+    /// How long the shape waited for its turn on the GPU before `ms` began, and how much of `ms`
+    /// it held the GPU alone (its first call at unaligned steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone_ms: Option<f64>,
     /// The function's throughput point (`throughput.rs`), on a line of its own without a shape,
     /// or why it has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,7 +82,7 @@ pub struct ShapeLine {
 
 impl ShapeLine {
     /// Whether the context died at the shape's own call: the wrong-pixel hazard's worst form.
-    fn faulted(&self) -> bool {
+    pub(super) fn faulted(&self) -> bool {
         self.error.as_deref().is_some_and(|e| e.starts_with("sticky"))
     }
 
@@ -364,86 +370,4 @@ pub fn score(fitted: &[ShapeLine], scored: &[ShapeLine]) -> Result<(Vec<Function
     s.by_octave = octaves.into_iter().collect();
     s.refused = scored.iter().filter(|l| l.status.is_some_and(|st| st < 0)).count();
     Ok((rules, s))
-}
-
-/// What a file of design lines holds, counted.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Summary {
-    pub functions: usize,
-    pub shapes: usize,
-    /// Functions with no plan (no shape called), shapes with none, shapes NPP refused, shapes
-    /// whose own call left the context dead, functions whose child died.
-    pub not_planned_functions: usize,
-    pub not_planned_shapes: usize,
-    pub refused: usize,
-    pub faulted: usize,
-    pub ended_process: usize,
-    /// Shapes measured in each leak class (`leak`, `bounded`, `flat`), racing of those asked,
-    /// wrong of those judged.
-    pub classes: Vec<(String, usize)>,
-    pub racing: (usize, usize),
-    pub wrong: (usize, usize),
-    /// Functions with a shape of each hazard: a leak, a race, wrong pixels.
-    pub functions_with: (usize, usize, usize),
-    /// The held-out shapes, predicted by the rules fitted on the others.
-    pub held_out: Score,
-    /// Functions with a throughput point, the median of their GB/s, and functions whose point
-    /// failed.
-    pub throughput: (usize, Option<f64>, usize),
-}
-
-/// The counts of `lines` (one NPP version's), and how the rules fitted on their fitted shapes
-/// predict their held-out ones.
-pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
-    use std::collections::BTreeSet;
-    let shaped: Vec<&ShapeLine> = lines.iter().filter(|l| l.shape.is_some()).collect();
-    let names = |f: &dyn Fn(&ShapeLine) -> bool| -> usize {
-        lines
-            .iter()
-            .filter(|l| f(l))
-            .map(|l| l.symbol.as_str())
-            .collect::<BTreeSet<_>>()
-            .len()
-    };
-    let mut classes: Vec<(String, usize)> = Vec::new();
-    for c in shaped.iter().filter_map(|l| l.class()) {
-        let name = c.as_str().to_owned();
-        match classes.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, k)) => *k += 1,
-            None => classes.push((name, 1)),
-        }
-    }
-    let pair = |f: &dyn Fn(&ShapeLine) -> Option<bool>| {
-        let judged: Vec<bool> = shaped.iter().filter_map(|l| f(l)).collect();
-        (judged.iter().filter(|w| **w).count(), judged.len())
-    };
-    let (fit, held): (Vec<ShapeLine>, Vec<ShapeLine>) = shaped
-        .iter()
-        .map(|l| (*l).clone())
-        .partition(|l| l.shape.is_some_and(|s| s.draw == Draw::Fit));
-    Ok(Summary {
-        functions: names(&|_| true),
-        shapes: shaped.len(),
-        not_planned_functions: lines
-            .iter()
-            .filter(|l| l.shape.is_none() && l.not_planned.is_some())
-            .count(),
-        not_planned_shapes: shaped.iter().filter(|l| l.not_planned.is_some()).count(),
-        refused: shaped.iter().filter(|l| l.status.is_some_and(|s| s < 0)).count(),
-        faulted: shaped.iter().filter(|l| l.faulted()).count(),
-        ended_process: lines.iter().filter(|l| l.ended_process.is_some()).count(),
-        racing: pair(&ShapeLine::races),
-        wrong: pair(&ShapeLine::wrong),
-        functions_with: (
-            names(&|l| l.class() == Some(LeakClass::Leak)),
-            names(&|l| l.races() == Some(true)),
-            names(&|l| l.wrong() == Some(true)),
-        ),
-        classes,
-        held_out: score(&fit, &held)?.1,
-        throughput: {
-            let (n, median) = super::throughput::median_gbps(lines.iter().filter_map(|l| l.throughput.as_ref()));
-            (n, median, lines.iter().filter(|l| l.throughput_error.is_some()).count())
-        },
-    })
 }
