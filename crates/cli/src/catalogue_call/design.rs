@@ -70,9 +70,13 @@ pub(crate) fn summarize(file: &Path, scored: Option<&Path>) -> anyhow::Result<()
     }
     let t = s.times;
     if t.own_s > 0.0 {
+        let or_none = |s: Option<f64>| s.map_or("not recorded".to_owned(), |s| format!("{s:.1} s"));
         println!(
-            "time of the shapes: {:.1} s their own, of it {:.1} s alone on the GPU and {:.1} s in shapes that left the context dead; {:.1} s waiting for turns",
-            t.own_s, t.alone_s, t.faulted_s, t.wait_s
+            "time of the shapes: {:.1} s their own, {:.1} s of it in shapes that left the context dead, alone on the GPU {}; waiting for turns {}",
+            t.own_s,
+            t.faulted_s,
+            or_none(t.alone_s),
+            or_none(t.wait_s)
         );
     }
     let h = &s.held_out;

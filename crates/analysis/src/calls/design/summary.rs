@@ -34,24 +34,28 @@ pub struct Summary {
     pub times: Times,
 }
 
-/// The shapes' time, summed over the lines that record it, in seconds: their own (`ms`), the
-/// part held alone on the GPU, that of shapes that left the context dead, and the wait for
-/// turns. Lines of builds that recorded no wait give none.
+/// The shapes' time, summed over the lines that record it, in seconds: their own (`ms`), that of
+/// shapes that left the context dead, the part held alone on the GPU and the wait for turns
+/// (`None` where no line records them: lines of builds before they were recorded).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Times {
     pub own_s: f64,
-    pub alone_s: f64,
     pub faulted_s: f64,
-    pub wait_s: f64,
+    pub alone_s: Option<f64>,
+    pub wait_s: Option<f64>,
 }
 
 impl Times {
     fn of(shaped: &[&ShapeLine]) -> Times {
-        let sum = |f: &dyn Fn(&ShapeLine) -> Option<f64>| shaped.iter().filter_map(|l| f(l)).sum::<f64>() / 1e3;
+        let sum = |f: &dyn Fn(&ShapeLine) -> Option<f64>| {
+            let mut recorded = shaped.iter().filter_map(|l| f(l)).peekable();
+            recorded.peek()?;
+            Some(recorded.fold(0.0, |s, ms| s + ms) / 1e3)
+        };
         Times {
-            own_s: sum(&|l| l.ms),
+            own_s: sum(&|l| l.ms).unwrap_or(0.0),
+            faulted_s: sum(&|l| if l.faulted() { l.ms } else { None }).unwrap_or(0.0),
             alone_s: sum(&|l| l.alone_ms),
-            faulted_s: sum(&|l| if l.faulted() { l.ms } else { None }),
             wait_s: sum(&|l| l.wait_ms),
         }
     }

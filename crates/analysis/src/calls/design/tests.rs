@@ -290,3 +290,32 @@ fn a_side_without_an_image_gets_no_step() {
         assert_eq!(s.dst_step, None, "{s:?}");
     }
 }
+
+/// Made-up lines (no GPU made them): the time of the shapes sums each line's `ms`, that of the
+/// shape that left the context dead apart, and the time alone and the wait where lines record
+/// them; lines of a build that recorded neither say so (`None`), not zero.
+#[test]
+fn the_shapes_time_is_summed_where_lines_record_it() {
+    let shapes = design("nppiMadeUp_8u32f_C1R_Ctx", &PX);
+    let mut lines: Vec<ShapeLine> = shapes
+        .iter()
+        .take(3)
+        .map(|s| ShapeLine {
+            ms: Some(100.0),
+            ..made_up_line("nppiMadeUp_8u32f_C1R_Ctx", PX, *s, false)
+        })
+        .collect();
+    let before = summary(&lines).unwrap().times;
+    assert_eq!(
+        (before.own_s, before.faulted_s, before.alone_s, before.wait_s),
+        (0.3, 0.0, None, None)
+    );
+    lines[1].error = Some("sticky: cuCtxSynchronize: CUDA_ERROR_MISALIGNED_ADDRESS".into());
+    lines[1].alone_ms = Some(100.0);
+    lines[2].alone_ms = Some(20.0);
+    lines[0].wait_ms = Some(500.0);
+    let t = summary(&lines).unwrap().times;
+    assert_eq!(t.faulted_s, 0.1);
+    assert!((t.alone_s.unwrap() - 0.12).abs() < 1e-9, "{t:?}");
+    assert_eq!(t.wait_s, Some(0.5));
+}
