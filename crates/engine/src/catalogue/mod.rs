@@ -56,9 +56,8 @@ pub struct CatalogueCalls {
     /// With `shapes`: the shapes of the first function called that are skipped (a child started
     /// again after one whose context died, or which died itself, at the shape before).
     pub first_shape: usize,
-    /// With `shapes`: the shapes of the first function past `first_shape` that are skipped too
-    /// (written by a child before, out of order: a run of unaligned shapes is called first, its
-    /// questions asked after).
+    /// With `shapes`: the first function's shapes past `first_shape` skipped too (written before,
+    /// out of order: a run of unaligned shapes is called first, its questions asked after).
     pub shapes_done: Vec<usize>,
     /// The functions in an order shuffled by this seed, not the catalogue's: a run stopped at a
     /// time limit has then called a uniform random part of them, not each share's first.
@@ -171,12 +170,10 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
                     std::io::stdout().flush()?;
                     Ok(())
                 };
-                let skip = match i == from {
-                    true => design::Skipped {
-                        first: args.first_shape,
-                        done: args.shapes_done.iter().copied().collect(),
-                    },
-                    false => design::Skipped::default(),
+                let skip = if i == from {
+                    design::Skipped::given(args)
+                } else {
+                    Default::default()
                 };
                 if design::shapes_of(&called, &mut contexts, row, (shapes, &skip), &base, &mut write)? {
                     nppbench_gpu::exit_now(3);
@@ -244,7 +241,7 @@ struct Called<'a> {
 /// them.
 fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json::Value) -> bool {
     let (npp, gpu, ctx, sizers) = (c.npp, c.gpu, c.ctx, c.sizers);
-    let shared = take(c.turns, false, line);
+    let shared = turns::take_or_say(c.turns, false, line);
     let a = match plan(row, sizers, aligned) {
         Ok(p) => p,
         Err(why) => {
@@ -289,7 +286,7 @@ fn one(c: &Called<'_>, row: &FunctionRow, aligned: &Shape, line: &mut serde_json
     };
     line["unaligned_src_step"] = json!(step + off);
     drop(shared);
-    let _alone = take(c.turns, true, line);
+    let _alone = turns::take_or_say(c.turns, true, line);
     if at_step(&made, &b, &out_a, "unaligned", line) {
         return true;
     }
@@ -342,19 +339,6 @@ fn at_step(
             let dead = e.is_sticky();
             line[format!("{key}_error")] = json!(e.to_string());
             dead
-        }
-    }
-}
-
-/// A turn on the GPU, alone or shared, where the children take turns; a lock that fails is said
-/// in the line, and the calls are made without.
-fn take<'t>(turns: Option<&'t GpuTurns>, alone: bool, line: &mut serde_json::Value) -> Option<turns::Turn<'t>> {
-    let t = turns?;
-    match if alone { t.alone() } else { t.shared() } {
-        Ok(turn) => Some(turn),
-        Err(e) => {
-            line["turns_error"] = json!(e.to_string());
-            None
         }
     }
 }

@@ -85,6 +85,23 @@ impl Drop for Turn<'_> {
     }
 }
 
+/// A turn on the GPU, alone or shared, where the children take turns; a lock that fails is said
+/// in the line, and the calls are made without.
+pub(crate) fn take_or_say<'t>(
+    turns: Option<&'t GpuTurns>,
+    alone: bool,
+    line: &mut serde_json::Value,
+) -> Option<Turn<'t>> {
+    let t = turns?;
+    match if alone { t.alone() } else { t.shared() } {
+        Ok(turn) => Some(turn),
+        Err(e) => {
+            line["turns_error"] = serde_json::json!(e.to_string());
+            None
+        }
+    }
+}
+
 /// A turn on the GPU (alone, or shared) where the children take turns, and whether it is alone.
 type Held<'t> = Option<Result<(Turn<'t>, bool), String>>;
 

@@ -94,6 +94,14 @@ pub(crate) struct Skipped {
 }
 
 impl Skipped {
+    /// What the arguments say the child's first function skips.
+    pub(crate) fn given(args: &super::CatalogueCalls) -> Skipped {
+        Skipped {
+            first: args.first_shape,
+            done: args.shapes_done.iter().copied().collect(),
+        }
+    }
+
     pub(crate) fn skips(&self, k: usize) -> bool {
         k < self.first || self.done.contains(&k)
     }
