@@ -238,10 +238,10 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
 
 /// Starts children over functions `from..to` until every one has its lines in `out`: a child
 /// that dies leaves the function (or shape) it was in without one, which gets a line saying how
-/// the child ended; with shapes, the next child starts at the function's next shape
-/// (`restart.rs`). A child that ends before its first function is started again, twice at most.
-/// After a stop (`children`), no child starts and the function a child was stopped in gets no
-/// line.
+/// the child ended; with shapes, the next child starts in the same function, leaving out the
+/// shapes written (`restart.rs`). A child that ends before its first function is started again,
+/// twice at most. After a stop (`children`), no child starts and the function a child was stopped
+/// in gets no line.
 fn share_of(
     args: &CallArgs,
     rows: &[nppbench_headers::generate::FunctionRow],
