@@ -89,68 +89,76 @@ fn a_design_measures_each_shape_and_its_rules_follow_the_atlas() {
     println!("{text}");
 }
 
-/// `--design` on a GPU of Copy_16s_C4R, whose calls at unaligned source steps left the context
-/// dead on NPP 13.0.1: each such call ends its child, which has called the unaligned shapes
-/// before it in the same turn alone and not yet asked their questions; the children after it
-/// leave out the shapes written and call the others again. So every shape of the design gets
-/// exactly one line, those that lived with all three questions asked, and the unaligned ones say
-/// how long they held the GPU alone.
+/// `--design` on a GPU of Copy_16s_C1R, C3R and C4R in one batch: C4R's calls at unaligned
+/// source steps left the context dead on NPP 13.0.1, and each such call ends its child, which
+/// has called the batch's unaligned shapes before it (C1R's and C3R's among them) in the same
+/// turn alone and not yet asked their questions; the children after it start at the batch's
+/// first function not done, leave out the shapes written and call the others again. So every
+/// shape of each design gets exactly one line, those that lived with all three questions asked,
+/// each function one throughput point, and the unaligned shapes say how long they held the GPU
+/// alone.
 #[test]
-fn a_context_killed_among_unaligned_shapes_costs_only_its_shape() {
+fn a_context_killed_among_a_batchs_unaligned_shapes_costs_only_its_shape() {
     use nppbench_analysis::calls::design;
-    let symbol = "nppiCopy_16s_C4R_Ctx";
+    let symbols = ["nppiCopy_16s_C1R_Ctx", "nppiCopy_16s_C3R_Ctx", "nppiCopy_16s_C4R_Ctx"];
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("design.jsonl");
+    let names = dir.path().join("names.txt");
+    std::fs::write(&names, symbols.join("\n")).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
         .arg("call-catalogue")
         .arg("--catalogue")
         .arg(catalogue())
         .arg("--out")
         .arg(&out)
-        .args(["--only", symbol, "--design"])
+        .arg("--functions")
+        .arg(&names)
+        .args(["--design", "--alone-batch", "3"])
         .output()
         .unwrap();
-    if !nppbench_engine::gpu_available("a_context_killed_among_unaligned_shapes_costs_only_its_shape") {
+    if !nppbench_engine::gpu_available("a_context_killed_among_a_batchs_unaligned_shapes_costs_only_its_shape") {
         assert!(!o.status.success());
         return;
     }
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let lines: Vec<design::ShapeLine> = nppbench_analysis::calls::read_lines_of(&std::fs::read(&out).unwrap()).unwrap();
-    let shaped: Vec<&design::ShapeLine> = lines.iter().filter(|l| l.shape.is_some()).collect();
-    let px = shaped[0].pixels.unwrap();
-    let planned = design::design(symbol, &px);
-    let mut got: Vec<String> = shaped.iter().map(|l| l.shape.unwrap().id(&px)).collect();
-    let mut want: Vec<String> = planned.iter().map(|s| s.id(&px)).collect();
-    got.sort();
-    want.sort();
-    assert_eq!(got, want, "a line a shape of the design");
-    assert_eq!(
-        lines
+    let mut dead = 0;
+    for symbol in symbols {
+        let of: Vec<&design::ShapeLine> = lines.iter().filter(|l| l.symbol == symbol).collect();
+        let shaped: Vec<&design::ShapeLine> = of.iter().copied().filter(|l| l.shape.is_some()).collect();
+        assert!(!shaped.is_empty(), "no shape of {symbol}: {lines:#?}");
+        let px = shaped[0].pixels.unwrap();
+        let planned = design::design(symbol, &px);
+        let mut got: Vec<String> = shaped.iter().map(|l| l.shape.unwrap().id(&px)).collect();
+        let mut want: Vec<String> = planned.iter().map(|s| s.id(&px)).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "a line a shape of {symbol}'s design");
+        assert_eq!(
+            of.iter()
+                .filter(|l| l.throughput.is_some() || l.throughput_error.is_some())
+                .count(),
+            1,
+            "{symbol}'s throughput point"
+        );
+        dead += shaped
             .iter()
-            .filter(|l| l.throughput.is_some() || l.throughput_error.is_some())
-            .count(),
-        1
-    );
-    let dead = shaped
-        .iter()
-        .filter(|l| l.error.as_deref().is_some_and(|e| e.starts_with("sticky")))
-        .count();
-    assert!(
-        dead >= 1,
-        "no unaligned call of {symbol} left the context dead: {shaped:#?}"
-    );
-    for l in &shaped {
-        let shape = l.shape.unwrap();
-        assert_eq!(l.alone_ms.is_some(), !shape.aligned(&px), "{l:?}");
-        assert!(l.wait_ms.is_some(), "{l:?}");
-        if l.error.is_none() && l.status.is_some_and(|s| s >= 0) {
-            assert!(
-                l.leak_calls.is_some() && l.race_rounds.is_some() && l.differing_bytes.is_some(),
-                "{l:?}"
-            );
+            .filter(|l| l.error.as_deref().is_some_and(|e| e.starts_with("sticky")))
+            .count();
+        for l in &shaped {
+            let shape = l.shape.unwrap();
+            assert_eq!(l.alone_ms.is_some(), !shape.aligned(&px), "{l:?}");
+            assert!(l.wait_ms.is_some(), "{l:?}");
+            if l.error.is_none() && l.status.is_some_and(|s| s >= 0) {
+                assert!(
+                    l.leak_calls.is_some() && l.race_rounds.is_some() && l.differing_bytes.is_some(),
+                    "{l:?}"
+                );
+            }
         }
     }
-    println!("{} shapes, {dead} left the context dead", shaped.len());
+    assert!(dead >= 1, "no unaligned call of Copy_16s_C4R left the context dead");
+    println!("{} lines, {dead} left the context dead", lines.len());
 }
 
 /// Made-up design lines (no GPU made them: a function that leaks where its row is not a multiple

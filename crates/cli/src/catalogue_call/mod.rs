@@ -2,8 +2,9 @@
 //! call can be synthesised for, called on the GPU from its roles by child processes
 //! (`nppbench_engine::call_catalogue_from`). One JSON line a function, never one dropped: a
 //! function that cannot be planned or loaded says why, and one that kills the CUDA context (a
-//! fault, a sticky error) is recorded here, and a new child starts at the next function (at the
-//! next shape of the same function where each is called at many: `restart.rs`).
+//! fault, a sticky error) is recorded here, and a new child starts at the next function (where
+//! each is called at many shapes, in the same function or batch, past the shapes written:
+//! `restart.rs`).
 
 mod design;
 mod parts;
@@ -79,6 +80,12 @@ pub(crate) struct CallArgs {
     /// that kills its context costs its child a restart, a GPU's worth of others go on).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
+    /// With --design or --stranger: each child designs its functions in batches of G
+    /// consecutive ones, the unaligned calls of a batch (and its throughput points) in one turn
+    /// alone on the GPU, so that the other children wait for it once a batch, not once a
+    /// function (1: a turn alone a function).
+    #[arg(long, value_name = "G", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    alone_batch: u16,
     /// Keep the lines already in --out and call only the functions without one (a run stopped
     /// by Ctrl-C, SIGTERM or a time limit, continued); the whole lines of the part files a
     /// killed run left beside it are kept first, and the functions whose library was missing
@@ -97,13 +104,12 @@ pub(crate) struct CallArgs {
     from: Option<usize>,
     #[arg(long, hide = true)]
     to: Option<usize>,
-    /// Internal: the shapes of the child's first function already written or given up.
-    #[arg(long, hide = true, default_value_t = 0)]
-    first_shape: usize,
-    /// Internal: the shapes of the child's first function past --first-shape already written or
-    /// given up.
+    /// Internal: the shapes already written or given up, as FUNCTION:SHAPE.
+    #[arg(long, hide = true, value_delimiter = ',', value_parser = restart::function_shape)]
+    shapes_done: Vec<(usize, usize)>,
+    /// Internal: the functions given up whole (the rest of each lost with a child).
     #[arg(long, hide = true, value_delimiter = ',')]
-    shapes_done: Vec<usize>,
+    functions_lost: Vec<usize>,
     /// Internal: the lock files the children take turns on the GPU with (`GpuTurns`).
     #[arg(long, hide = true)]
     turns: Option<PathBuf>,
@@ -131,8 +137,9 @@ impl CallArgs {
                 (false, Some(count)) => Some(nppbench_engine::Shapes::Stranger { count, seed: self.seed }),
                 (false, None) => None,
             },
-            first_shape: self.first_shape,
+            alone_batch: usize::from(self.alone_batch),
             shapes_done: self.shapes_done.clone(),
+            functions_lost: self.functions_lost.clone(),
             shuffle: self.shuffle,
             done: if self.resume {
                 self.out.clone()
@@ -238,8 +245,9 @@ fn parent(args: &CallArgs) -> anyhow::Result<()> {
 
 /// Starts children over functions `from..to` until every one has its lines in `out`: a child
 /// that dies leaves the function (or shape) it was in without one, which gets a line saying how
-/// the child ended; with shapes, the next child starts in the same function, leaving out the
-/// shapes written (`restart.rs`). A child that ends before its first function is started again,
+/// the child ended; with shapes, the next child starts at the first function of its batch not
+/// done, leaving out the shapes written in every function (`restart.rs`). A child that ends
+/// before its first function is started again,
 /// twice at most. After a stop (`children`), no child starts and the function a child was stopped
 /// in gets no line.
 fn share_of(
@@ -302,7 +310,7 @@ fn share_of(
     Ok(())
 }
 
-/// The command of a child calling functions `start.from..to`, the first from `start` on.
+/// The command of a child calling functions `start.from..to`, leaving out what `start` says.
 fn child_command(args: &CallArgs, out: &Path, start: &restart::Start, to: usize) -> anyhow::Result<Command> {
     let mut cmd = Command::new(std::env::current_exe()?);
     cmd.arg("call-catalogue")
@@ -311,14 +319,11 @@ fn child_command(args: &CallArgs, out: &Path, start: &restart::Start, to: usize)
         .arg("--out")
         .arg(out)
         .args(["--width", &args.width.to_string(), "--height", &args.height.to_string()])
-        .args(["--from", &start.from.to_string(), "--to", &to.to_string()])
-        .args(["--first-shape", &start.first.to_string()])
+        .args(start.args())
+        .args(["--to", &to.to_string()])
+        .args(["--alone-batch", &args.alone_batch.to_string()])
         .arg("--turns")
         .arg(args.out.as_deref().unwrap_or(Path::new("")));
-    if !start.done.is_empty() {
-        let done: Vec<String> = start.done.iter().map(usize::to_string).collect();
-        cmd.args(["--shapes-done", &done.join(",")]);
-    }
     if let Some(npp) = &args.npp {
         cmd.arg("--npp").arg(npp);
     }

@@ -1,48 +1,60 @@
 //! Where `call-catalogue`'s next child starts after one ended: read from what the child said on
-//! its stdout (`begin i`, `at i k`, `wrote i k`, `done i`) and how it ended. With shapes (`--design`,
-//! `--stranger`), a child whose context died at a shape, or which died itself, is followed by one
-//! that starts in the same function and leaves out the shapes written, so that one bad shape
-//! costs that shape, not the rest of its function's design. Lines come out of order (a run of
-//! unaligned shapes is called first and asked after), so the shapes done are a set.
+//! its stdout (`begin i`, `at i k`, `wrote i k`, `done i`) and how it ended. With shapes
+//! (`--design`, `--stranger`), a child designs its functions in batches (`--alone-batch`: each
+//! function's aligned shapes, then every unaligned call of the batch in one turn alone, then their
+//! questions; `nppbench_engine`'s `catalogue/design/batch.rs`), so it has begun several functions
+//! at once and writes their lines out of order. A child whose context died at a shape, or which
+//! died itself, is followed by one that starts at the first function begun and not done and
+//! leaves out, in every function from there on, the shapes whose lines were written: one bad
+//! shape costs that shape, not the rest of its function's design nor its batch's. The shapes done
+//! are a set of (function, shape).
 
 use std::collections::BTreeSet;
 
 /// What a child said of its progress.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Progress {
-    /// The last function it began, and whether its lines were all written.
-    pub(crate) last: Option<(usize, bool)>,
-    /// The shapes of that function whose lines it wrote.
-    pub(crate) written: BTreeSet<usize>,
+    /// The functions it began.
+    pub(crate) begun: BTreeSet<usize>,
+    /// The functions begun whose lines were all written.
+    pub(crate) done: BTreeSet<usize>,
+    /// The function it last said it was in (`begin i`, `at i k`, `wrote i k`).
+    pub(crate) current: Option<usize>,
+    /// The shapes whose lines it wrote, as (function, shape).
+    pub(crate) written: BTreeSet<(usize, usize)>,
     /// The step it last said it was at (`at i k`), unless its line followed.
-    pub(crate) in_flight: Option<usize>,
+    pub(crate) in_flight: Option<(usize, usize)>,
 }
 
 impl Progress {
-    /// Takes one line of the child's stdout into account (others are ignored).
+    /// Takes one line of the child's stdout into account (others, and those of a function it did
+    /// not begin, are ignored).
     pub(crate) fn read(&mut self, line: &str) {
         let mut words = line.split(' ');
-        let (word, i) = (words.next(), words.next().and_then(|i| i.parse::<usize>().ok()));
-        let current = self.last.map(|l| l.0);
-        match (word, i) {
-            (Some("begin"), Some(i)) => {
-                *self = Self {
-                    last: Some((i, false)),
-                    ..Self::default()
-                }
+        let word = words.next();
+        let mut number = || words.next().and_then(|w| w.parse::<usize>().ok());
+        let (Some(i), k) = (number(), number()) else {
+            return;
+        };
+        let begun = self.begun.contains(&i);
+        match (word, k) {
+            (Some("begin"), _) => {
+                self.begun.insert(i);
+                self.current = Some(i);
             }
-            (Some("done"), Some(i)) if Some(i) == current => self.last = Some((i, true)),
-            (Some(said @ ("wrote" | "at")), Some(i)) if Some(i) == current => {
-                if let Some(k) = words.next().and_then(|k| k.parse::<usize>().ok()) {
-                    if said == "at" {
-                        self.in_flight = Some(k);
-                    } else {
-                        self.written.insert(k);
-                        if self.in_flight == Some(k) {
-                            self.in_flight = None;
-                        }
-                    }
+            (Some("done"), _) if begun => {
+                self.done.insert(i);
+            }
+            (Some("at"), Some(k)) if begun => {
+                self.in_flight = Some((i, k));
+                self.current = Some(i);
+            }
+            (Some("wrote"), Some(k)) if begun => {
+                self.written.insert((i, k));
+                if self.in_flight == Some((i, k)) {
+                    self.in_flight = None;
                 }
+                self.current = Some(i);
             }
             _ => {}
         }
@@ -59,13 +71,16 @@ pub(crate) enum Ended {
     Died,
 }
 
-/// Where a child starts: at function `from`, leaving out that function's shapes before `first`
-/// and those in `done`.
+/// Where a child starts: at function `from`, leaving out the shapes in `done` and the functions
+/// in `lost`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Start {
     pub(crate) from: usize,
-    pub(crate) first: usize,
-    pub(crate) done: BTreeSet<usize>,
+    /// The shapes left out, as (function, shape): their lines written, or lost with a child.
+    pub(crate) done: BTreeSet<(usize, usize)>,
+    /// The functions left out whole: the rest of each lost with a child that died outside its
+    /// shapes (their lines written by the parent).
+    pub(crate) lost: BTreeSet<usize>,
 }
 
 impl Start {
@@ -75,6 +90,42 @@ impl Start {
             ..Start::default()
         }
     }
+
+    /// Past the functions lost at `from`, and without what lies before it.
+    fn trimmed(mut self) -> Start {
+        while self.lost.remove(&self.from) {
+            self.from += 1;
+        }
+        let from = self.from;
+        self.done.retain(|&(i, _)| i >= from);
+        self.lost.retain(|&i| i >= from);
+        self
+    }
+
+    /// The child's arguments that say it: `--from`, `--shapes-done I:K,…` and
+    /// `--functions-lost I,…` (the last two where there are any).
+    pub(crate) fn args(&self) -> Vec<String> {
+        let mut out = vec!["--from".to_owned(), self.from.to_string()];
+        let joined = |items: Vec<String>| items.join(",");
+        if !self.done.is_empty() {
+            out.push("--shapes-done".to_owned());
+            out.push(joined(self.done.iter().map(|(i, k)| format!("{i}:{k}")).collect()));
+        }
+        if !self.lost.is_empty() {
+            out.push("--functions-lost".to_owned());
+            out.push(joined(self.lost.iter().map(usize::to_string).collect()));
+        }
+        out
+    }
+}
+
+/// A shape of a function as `--shapes-done` gives it, `I:K`: shape K of function I.
+pub(crate) fn function_shape(s: &str) -> Result<(usize, usize), String> {
+    let (i, k) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s}: not FUNCTION:SHAPE, two indices"))?;
+    let index = |n: &str| n.parse::<usize>().map_err(|e| format!("{s}: {n}: {e}"));
+    Ok((index(i)?, index(k)?))
 }
 
 /// What the parent does next.
@@ -85,201 +136,61 @@ pub(crate) enum Next {
     /// The child ended before its first function (no CUDA context, say): start it again.
     NotStarted,
     /// Start a child so, after writing a line for `lost`: the function the child died in, and
-    /// the shape it was at where the calls have shapes (none where it died outside them).
+    /// the shape it was at where the calls have shapes (none where it died outside them: the
+    /// rest of that function is lost).
     Restart {
         start: Start,
         lost: Option<(usize, Option<usize>)>,
     },
 }
 
-/// Where the next child starts, after one started at `start`, said `progress` and ended so.
+/// Where the next child starts, after one started at `start`, said `progress` and ended so: at
+/// the first function it began and did not finish, leaving out the shapes written before and
+/// those it wrote, and the step it died in. Every restart leaves out one more shape or function,
+/// so that a share ends after as many children at most as it has shapes.
 pub(crate) fn next(progress: &Progress, ended: Ended, start: &Start, shapes: bool) -> Next {
     if ended == Ended::Success {
         return Next::Finished;
     }
-    let Some((i, done)) = progress.last else {
+    let Some(&last) = progress.begun.last() else {
         return Next::NotStarted;
     };
-    if done || !shapes {
+    let mut s = start.clone();
+    let Some(&i) = progress.begun.difference(&progress.done).next() else {
+        // Every function it began is done: it ended between two.
+        s.from = last + 1;
         return Next::Restart {
-            start: Start::at(i + 1),
-            lost: (!done).then_some((i, None)),
+            start: s.trimmed(),
+            lost: None,
         };
-    }
-    let mut s = if i == start.from { start.clone() } else { Start::at(i) };
-    s.done.extend(&progress.written);
-    let lost = match (ended, progress.in_flight) {
+    };
+    s.from = i;
+    let (in_flight, written) = match shapes {
+        true => (progress.in_flight, progress.written.clone()),
+        false => (None, BTreeSet::new()),
+    };
+    let lost = match (ended, in_flight) {
+        // The step it was in gets the parent's line, and the next child leaves it out.
+        (_, Some((j, k))) => {
+            s.done.insert((j, k));
+            Some((j, Some(k)))
+        }
         // The shape whose call left the context dead has its line.
-        (Ended::ContextDead, None) if !progress.written.is_empty() => None,
-        (_, Some(k)) => Some(k),
-        // It ended outside every shape: the rest of the function is lost with it.
+        (Ended::ContextDead, None) if !written.is_empty() => None,
+        // It ended outside every shape: the rest of the function it was in is lost with it, the
+        // others of its batch are not.
         _ => {
-            return Next::Restart {
-                start: Start::at(i + 1),
-                lost: Some((i, None)),
-            };
+            let f = progress.current.unwrap_or(i);
+            s.lost.insert(f);
+            Some((f, None))
         }
     };
-    s.done.extend(lost);
-    while s.done.remove(&s.first) {
-        s.first += 1;
-    }
+    s.done.extend(written);
     Next::Restart {
-        start: s,
-        lost: lost.map(|k| (i, Some(k))),
+        start: s.trimmed(),
+        lost,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn said(lines: &[&str]) -> Progress {
-        let mut p = Progress::default();
-        lines.iter().for_each(|l| p.read(l));
-        p
-    }
-
-    fn start(from: usize, first: usize, done: &[usize]) -> Start {
-        Start {
-            from,
-            first,
-            done: done.iter().copied().collect(),
-        }
-    }
-
-    #[test]
-    fn a_function_done_is_followed_by_the_next() {
-        let p = said(&["begin 4", "at 4 0", "wrote 4 0", "done 4"]);
-        let next_one = Next::Restart {
-            start: Start::at(5),
-            lost: None,
-        };
-        assert_eq!(next(&p, Ended::ContextDead, &Start::at(4), true), next_one);
-        assert_eq!(next(&p, Ended::Success, &Start::at(4), true), Next::Finished);
-        assert_eq!(
-            next(&Progress::default(), Ended::Died, &Start::at(4), true),
-            Next::NotStarted
-        );
-    }
-
-    /// A context dead at shape 2 of function 9 (its line written): the next child starts at its
-    /// shape 3, and no line is written for it.
-    #[test]
-    fn a_dead_context_costs_one_shape() {
-        let p = said(&[
-            "begin 8",
-            "done 8",
-            "begin 9",
-            "at 9 0",
-            "wrote 9 0",
-            "at 9 1",
-            "wrote 9 1",
-            "at 9 2",
-            "wrote 9 2",
-        ]);
-        assert_eq!(
-            next(&p, Ended::ContextDead, &Start::at(8), true),
-            Next::Restart {
-                start: start(9, 3, &[]),
-                lost: None
-            }
-        );
-    }
-
-    /// A child started at shape 4; a run of unaligned shapes 5 to 8, each called (said `at`), the call of 7 leaving the
-    /// context dead: 7's line is written before 5's and 6's, which the next child calls again, and
-    /// so on until every shape is done.
-    #[test]
-    fn shapes_written_out_of_order_are_left_out_and_the_others_called_again() {
-        let p = said(&[
-            "begin 3",
-            "at 3 4",
-            "wrote 3 4",
-            "at 3 5",
-            "at 3 6",
-            "at 3 7",
-            "wrote 3 7",
-        ]);
-        let s = start(3, 5, &[7]);
-        assert_eq!(
-            next(&p, Ended::ContextDead, &start(3, 4, &[]), true),
-            Next::Restart {
-                start: s.clone(),
-                lost: None
-            }
-        );
-        // The next child calls 5, 6 and 8, then asks their questions; it dies in 6's.
-        let p = said(&["begin 3", "at 3 5", "at 3 6", "at 3 8", "at 3 5", "wrote 3 5", "at 3 6"]);
-        assert_eq!(
-            next(&p, Ended::Died, &s, true),
-            Next::Restart {
-                start: start(3, 8, &[]),
-                lost: Some((3, Some(6)))
-            }
-        );
-    }
-
-    /// A child killed in shape 3 (after writing shape 2): that shape gets a line, the next starts
-    /// at shape 4; one that dies in no shape (before any, or between them) loses the rest of the
-    /// function, so that a child that cannot reach its shapes is not started again and again.
-    #[test]
-    fn a_dead_child_costs_the_shape_it_was_in() {
-        let p = said(&["begin 2", "at 2 1", "wrote 2 1", "at 2 2", "wrote 2 2", "at 2 3"]);
-        assert_eq!(
-            next(&p, Ended::Died, &start(2, 1, &[]), true),
-            Next::Restart {
-                start: start(2, 4, &[]),
-                lost: Some((2, Some(3)))
-            }
-        );
-        let p = said(&["begin 2"]);
-        for ended in [Ended::Died, Ended::ContextDead] {
-            assert_eq!(
-                next(&p, ended, &start(2, 5, &[]), true),
-                Next::Restart {
-                    start: Start::at(3),
-                    lost: Some((2, None))
-                }
-            );
-        }
-    }
-
-    /// A child that dies in a step it said it was at (the throughput point, told by an index past
-    /// the shapes') loses that step, and the next leaves it out.
-    #[test]
-    fn a_step_said_before_it_is_lost_with_its_child() {
-        let at = usize::MAX - 1;
-        let p = said(&["begin 3", "at 3 49", "wrote 3 49", &format!("at 3 {at}")]);
-        assert_eq!(
-            next(&p, Ended::Died, &start(3, 49, &[]), true),
-            Next::Restart {
-                start: start(3, 50, &[at]),
-                lost: Some((3, Some(at)))
-            }
-        );
-        let p = said(&["begin 3", &format!("at 3 {at}"), &format!("wrote 3 {at}")]);
-        assert_eq!(
-            next(&p, Ended::ContextDead, &start(3, 50, &[]), true),
-            Next::Restart {
-                start: start(3, 50, &[at]),
-                lost: None
-            }
-        );
-    }
-
-    /// Without shapes, a function is called once: a child that dies in it, or whose context dies,
-    /// is followed by one at the next function.
-    #[test]
-    fn without_shapes_the_next_function() {
-        let p = said(&["begin 2", "wrote 7 1"]);
-        assert!(p.written.is_empty(), "a line of another function is not this one's");
-        assert_eq!(
-            next(&p, Ended::Died, &Start::at(2), false),
-            Next::Restart {
-                start: Start::at(3),
-                lost: Some((2, None))
-            }
-        );
-    }
-}
+mod tests;

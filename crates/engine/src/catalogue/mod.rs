@@ -53,12 +53,16 @@ pub struct CatalogueCalls {
     /// Each function called at the shapes of its design or of a stranger's draw, a line each
     /// (`design.rs`), instead of once at `width × height` with the oracles.
     pub shapes: Option<Shapes>,
-    /// With `shapes`: the shapes of the first function called that are skipped (a child started
-    /// again after one whose context died, or which died itself, at the shape before).
-    pub first_shape: usize,
-    /// With `shapes`: the first function's shapes past `first_shape` skipped too (written before,
-    /// out of order: a run of unaligned shapes is called first, its questions asked after).
-    pub shapes_done: Vec<usize>,
+    /// With `shapes`: the functions designed a batch of this many consecutive ones at a time, the
+    /// unaligned calls of a batch in one turn alone (`design/batch.rs`); at least 1.
+    pub alone_batch: usize,
+    /// With `shapes`: the shapes skipped, as (function, shape): their lines written by a child
+    /// before, or lost with it (a child started again after one whose context died, or which
+    /// died itself). Out of order: a batch's unaligned shapes are called first, asked after.
+    pub shapes_done: Vec<(usize, usize)>,
+    /// With `shapes`: the functions skipped whole, the rest of each lost with a child that died
+    /// outside its shapes.
+    pub functions_lost: Vec<usize>,
     /// The functions in an order shuffled by this seed, not the catalogue's: a run stopped at a
     /// time limit has then called a uniform random part of them, not each share's first.
     pub shuffle: Option<u64>,
@@ -102,10 +106,12 @@ pub fn append_line(out: &Path, v: &serde_json::Value) -> anyhow::Result<()> {
 
 /// Calls the functions `from..to` (to the last where `to` is `None`), saying `begin i` before and
 /// `done i` once its line is written; exits 3 at a function after which the context is dead.
-/// With shapes, it says `at i k` before each step of shape `k` (and of the throughput point) and
-/// `wrote i k` once its line is written, and a shape that leaves the context dead ends the child
-/// without `done i`: the parent starts the next in the same function, leaving out the shapes
-/// written (`--first-shape`, `--shapes-done`).
+/// With shapes, the functions are designed in batches (`design/batch.rs`, which says the order of
+/// what the child says): `at i k` before each step of shape `k` of function `i` (and of its
+/// throughput point), `wrote i k` once its line is written, `done i` once all of function `i`'s
+/// are; a shape that leaves the context dead ends the child after its line, with the batch's
+/// functions not done: the parent starts the next at the first of them, leaving out the shapes
+/// written (`--shapes-done`).
 pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>) -> anyhow::Result<()> {
     let (prototypes, rows) = args.functions()?;
     let sizers = Sizers::new(&prototypes);
@@ -120,6 +126,18 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         .map(GpuTurns::open)
         .transpose()
         .context("opening the GPU's turns")?;
+    let called = Called {
+        npp: &npp,
+        gpu: &gpu,
+        ctx: &ctx,
+        oracles: &oracles,
+        sizers: &sizers,
+        turns: turns.as_ref(),
+    };
+    let to = to.unwrap_or(rows.len()).min(rows.len());
+    if let Some(shapes) = args.shapes {
+        return design::design_from(&called, args, &rows[..to], from, shapes);
+    }
     let aligned = Shape {
         width: args.width,
         height: args.height,
@@ -127,8 +145,6 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         dst_step: None,
     };
     let npp_version = npp.version().to_string();
-    let mut contexts = design::Contexts::default();
-    let to = to.unwrap_or(rows.len()).min(rows.len());
     for (i, row) in rows.iter().enumerate().take(to).skip(from) {
         println!("begin {i}");
         std::io::stdout().flush()?;
@@ -142,51 +158,9 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
         let mut line = json!({"index": i, "symbol": row.symbol, "library": row.library,
             "started_unix_ms": started, "width": args.width, "height": args.height,
             "gpu_uuid": gpu.props().uuid, "npp_version": npp_version});
-        let called = Called {
-            npp: &npp,
-            gpu: &gpu,
-            ctx: &ctx,
-            oracles: &oracles,
-            sizers: &sizers,
-            turns: turns.as_ref(),
-        };
-        let dead = match args.shapes {
-            Some(shapes) => {
-                let base = nppbench_analysis::calls::design::ShapeLine {
-                    symbol: row.symbol.clone(),
-                    library: row.library.clone(),
-                    gpu_uuid: Some(gpu.props().uuid.clone()),
-                    npp_version: Some(npp_version.clone()),
-                    ..Default::default()
-                };
-                let mut write = |k: usize, l: Option<&nppbench_analysis::calls::design::ShapeLine>| {
-                    match l {
-                        Some(l) => {
-                            append_line(&args.out, &serde_json::to_value(l)?)?;
-                            println!("wrote {i} {k}");
-                        }
-                        None => println!("at {i} {k}"),
-                    }
-                    std::io::stdout().flush()?;
-                    Ok(())
-                };
-                let skip = if i == from {
-                    design::Skipped::given(args)
-                } else {
-                    Default::default()
-                };
-                if design::shapes_of(&called, &mut contexts, row, (shapes, &skip), &base, &mut write)? {
-                    nppbench_gpu::exit_now(3);
-                }
-                false
-            }
-            None => {
-                let dead = one(&called, row, &aligned, &mut line);
-                line["ms"] = json!(start.elapsed().as_secs_f64() * 1e3);
-                append_line(&args.out, &line)?;
-                dead
-            }
-        };
+        let dead = one(&called, row, &aligned, &mut line);
+        line["ms"] = json!(start.elapsed().as_secs_f64() * 1e3);
+        append_line(&args.out, &line)?;
         // The parent writes the line of a function begun and never done.
         println!("done {i}");
         std::io::stdout().flush()?;
@@ -372,8 +346,9 @@ mod tests {
             turns: None,
             done: None,
             shapes: None,
-            first_shape: 0,
+            alone_batch: 8,
             shapes_done: Vec::new(),
+            functions_lost: Vec::new(),
             shuffle: None,
         };
         let symbols = |shard| -> Vec<String> {
@@ -430,8 +405,9 @@ mod tests {
             turns: None,
             done: None,
             shapes: None,
-            first_shape: 0,
+            alone_batch: 8,
             shapes_done: Vec::new(),
+            functions_lost: Vec::new(),
             shuffle: None,
         };
         let symbols: Vec<String> = calls.functions().unwrap().1.into_iter().map(|r| r.symbol).collect();

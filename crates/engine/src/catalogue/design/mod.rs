@@ -1,23 +1,25 @@
 //! `call-catalogue --design` (issue #45): a function called at every shape of its design, or of
 //! a stranger's draw (`nppbench_analysis::calls::design`), each shape's three questions asked
-//! and written as one line. A sticky error ends the child after the shape's line, as elsewhere.
+//! and written as one line; the functions in batches, their unaligned calls alone together
+//! (`batch.rs`). A sticky error ends the child after the shape's line, as elsewhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
 use nppbench_gpu::{Gpu, Stream};
-use nppbench_headers::generate::FunctionRow;
 use nppbench_headers::roles::Role;
-use nppbench_headers::synth::{CallPlan, Shape, plan};
+use nppbench_headers::synth::{CallPlan, Shape};
 use nppbench_model::{ContextFill, StreamKind};
 use nppbench_npp::{Npp, StreamContext};
 
-use super::turns::Holding;
-use super::{CallError, Called, sticky};
+use super::{CallError, sticky};
 
+mod batch;
 mod point;
 mod shape;
+
+pub(crate) use batch::design_from;
 
 /// Which shapes a function is called at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,101 +87,32 @@ pub(crate) fn pixels(p: &CallPlan) -> Pixels {
 /// it.
 pub(crate) const THROUGHPUT_INDEX: usize = usize::MAX - 1;
 
-/// The shapes of a function a child leaves out: those before `first`, and those in `done`
-/// (their lines written by an earlier child, or lost with it).
+/// The shapes a child leaves out, by function and index (their lines written by an earlier
+/// child, or lost with it), and the functions it leaves out whole (the rest of each lost with a
+/// child that died outside its shapes), as the arguments say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Skipped {
-    pub(crate) first: usize,
-    pub(crate) done: BTreeSet<usize>,
+    pub(crate) shapes: BTreeSet<(usize, usize)>,
+    pub(crate) functions: BTreeSet<usize>,
 }
 
 impl Skipped {
-    /// What the arguments say the child's first function skips.
     pub(crate) fn given(args: &super::CatalogueCalls) -> Skipped {
         Skipped {
-            first: args.first_shape,
-            done: args.shapes_done.iter().copied().collect(),
+            shapes: args.shapes_done.iter().copied().collect(),
+            functions: args.functions_lost.iter().copied().collect(),
         }
     }
 
-    pub(crate) fn skips(&self, k: usize) -> bool {
-        k < self.first || self.done.contains(&k)
+    /// Whether function `i` is left out whole: the child says nothing of it.
+    pub(crate) fn function(&self, i: usize) -> bool {
+        self.functions.contains(&i)
     }
-}
 
-/// Every shape of `row` that `skip` leaves, each written as a line by `write` with its index
-/// (`write(k, None)` said before each step of it is taken), and the throughput point after a
-/// design's shapes ([`THROUGHPUT_INDEX`]); whether the CUDA context is dead after the last line
-/// written (the shapes not written are left to a new child).
-///
-/// The GPU is shared with the other children a shape at a time (so that one waiting to be alone
-/// waits for a shape, not a function). A run of shapes at unaligned steps (a design's come last)
-/// is called alone, where calls leave contexts dead, as the catalogue's own unaligned calls are:
-/// each shape's call once, then, if the context lives, the throughput point where the run ends
-/// the design, and then the shapes' questions beside the other children's calls, made again
-/// with the same buffers. A turn that cannot be had is said in the shape's line.
-pub(crate) fn shapes_of(
-    c: &Called<'_>,
-    contexts: &mut Contexts,
-    row: &FunctionRow,
-    (shapes, skip): (Shapes, &Skipped),
-    base: &ShapeLine,
-    write: &mut dyn FnMut(usize, Option<&ShapeLine>) -> anyhow::Result<()>,
-) -> anyhow::Result<bool> {
-    let probe = match plan(row, c.sizers, &synth_shape(PROBE, PROBE, None, None)) {
-        Ok(p) => p,
-        Err(why) => {
-            if !skip.skips(0) {
-                write(
-                    0,
-                    Some(&ShapeLine {
-                        not_planned: Some(why),
-                        ..base.clone()
-                    }),
-                )?;
-            }
-            return Ok(false);
-        }
-    };
-    let px = pixels(&probe);
-    let list = match shapes {
-        Shapes::Design => design::design(&row.symbol, &px),
-        Shapes::Stranger { count, seed } => design::stranger(&row.symbol, &px, count, seed),
-    };
-    let todo: Vec<(usize, design::Shape)> = list.into_iter().enumerate().filter(|(k, _)| !skip.skips(*k)).collect();
-    let mut d = Designing {
-        c,
-        contexts,
-        row,
-        base,
-        px,
-        turn: Holding::new(c.turns),
-        write,
-    };
-    let mut point = shapes == Shapes::Design && !skip.skips(THROUGHPUT_INDEX);
-    let mut rest = &todo[..];
-    while let Some((k, shape)) = rest.first() {
-        if shape.aligned(&px) {
-            if d.whole(*k, shape)? {
-                return Ok(true);
-            }
-            rest = &rest[1..];
-        } else {
-            let n = rest.iter().take_while(|(_, s)| !s.aligned(&px)).count();
-            let (run, after) = rest.split_at(n);
-            let with_point = point && after.is_empty();
-            point &= !with_point;
-            if d.unaligned(run, with_point)? {
-                return Ok(true);
-            }
-            rest = after;
-        }
+    /// Whether shape `k` of function `i` is left out.
+    pub(crate) fn skips(&self, i: usize, k: usize) -> bool {
+        self.function(i) || self.shapes.contains(&(i, k))
     }
-    if point {
-        d.turn.take(true);
-        return d.point();
-    }
-    Ok(false)
 }
 
 fn synth_shape(width: u32, height: u32, src_step: Option<u64>, dst_step: Option<u64>) -> Shape {
@@ -216,135 +149,6 @@ fn failed(line: &mut ShapeLine, e: &CallError) -> bool {
     e.is_sticky()
 }
 
-/// One function's shapes being called: what each needs, and the turn held.
-struct Designing<'a, 'c> {
-    c: &'a Called<'c>,
-    contexts: &'a mut Contexts,
-    row: &'a FunctionRow,
-    base: &'a ShapeLine,
-    px: Pixels,
-    turn: Holding<'c>,
-    write: &'a mut dyn FnMut(usize, Option<&ShapeLine>) -> anyhow::Result<()>,
-}
-
-impl Designing<'_, '_> {
-    fn line(&self, shape: &design::Shape) -> ShapeLine {
-        ShapeLine {
-            shape: Some(*shape),
-            pixels: Some(self.px),
-            ..self.base.clone()
-        }
-    }
-
-    /// A shape at aligned steps, called and asked in one shared turn; whether the context died.
-    fn whole(&mut self, k: usize, shape: &design::Shape) -> anyhow::Result<bool> {
-        let mut line = self.line(shape);
-        self.turn.take_into(false, &mut line);
-        (self.write)(k, None)?;
-        let start = Instant::now();
-        let dead = match plan(self.row, self.c.sizers, &at(shape)) {
-            Err(why) => {
-                line.not_planned = Some(why);
-                false
-            }
-            Ok(p) => match shape::probe(self.c, self.contexts, &p, shape, &mut line) {
-                Ok(shape::Probed::Done) => false,
-                Ok(shape::Probed::Made(mut made, first)) => {
-                    let on = (self.row, &at(shape), shape);
-                    match shape::questions(self.c, self.contexts, on, (&mut made, &first), &mut line) {
-                        Ok(()) => false,
-                        Err(e) => failed(&mut line, &e),
-                    }
-                }
-                Err(e) => failed(&mut line, &e),
-            },
-        };
-        line.ms = Some(ms_since(start));
-        (self.write)(k, Some(&line))?;
-        Ok(dead)
-    }
-
-    /// A run of shapes at unaligned steps: each one's call alone, the throughput point after
-    /// them where `point`, then their questions in shared turns; whether the context died.
-    fn unaligned(&mut self, run: &[(usize, design::Shape)], point: bool) -> anyhow::Result<bool> {
-        let plans: Vec<Result<CallPlan, String>> =
-            run.iter().map(|(_, s)| plan(self.row, self.c.sizers, &at(s))).collect();
-        let mut probed = Vec::new();
-        for ((k, shape), p) in run.iter().zip(&plans) {
-            let mut line = self.line(shape);
-            self.turn.take_into(true, &mut line);
-            (self.write)(*k, None)?;
-            let start = Instant::now();
-            let made = match p {
-                Err(why) => {
-                    line.not_planned = Some(why.clone());
-                    None
-                }
-                Ok(p) => match shape::probe(self.c, self.contexts, p, shape, &mut line) {
-                    Ok(shape::Probed::Done) => None,
-                    Ok(shape::Probed::Made(made, first)) => Some((made, first)),
-                    Err(e) => {
-                        let dead = failed(&mut line, &e);
-                        line.ms = Some(ms_since(start));
-                        line.alone_ms = line.ms;
-                        (self.write)(*k, Some(&line))?;
-                        if dead {
-                            return Ok(true);
-                        }
-                        continue;
-                    }
-                },
-            };
-            line.alone_ms = Some(ms_since(start));
-            match made {
-                Some((made, first)) => probed.push((*k, *shape, line, made, first)),
-                None => {
-                    line.ms = line.alone_ms;
-                    (self.write)(*k, Some(&line))?;
-                }
-            }
-        }
-        if point && self.point()? {
-            return Ok(true);
-        }
-        for (k, shape, mut line, mut made, first) in probed {
-            self.turn.take_into(false, &mut line);
-            (self.write)(k, None)?;
-            let start = Instant::now();
-            let on = (self.row, &at(&shape), &shape);
-            let dead = match shape::questions(self.c, self.contexts, on, (&mut made, &first), &mut line) {
-                Ok(()) => false,
-                Err(e) => failed(&mut line, &e),
-            };
-            line.ms = Some(line.alone_ms.unwrap_or(0.0) + ms_since(start));
-            (self.write)(k, Some(&line))?;
-            if dead {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    /// The throughput point, in the turn alone held, as a line of its own; whether the context
-    /// died.
-    fn point(&mut self) -> anyhow::Result<bool> {
-        (self.write)(THROUGHPUT_INDEX, None)?;
-        let mut line = self.base.clone();
-        let dead = match point::throughput_point(self.c, self.contexts, self.row) {
-            Ok(t) => {
-                line.throughput = Some(t);
-                false
-            }
-            Err(e) => {
-                line.throughput_error = Some(e.to_string());
-                e.is_sticky()
-            }
-        };
-        (self.write)(THROUGHPUT_INDEX, Some(&line))?;
-        Ok(dead)
-    }
-}
-
 /// The steps of a plan's images, in order.
 fn steps(p: &CallPlan) -> Vec<u64> {
     p.buffers.iter().filter_map(|b| b.image.map(|im| im.step)).collect()
@@ -367,7 +171,7 @@ mod tests {
     use std::path::Path;
 
     use nppbench_headers::files::Prototypes;
-    use nppbench_headers::synth::{MARGIN_BYTES, Sizers};
+    use nppbench_headers::synth::{MARGIN_BYTES, Sizers, plan};
 
     use super::*;
 
