@@ -129,7 +129,22 @@ pub(crate) fn write_designs(designs: &[PathBuf], into: &Path) -> anyhow::Result<
             ))
             .into());
         }
-        kept.extend(lines.iter().filter_map(ShapeLine::compact));
+        // A function a run stopped in (a time limit) is left to a later run whole: its lines
+        // lack shapes, the unaligned ones last of all.
+        let unfinished = nppbench_analysis::calls::design::unfinished(&lines);
+        if !unfinished.is_empty() {
+            println!(
+                "{}: {} functions left out, their designs not finished",
+                file.display(),
+                unfinished.len()
+            );
+        }
+        kept.extend(
+            lines
+                .iter()
+                .filter(|l| !unfinished.contains(&l.symbol))
+                .filter_map(ShapeLine::compact),
+        );
     }
     // A function's lines together, in first-seen order, so that each is one member.
     let mut order: Vec<&str> = Vec::new();

@@ -269,7 +269,7 @@ pub mod throughput;
 
 pub use designed::{Designed, generated_geometry};
 pub use lines::{Score, ShapeLine, evidence, lines_indexed, lines_of, members, score};
-pub use summary::{Summary, Times, summary};
+pub use summary::{Summary, Times, summary, unfinished};
 pub use throughput::Throughput;
 
 #[cfg(test)]

@@ -31,6 +31,10 @@ pub struct ShapeLine {
     pub not_planned: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_process: Option<String>,
+    /// With `ended_process`: the index in its function's design of the shape the child died in
+    /// (the parent's line for it); absent where the rest of the function was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape_index: Option<usize>,
     /// The call at the shape: NPP's status, or how it failed (`sticky: …` where the context died).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<i32>,

@@ -18,6 +18,8 @@ pub struct Summary {
     pub refused: usize,
     pub faulted: usize,
     pub ended_process: usize,
+    /// Functions whose design is not whole ([`unfinished`]: a run stopped in them).
+    pub unfinished: usize,
     /// Shapes measured in each leak class (`leak`, `bounded`, `flat`), racing of those asked,
     /// wrong of those judged.
     pub classes: Vec<(String, usize)>,
@@ -101,6 +103,7 @@ pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
         refused: shaped.iter().filter(|l| l.status.is_some_and(|s| s < 0)).count(),
         faulted: shaped.iter().filter(|l| l.faulted()).count(),
         ended_process: lines.iter().filter(|l| l.ended_process.is_some()).count(),
+        unfinished: unfinished(lines).len(),
         racing: pair(&ShapeLine::races),
         wrong: pair(&ShapeLine::wrong),
         functions_with: (
@@ -116,4 +119,37 @@ pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
         },
         times: Times::of(&shaped),
     })
+}
+
+/// The functions of `lines` (a design's, one NPP version's) whose design is not whole: a shape of
+/// their design ([`super::design`] at their lines' pixels) with no line, neither its own nor the
+/// parent's for a child that died in it (`shape_index`). A run stopped in a function leaves it so;
+/// one whose probe could not be planned, or whose rest was lost with its child, is whole.
+pub fn unfinished(lines: &[ShapeLine]) -> std::collections::BTreeSet<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut of: BTreeMap<&str, Vec<&ShapeLine>> = BTreeMap::new();
+    for l in lines {
+        of.entry(l.symbol.as_str()).or_default().push(l);
+    }
+    let whole = |symbol: &str, ls: &[&ShapeLine]| {
+        let given_up = |l: &&&ShapeLine| {
+            l.shape.is_none() && (l.not_planned.is_some() || (l.ended_process.is_some() && l.shape_index.is_none()))
+        };
+        if ls.iter().any(|l| given_up(&l)) {
+            return true;
+        }
+        let Some(px) = ls.iter().find_map(|l| l.pixels) else {
+            return true;
+        };
+        let lost: BTreeSet<usize> = ls.iter().filter_map(|l| l.shape_index).collect();
+        let shapes: Vec<super::Shape> = ls.iter().filter_map(|l| l.shape).collect();
+        super::design(symbol, &px)
+            .iter()
+            .enumerate()
+            .all(|(k, s)| lost.contains(&k) || shapes.contains(s))
+    };
+    of.into_iter()
+        .filter(|(symbol, ls)| !whole(symbol, ls))
+        .map(|(symbol, _)| symbol.to_owned())
+        .collect()
 }

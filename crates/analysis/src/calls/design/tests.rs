@@ -319,3 +319,36 @@ fn the_shapes_time_is_summed_where_lines_record_it() {
     assert!((t.alone_s.unwrap() - 0.12).abs() < 1e-9, "{t:?}");
     assert_eq!(t.wait_s, Some(0.5));
 }
+
+/// Made-up lines (no GPU wrote them): a design with a line for every shape is whole; one stopped
+/// before its last shape is not, unless the parent wrote a line for that shape (its child died in
+/// it) or the function was given up (not planned, or its rest lost with its child).
+#[test]
+fn a_design_missing_a_shape_is_unfinished_unless_the_shape_was_lost() {
+    let px = Pixels {
+        src_bytes_per_pixel: 1,
+        src_sample_bytes: 1,
+        dst_bytes_per_pixel: 4,
+        dst_sample_bytes: 4,
+    };
+    let symbol = "nppiConvert_8u32f_C1R_Ctx";
+    let shapes = design(symbol, &px);
+    let all: Vec<ShapeLine> = shapes.iter().map(|s| made_up_line(symbol, px, *s, false)).collect();
+    assert!(unfinished(&all).is_empty());
+    let mut cut = all[..all.len() - 1].to_vec();
+    assert_eq!(unfinished(&cut).into_iter().collect::<Vec<_>>(), [symbol]);
+    let parents = |shape_index| ShapeLine {
+        symbol: symbol.into(),
+        ended_process: Some("signal: 9 (SIGKILL)".into()),
+        shape_index,
+        ..ShapeLine::default()
+    };
+    cut.push(parents(Some(shapes.len() - 2)));
+    assert_eq!(unfinished(&cut).len(), 1, "a lost line for another shape is not this one's");
+    cut.push(parents(Some(shapes.len() - 1)));
+    assert!(unfinished(&cut).is_empty());
+    let mut given_up = all[..3].to_vec();
+    given_up.push(parents(None));
+    assert!(unfinished(&given_up).is_empty());
+    assert_eq!(summary(&all[..5]).unwrap().unfinished, 1);
+}
