@@ -124,7 +124,8 @@ pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
 /// The functions of `lines` (a design's, one NPP version's) whose design is not whole: a shape of
 /// their design ([`super::design`] at their lines' pixels) with no line, neither its own nor the
 /// parent's for a child that died in it (`shape_index`). A run stopped in a function leaves it so;
-/// one whose probe could not be planned, or whose rest was lost with its child, is whole.
+/// one whose probe could not be planned, whose rest was lost with its child, or with a shape that
+/// left the context dead, is whole.
 pub fn unfinished(lines: &[ShapeLine]) -> std::collections::BTreeSet<String> {
     use std::collections::{BTreeMap, BTreeSet};
     let mut of: BTreeMap<&str, Vec<&ShapeLine>> = BTreeMap::new();
@@ -135,7 +136,9 @@ pub fn unfinished(lines: &[ShapeLine]) -> std::collections::BTreeSet<String> {
         let given_up = |l: &&&ShapeLine| {
             l.shape.is_none() && (l.not_planned.is_some() || (l.ended_process.is_some() && l.shape_index.is_none()))
         };
-        if ls.iter().any(|l| given_up(&l)) {
+        // Builds before 8d91992 lost the rest of a design after a shape that left the context
+        // dead: what such a design has is all that build would give.
+        if ls.iter().any(|l| given_up(&l) || l.faulted()) {
             return true;
         }
         let Some(px) = ls.iter().find_map(|l| l.pixels) else {
