@@ -269,7 +269,7 @@ pub mod throughput;
 
 pub use designed::{Designed, generated_geometry};
 pub use lines::{Score, ShapeLine, evidence, lines_indexed, lines_of, members, score};
-pub use summary::{Summary, Times, summary, unfinished};
+pub use summary::{Summary, Times, Written, summary, unfinished, unfinished_written};
 pub use throughput::Throughput;
 
 #[cfg(test)]

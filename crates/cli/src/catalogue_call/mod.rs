@@ -87,7 +87,8 @@ pub(crate) struct CallArgs {
     #[arg(long, value_name = "G", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
     alone_batch: u16,
     /// Keep the lines already in --out and call only the functions without one (a run stopped
-    /// by Ctrl-C, SIGTERM or a time limit, continued); the whole lines of the part files a
+    /// by Ctrl-C, SIGTERM or a time limit, continued), and with --design the functions whose
+    /// designs it stopped in, without the shapes written; the whole lines of the part files a
     /// killed run left beside it are kept first, and the functions whose library was missing
     /// from NPP's folder are called again. Without it, an --out that holds lines is refused.
     #[arg(long, requires = "out")]

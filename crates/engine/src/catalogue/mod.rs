@@ -69,14 +69,28 @@ pub struct CatalogueCalls {
 }
 
 impl CatalogueCalls {
+    /// With a design resumed (`done`): the functions a run stopped in, called again without the
+    /// shapes written ([`names::unfinished_in`]).
+    pub(crate) fn unfinished(
+        &self,
+    ) -> anyhow::Result<std::collections::BTreeMap<String, nppbench_analysis::calls::design::Written>> {
+        match (&self.done, self.shapes) {
+            (Some(file), Some(Shapes::Design)) => names::unfinished_in(file),
+            _ => Ok(Default::default()),
+        }
+    }
+
     /// The functions called, in the catalogue's order.
     pub fn functions(&self) -> anyhow::Result<(Prototypes, Vec<FunctionRow>)> {
         let prototypes =
             Prototypes::read(&self.catalogue).with_context(|| format!("reading {}", self.catalogue.display()))?;
-        let done = match &self.done {
+        let mut done = match &self.done {
             Some(file) => names::symbols_in(file)?,
             None => std::collections::BTreeSet::new(),
         };
+        for symbol in self.unfinished()?.keys() {
+            done.remove(symbol);
+        }
         let all = nppbench_headers::generate::rows(&prototypes)?;
         let named = match &self.names {
             Some(file) => Some(names::named_in(file, &all)?),

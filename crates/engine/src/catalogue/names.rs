@@ -63,3 +63,90 @@ pub(super) fn symbols_in(file: &Path) -> anyhow::Result<std::collections::BTreeS
         })
         .collect()
 }
+
+/// Of a file of design lines (`--design`'s; none where it does not exist yet): the functions whose
+/// designs are not whole (a run stopped in them), each with the shapes and point its lines hold.
+/// A resumed run designs them again, leaving those out; the others with a line it leaves out
+/// whole ([`symbols_in`]).
+pub(super) fn unfinished_in(
+    file: &Path,
+) -> anyhow::Result<std::collections::BTreeMap<String, nppbench_analysis::calls::design::Written>> {
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    };
+    let lines: Vec<nppbench_analysis::calls::design::ShapeLine> =
+        nppbench_analysis::calls::read_lines_of(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    Ok(nppbench_analysis::calls::design::unfinished_written(&lines))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
+
+    use super::super::{CatalogueCalls, Shapes};
+
+    /// Made-up design lines (no GPU wrote them) of two functions, one whole and one stopped before
+    /// its last shape: a resumed design calls the second again, leaving out the shapes written;
+    /// resumed without shapes, both are left out.
+    #[test]
+    fn a_resumed_design_calls_again_the_functions_a_stop_left_unfinished() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = dir.path().join("names.txt");
+        std::fs::write(&names, "Not_8u_C1R Add_8u_C1RSfs").unwrap();
+        let px = Pixels {
+            src_bytes_per_pixel: 1,
+            src_sample_bytes: 1,
+            dst_bytes_per_pixel: 1,
+            dst_sample_bytes: 1,
+        };
+        let lines = |symbol: &str, cut: usize| -> String {
+            let shapes = design::design(symbol, &px);
+            shapes[..shapes.len() - cut]
+                .iter()
+                .map(|s| {
+                    let line = ShapeLine {
+                        symbol: symbol.into(),
+                        shape: Some(*s),
+                        pixels: Some(px),
+                        status: Some(0),
+                        ..ShapeLine::default()
+                    };
+                    serde_json::to_string(&line).unwrap() + "\n"
+                })
+                .collect()
+        };
+        let done = dir.path().join("design.jsonl");
+        let add = "nppiAdd_8u_C1RSfs_Ctx";
+        std::fs::write(&done, lines("nppiNot_8u_C1R_Ctx", 0) + &lines(add, 1)).unwrap();
+        let mut calls = CatalogueCalls {
+            catalogue: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2"),
+            npp: None,
+            out: PathBuf::new(),
+            only: None,
+            names: Some(names),
+            shard: None,
+            width: 64,
+            height: 32,
+            turns: None,
+            done: Some(done),
+            shapes: Some(Shapes::Design),
+            alone_batch: 8,
+            shapes_done: Vec::new(),
+            functions_lost: Vec::new(),
+            shuffle: None,
+        };
+        let symbols = |c: &CatalogueCalls| -> Vec<String> { c.functions().unwrap().1.into_iter().map(|r| r.symbol).collect() };
+        assert_eq!(symbols(&calls), [add]);
+        let unfinished = calls.unfinished().unwrap();
+        let n = design::design(add, &px).len();
+        assert_eq!(unfinished[add].shapes, (0..n - 1).collect());
+        assert!(!unfinished[add].point);
+        calls.shapes = None;
+        assert!(symbols(&calls).is_empty());
+        assert!(calls.unfinished().unwrap().is_empty());
+    }
+}

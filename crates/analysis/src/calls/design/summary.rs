@@ -121,38 +121,52 @@ pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
     })
 }
 
+/// What the lines of a function whose design is not whole hold: the indices in its design of the
+/// shapes with a line (its own, or the parent's for a child that died in it), and whether its
+/// throughput point has one. What a resumed run leaves out of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    pub shapes: std::collections::BTreeSet<usize>,
+    pub point: bool,
+}
+
 /// The functions of `lines` (a design's, one NPP version's) whose design is not whole: a shape of
 /// their design ([`super::design`] at their lines' pixels) with no line, neither its own nor the
 /// parent's for a child that died in it (`shape_index`). A run stopped in a function leaves it so;
 /// one whose probe could not be planned, whose rest was lost with its child, or with a shape that
 /// left the context dead, is whole.
 pub fn unfinished(lines: &[ShapeLine]) -> std::collections::BTreeSet<String> {
-    use std::collections::{BTreeMap, BTreeSet};
+    unfinished_written(lines).into_keys().collect()
+}
+
+/// The functions of `lines` whose design is not whole ([`unfinished`]), each with what its lines
+/// hold.
+pub fn unfinished_written(lines: &[ShapeLine]) -> std::collections::BTreeMap<String, Written> {
+    use std::collections::BTreeMap;
     let mut of: BTreeMap<&str, Vec<&ShapeLine>> = BTreeMap::new();
     for l in lines {
         of.entry(l.symbol.as_str()).or_default().push(l);
     }
-    let whole = |symbol: &str, ls: &[&ShapeLine]| {
-        let given_up = |l: &&&ShapeLine| {
+    let written = |symbol: &str, ls: &[&ShapeLine]| -> Option<Written> {
+        let given_up = |l: &ShapeLine| {
             l.shape.is_none() && (l.not_planned.is_some() || (l.ended_process.is_some() && l.shape_index.is_none()))
         };
         // Builds before 8d91992 lost the rest of a design after a shape that left the context
         // dead: what such a design has is all that build would give.
-        if ls.iter().any(|l| given_up(&l) || l.faulted()) {
-            return true;
+        if ls.iter().any(|l| given_up(l) || l.faulted()) {
+            return None;
         }
-        let Some(px) = ls.iter().find_map(|l| l.pixels) else {
-            return true;
-        };
-        let lost: BTreeSet<usize> = ls.iter().filter_map(|l| l.shape_index).collect();
+        let px = ls.iter().find_map(|l| l.pixels)?;
         let shapes: Vec<super::Shape> = ls.iter().filter_map(|l| l.shape).collect();
-        super::design(symbol, &px)
-            .iter()
-            .enumerate()
-            .all(|(k, s)| lost.contains(&k) || shapes.contains(s))
+        let design = super::design(symbol, &px);
+        let mut w = Written {
+            shapes: ls.iter().filter_map(|l| l.shape_index).collect(),
+            point: ls.iter().any(|l| l.throughput.is_some() || l.throughput_error.is_some()),
+        };
+        w.shapes.extend((0..design.len()).filter(|k| shapes.contains(&design[*k])));
+        (0..design.len()).any(|k| !w.shapes.contains(&k)).then_some(w)
     };
     of.into_iter()
-        .filter(|(symbol, ls)| !whole(symbol, ls))
-        .map(|(symbol, _)| symbol.to_owned())
+        .filter_map(|(symbol, ls)| written(symbol, &ls).map(|w| (symbol.to_owned(), w)))
         .collect()
 }

@@ -337,6 +337,11 @@ fn a_design_missing_a_shape_is_unfinished_unless_the_shape_was_lost() {
     assert!(unfinished(&all).is_empty());
     let mut cut = all[..all.len() - 1].to_vec();
     assert_eq!(unfinished(&cut).into_iter().collect::<Vec<_>>(), [symbol]);
+    let written = Written {
+        shapes: (0..shapes.len() - 1).collect(),
+        point: false,
+    };
+    assert_eq!(unfinished_written(&cut).remove(symbol), Some(written));
     let parents = |shape_index| ShapeLine {
         symbol: symbol.into(),
         ended_process: Some("signal: 9 (SIGKILL)".into()),

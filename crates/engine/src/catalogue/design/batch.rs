@@ -68,7 +68,8 @@ pub(crate) fn design_from(
     from: usize,
     shapes: Shapes,
 ) -> anyhow::Result<()> {
-    let skip = Skipped::given(args);
+    let mut skip = Skipped::given(args);
+    skip.resumed = args.unfinished()?;
     let say = Saying { out: &args.out };
     let mut contexts = Contexts::default();
     let todo: Vec<usize> = (from..rows.len()).filter(|&i| !skip.function(i)).collect();
@@ -205,7 +206,13 @@ impl Designing<'_, '_> {
             Shapes::Design => design::design(&row.symbol, &px),
             Shapes::Stranger { count, seed } => design::stranger(&row.symbol, &px, count, seed),
         };
-        let phases = phases(list, &px, shapes == Shapes::Design, |k| skip.skips(i, k));
+        let written = skip.resumed.get(&row.symbol);
+        let resumed = |k: usize| match (written, k) {
+            (None, _) => false,
+            (Some(w), THROUGHPUT_INDEX) => w.point,
+            (Some(w), k) => w.shapes.contains(&k),
+        };
+        let phases = phases(list, &px, shapes == Shapes::Design, |k| skip.skips(i, k) || resumed(k));
         let mut f = Planned {
             i,
             row,
