@@ -108,6 +108,10 @@ pub(crate) struct CallArgs {
     /// Internal: the shapes already written or given up, as FUNCTION:SHAPE.
     #[arg(long, hide = true, value_delimiter = ',', value_parser = restart::function_shape)]
     shapes_done: Vec<(usize, usize)>,
+    /// Internal: the shapes at unaligned steps whose call a child before made alone and lived
+    /// through, as FUNCTION:SHAPE: called again in a shared turn.
+    #[arg(long, hide = true, value_delimiter = ',', value_parser = restart::function_shape)]
+    shapes_alive: Vec<(usize, usize)>,
     /// Internal: the functions given up whole (the rest of each lost with a child).
     #[arg(long, hide = true, value_delimiter = ',')]
     functions_lost: Vec<usize>,
@@ -140,6 +144,7 @@ impl CallArgs {
             },
             alone_batch: usize::from(self.alone_batch),
             shapes_done: self.shapes_done.clone(),
+            shapes_alive: self.shapes_alive.clone(),
             functions_lost: self.functions_lost.clone(),
             shuffle: self.shuffle,
             done: if self.resume {

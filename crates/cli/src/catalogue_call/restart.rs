@@ -24,6 +24,9 @@ pub(crate) struct Progress {
     pub(crate) written: BTreeSet<(usize, usize)>,
     /// The step it last said it was at (`at i k`), unless its line followed.
     pub(crate) in_flight: Option<(usize, usize)>,
+    /// The shapes whose call at unaligned steps it made alone and that left the context alive
+    /// (`alive i k`), their lines not yet written.
+    pub(crate) alive: BTreeSet<(usize, usize)>,
 }
 
 impl Progress {
@@ -49,8 +52,12 @@ impl Progress {
                 self.in_flight = Some((i, k));
                 self.current = Some(i);
             }
+            (Some("alive"), Some(k)) if begun => {
+                self.alive.insert((i, k));
+            }
             (Some("wrote"), Some(k)) if begun => {
                 self.written.insert((i, k));
+                self.alive.remove(&(i, k));
                 if self.in_flight == Some((i, k)) {
                     self.in_flight = None;
                 }
@@ -81,6 +88,9 @@ pub(crate) struct Start {
     /// The functions left out whole: the rest of each lost with a child that died outside its
     /// shapes (their lines written by the parent).
     pub(crate) lost: BTreeSet<usize>,
+    /// Shapes at unaligned steps whose call a child before made alone and that left the context
+    /// alive: called again in a shared turn, not alone.
+    pub(crate) alive: BTreeSet<(usize, usize)>,
 }
 
 impl Start {
@@ -98,18 +108,24 @@ impl Start {
         }
         let from = self.from;
         self.done.retain(|&(i, _)| i >= from);
+        let done = &self.done;
+        self.alive.retain(|p| p.0 >= from && !done.contains(p));
         self.lost.retain(|&i| i >= from);
         self
     }
 
-    /// The child's arguments that say it: `--from`, `--shapes-done I:K,…` and
-    /// `--functions-lost I,…` (the last two where there are any).
+    /// The child's arguments that say it: `--from`, `--shapes-done I:K,…`, `--shapes-alive
+    /// I:K,…` and `--functions-lost I,…` (the last three where there are any).
     pub(crate) fn args(&self) -> Vec<String> {
         let mut out = vec!["--from".to_owned(), self.from.to_string()];
         let joined = |items: Vec<String>| items.join(",");
         if !self.done.is_empty() {
             out.push("--shapes-done".to_owned());
             out.push(joined(self.done.iter().map(|(i, k)| format!("{i}:{k}")).collect()));
+        }
+        if !self.alive.is_empty() {
+            out.push("--shapes-alive".to_owned());
+            out.push(joined(self.alive.iter().map(|(i, k)| format!("{i}:{k}")).collect()));
         }
         if !self.lost.is_empty() {
             out.push("--functions-lost".to_owned());
@@ -186,6 +202,9 @@ pub(crate) fn next(progress: &Progress, ended: Ended, start: &Start, shapes: boo
         }
     };
     s.done.extend(written);
+    if shapes {
+        s.alive.extend(&progress.alive);
+    }
     Next::Restart {
         start: s.trimmed(),
         lost,

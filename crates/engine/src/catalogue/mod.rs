@@ -60,6 +60,9 @@ pub struct CatalogueCalls {
     /// before, or lost with it (a child started again after one whose context died, or which
     /// died itself). Out of order: a batch's unaligned shapes are called first, asked after.
     pub shapes_done: Vec<(usize, usize)>,
+    /// With `shapes`: shapes at unaligned steps whose call a child before made alone and lived
+    /// through, as (function, shape): called in a shared turn, as the aligned ones are.
+    pub shapes_alive: Vec<(usize, usize)>,
     /// With `shapes`: the functions skipped whole, the rest of each lost with a child that died
     /// outside its shapes.
     pub functions_lost: Vec<usize>,
@@ -362,6 +365,7 @@ mod tests {
             shapes: None,
             alone_batch: 8,
             shapes_done: Vec::new(),
+            shapes_alive: Vec::new(),
             functions_lost: Vec::new(),
             shuffle: None,
         };
@@ -421,6 +425,7 @@ mod tests {
             shapes: None,
             alone_batch: 8,
             shapes_done: Vec::new(),
+            shapes_alive: Vec::new(),
             functions_lost: Vec::new(),
             shuffle: None,
         };

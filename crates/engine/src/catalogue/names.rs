@@ -136,10 +136,12 @@ mod tests {
             shapes: Some(Shapes::Design),
             alone_batch: 8,
             shapes_done: Vec::new(),
+            shapes_alive: Vec::new(),
             functions_lost: Vec::new(),
             shuffle: None,
         };
-        let symbols = |c: &CatalogueCalls| -> Vec<String> { c.functions().unwrap().1.into_iter().map(|r| r.symbol).collect() };
+        let symbols =
+            |c: &CatalogueCalls| -> Vec<String> { c.functions().unwrap().1.into_iter().map(|r| r.symbol).collect() };
         assert_eq!(symbols(&calls), [add]);
         let unfinished = calls.unfinished().unwrap();
         let n = design::design(add, &px).len();

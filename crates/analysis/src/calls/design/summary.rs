@@ -161,9 +161,12 @@ pub fn unfinished_written(lines: &[ShapeLine]) -> std::collections::BTreeMap<Str
         let design = super::design(symbol, &px);
         let mut w = Written {
             shapes: ls.iter().filter_map(|l| l.shape_index).collect(),
-            point: ls.iter().any(|l| l.throughput.is_some() || l.throughput_error.is_some()),
+            point: ls
+                .iter()
+                .any(|l| l.throughput.is_some() || l.throughput_error.is_some()),
         };
-        w.shapes.extend((0..design.len()).filter(|k| shapes.contains(&design[*k])));
+        w.shapes
+            .extend((0..design.len()).filter(|k| shapes.contains(&design[*k])));
         (0..design.len()).any(|k| !w.shapes.contains(&k)).then_some(w)
     };
     of.into_iter()

@@ -349,7 +349,11 @@ fn a_design_missing_a_shape_is_unfinished_unless_the_shape_was_lost() {
         ..ShapeLine::default()
     };
     cut.push(parents(Some(shapes.len() - 2)));
-    assert_eq!(unfinished(&cut).len(), 1, "a lost line for another shape is not this one's");
+    assert_eq!(
+        unfinished(&cut).len(),
+        1,
+        "a lost line for another shape is not this one's"
+    );
     cut.push(parents(Some(shapes.len() - 1)));
     assert!(unfinished(&cut).is_empty());
     let mut given_up = all[..3].to_vec();

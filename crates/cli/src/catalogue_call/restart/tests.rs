@@ -18,6 +18,7 @@ fn start(from: usize, done: impl IntoIterator<Item = (usize, usize)>) -> Start {
         from,
         done: done.into_iter().collect(),
         lost: BTreeSet::new(),
+        alive: BTreeSet::new(),
     }
 }
 
@@ -238,6 +239,46 @@ fn a_context_dead_in_a_batch_calls_again_the_shapes_kept_unasked_and_no_line_wri
     );
 }
 
+/// The calls that lived through phase B are said (`alive i k`): after a context dead at function
+/// 5's call, the next child calls function 4's shapes 2 and 3 in shared turns, not alone; one
+/// written, or lost with a child killed in it, is no longer said alive.
+#[test]
+fn calls_that_lived_alone_are_made_again_in_shared_turns() {
+    let mut lines: Vec<&str> = Vec::new();
+    for l in BATCH_TO_PHASE_B {
+        lines.push(l);
+        match l {
+            "at 4 2" => lines.push("alive 4 2"),
+            "at 4 3" => lines.push("alive 4 3"),
+            _ => {}
+        }
+    }
+    lines.push("wrote 5 2");
+    let s = Start {
+        alive: [(4, 2), (4, 3)].into(),
+        ..start(4, [(4, 0), (4, 1), (4, POINT), (5, 0), (5, 1), (5, 2), (6, 0)])
+    };
+    assert_eq!(
+        next(&said(&lines), Ended::ContextDead, &Start::at(4), true),
+        Next::Restart {
+            start: s.clone(),
+            lost: None
+        }
+    );
+    // Whole in phase A: 4's shape 2 written, the child killed in shape 3.
+    let p = said(&["begin 4", "at 4 2", "wrote 4 2", "at 4 3"]);
+    let mut after = s.clone();
+    after.done.extend([(4, 2), (4, 3)]);
+    after.alive.clear();
+    assert_eq!(
+        next(&p, Ended::Died, &s, true),
+        Next::Restart {
+            start: after,
+            lost: Some((4, Some(3)))
+        }
+    );
+}
+
 /// A child killed asking the questions of function 4's shape 3 (phase C) loses that shape alone:
 /// function 5's kept call is called again. Killed between two functions' questions, it loses the
 /// rest of the function whose line it wrote last (none), not the next one's.
@@ -311,6 +352,7 @@ fn a_child_killed_in_phase_a_of_the_second_function_costs_that_function_at_most(
 fn a_starts_arguments_read_back_as_that_start() {
     let s = Start {
         lost: [6, 9].into(),
+        alive: [(4, 2), (7, 1)].into(),
         ..start(4, [(4, 0), (4, POINT), (5, 17)])
     };
     let args = s.args();
@@ -329,6 +371,7 @@ fn a_starts_arguments_read_back_as_that_start() {
         from: a.from.unwrap(),
         done: a.shapes_done.into_iter().collect(),
         lost: a.functions_lost.into_iter().collect(),
+        alive: a.shapes_alive.into_iter().collect(),
     };
     assert_eq!(read, s);
     assert_eq!(Start::at(3).args(), ["--from", "3"]);

@@ -3,12 +3,14 @@
 //! phases:
 //!
 //! - **A**, in shared turns, function by function: `begin i`; its probe planned (a line saying
-//!   why where it cannot be); its shapes at aligned steps called and asked whole, a turn a shape;
-//!   its shapes at unaligned steps planned (CPU work, done before the turn alone).
+//!   why where it cannot be); its shapes at aligned steps called and asked whole, a turn a shape,
+//!   and so those at unaligned steps whose call a child before made alone and lived through
+//!   (`--shapes-alive`); its other shapes at unaligned steps planned (CPU work, done before the
+//!   turn alone).
 //! - **B**, in one turn alone for the whole batch, function by function: each unaligned shape's
 //!   call made and synchronised (its probe: the step that may leave the context dead), then the
 //!   function's throughput point. A call NPP refused, or that failed, gets its line here; the
-//!   calls that lived are kept, buffers and all, for phase C.
+//!   calls that lived are said (`alive i k`) and kept, buffers and all, for phase C.
 //! - **C**, in shared turns, shape by shape: the questions of every call kept, each shape's line
 //!   written after them; then `done i` for every function of the batch, in order.
 //!
@@ -221,13 +223,17 @@ impl Designing<'_, '_> {
             unaligned: Vec::new(),
             point: phases.point,
         };
-        for (k, shape) in &phases.aligned {
+        // An unaligned call a child before lived through is made again in a shared turn.
+        let (alive, unaligned): (Vec<_>, Vec<_>) = phases
+            .unaligned
+            .into_iter()
+            .partition(|(k, _)| skip.alive.contains(&(i, *k)));
+        for (k, shape) in phases.aligned.iter().chain(&alive) {
             if self.whole(&f, *k, shape)? {
                 return Ok(true);
             }
         }
-        f.unaligned = phases
-            .unaligned
+        f.unaligned = unaligned
             .into_iter()
             .map(|(k, s)| (k, s, plan(row, self.c.sizers, &at(&s))))
             .collect();
@@ -295,14 +301,18 @@ impl Designing<'_, '_> {
                 };
                 line.alone_ms = Some(ms_since(start));
                 match made {
-                    Some((made, first)) => kept.push(Kept {
-                        f,
-                        k: *k,
-                        shape: *shape,
-                        line,
-                        made,
-                        first,
-                    }),
+                    Some((made, first)) => {
+                        // Should the child die before its line, the next calls it in a shared turn.
+                        self.say.tell(format_args!("alive {} {k}", f.i))?;
+                        kept.push(Kept {
+                            f,
+                            k: *k,
+                            shape: *shape,
+                            line,
+                            made,
+                            first,
+                        })
+                    }
                     None => {
                         line.ms = line.alone_ms;
                         self.say.wrote(f.i, *k, &line)?;

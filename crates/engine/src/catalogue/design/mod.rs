@@ -94,6 +94,9 @@ pub(crate) const THROUGHPUT_INDEX: usize = usize::MAX - 1;
 pub(crate) struct Skipped {
     pub(crate) shapes: BTreeSet<(usize, usize)>,
     pub(crate) functions: BTreeSet<usize>,
+    /// Shapes at unaligned steps a child before called alone and lived through: called whole in
+    /// a shared turn.
+    pub(crate) alive: BTreeSet<(usize, usize)>,
     /// Of a design resumed: the functions a run stopped in, by symbol, with the shapes and point
     /// their lines hold, left out.
     pub(crate) resumed: BTreeMap<String, design::Written>,
@@ -104,6 +107,7 @@ impl Skipped {
         Skipped {
             shapes: args.shapes_done.iter().copied().collect(),
             functions: args.functions_lost.iter().copied().collect(),
+            alive: args.shapes_alive.iter().copied().collect(),
             resumed: BTreeMap::new(),
         }
     }

@@ -63,6 +63,8 @@ struct Child<'a> {
     killed_after: Option<usize>,
     said: Vec<String>,
     lines: &'a mut Vec<Line>,
+    /// The calls made alone (phase B), of every child.
+    alone: &'a mut Vec<(usize, usize)>,
 }
 
 /// How a made-up child ended early.
@@ -103,6 +105,7 @@ impl Child<'_> {
     fn share(&mut self, start: &Start, to: usize, g: usize) -> Stopped {
         let functions = self.functions;
         let skips = |i: usize, k: usize| start.lost.contains(&i) || start.done.contains(&(i, k));
+        let alive = |i: usize, k: usize| start.alive.contains(&(i, k));
         let todo: Vec<usize> = (start.from..to).filter(|i| !start.lost.contains(i)).collect();
         for batch in todo.chunks(g) {
             let mut phase_b = Vec::new();
@@ -121,6 +124,8 @@ impl Child<'_> {
                 for (k, kind) in f.shapes.iter().enumerate().filter(|(k, _)| !skips(i, *k)) {
                     match kind {
                         Kind::Aligned => self.step(Step::Call(i, k), true)?,
+                        // Its call lived before: called and asked whole, in a shared turn.
+                        Kind::Unaligned if alive(i, k) => self.step(Step::Ask(i, k), true)?,
                         _ => phase_b.push((i, k, *kind)),
                     }
                 }
@@ -130,8 +135,10 @@ impl Child<'_> {
             }
             let mut kept = Vec::new();
             for (i, k, kind) in phase_b {
+                self.alone.push((i, k));
                 self.step(Step::Call(i, k), kind == Kind::Refused)?;
                 if kind == Kind::Unaligned {
+                    self.say(format!("alive {i} {k}"))?;
                     kept.push((i, k));
                 }
             }
@@ -148,14 +155,15 @@ impl Child<'_> {
 
 /// The lines of a share of `functions` designed in batches of `g` with `faults`, the first child
 /// killed after it said `killed_after` lines, its children restarted as the parent restarts
-/// them; and how many children it took.
+/// them; and how many children it took. No shape's call is made alone twice: a restarted child
+/// calls those its predecessors lived through in shared turns.
 fn run(
     functions: &[Function],
     g: usize,
     faults: &BTreeMap<Step, Fault>,
     killed_after: Option<usize>,
 ) -> (Vec<Line>, usize) {
-    let mut lines = Vec::new();
+    let (mut lines, mut alone) = (Vec::new(), Vec::new());
     let (mut start, mut children, mut killed_after) = (Start::at(0), 0, killed_after);
     while start.from < functions.len() {
         children += 1;
@@ -166,6 +174,7 @@ fn run(
             killed_after: killed_after.take(),
             said: Vec::new(),
             lines: &mut lines,
+            alone: &mut alone,
         };
         let ended = child.share(&start, functions.len(), g).err().unwrap_or(Ended::Success);
         let mut progress = Progress::default();
@@ -179,6 +188,10 @@ fn run(
             }
         }
     }
+    let mut once = alone.clone();
+    once.sort();
+    once.dedup();
+    assert_eq!(once.len(), alone.len(), "a call made alone twice: {alone:?}");
     (lines, children)
 }
 
@@ -283,13 +296,14 @@ fn a_child_killed_after_any_line_costs_at_most_one_line_and_every_shape_gets_one
     let functions = functions();
     for faults in [BTreeMap::new(), faults()] {
         for g in [1, 3, 8] {
-            let mut lines = Vec::new();
+            let (mut lines, mut alone) = (Vec::new(), Vec::new());
             let mut clean = Child {
                 functions: &functions,
                 faults: &faults,
                 killed_after: None,
                 said: Vec::new(),
                 lines: &mut lines,
+                alone: &mut alone,
             };
             let _ = clean.share(&Start::at(0), functions.len(), g);
             let said = clean.said.len();
