@@ -30,6 +30,10 @@ use nppbench_npp::generic::Outputs;
 use nppbench_npp::{Npp, NppSearch, StreamContext};
 use serde_json::json;
 
+/// Of a design resumed: the functions a run stopped in, by symbol, with the shapes and point their
+/// lines hold.
+pub(crate) type Resumed = std::collections::BTreeMap<String, nppbench_analysis::calls::design::Written>;
+
 /// What to call and where the lines go.
 #[derive(Debug, Clone)]
 pub struct CatalogueCalls {
@@ -74,24 +78,53 @@ pub struct CatalogueCalls {
 impl CatalogueCalls {
     /// With a design resumed (`done`): the functions a run stopped in, called again without the
     /// shapes written ([`names::unfinished_in`]).
-    pub(crate) fn unfinished(
-        &self,
-    ) -> anyhow::Result<std::collections::BTreeMap<String, nppbench_analysis::calls::design::Written>> {
+    pub(crate) fn unfinished(&self) -> anyhow::Result<Resumed> {
         match (&self.done, self.shapes) {
             (Some(file), Some(Shapes::Design)) => names::unfinished_in(file),
             _ => Ok(Default::default()),
         }
     }
 
+    /// The calls of every function of the committed 13.0.1 catalogue, once each at 64 × 32, as the
+    /// tests take them.
+    #[cfg(test)]
+    pub(crate) fn of_13_0_1() -> CatalogueCalls {
+        CatalogueCalls {
+            catalogue: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2"),
+            npp: None,
+            out: PathBuf::new(),
+            only: None,
+            names: None,
+            shard: None,
+            width: 64,
+            height: 32,
+            turns: None,
+            done: None,
+            shapes: None,
+            alone_batch: 8,
+            shapes_done: Vec::new(),
+            shapes_alive: Vec::new(),
+            functions_lost: Vec::new(),
+            shuffle: None,
+        }
+    }
+
     /// The functions called, in the catalogue's order.
     pub fn functions(&self) -> anyhow::Result<(Prototypes, Vec<FunctionRow>)> {
+        self.functions_resumed().map(|(p, rows, _)| (p, rows))
+    }
+
+    /// [`Self::functions`], and of a design resumed the functions among them a run stopped in,
+    /// with what their lines hold ([`Self::unfinished`]), read once.
+    pub(crate) fn functions_resumed(&self) -> anyhow::Result<(Prototypes, Vec<FunctionRow>, Resumed)> {
         let prototypes =
             Prototypes::read(&self.catalogue).with_context(|| format!("reading {}", self.catalogue.display()))?;
         let mut done = match &self.done {
             Some(file) => names::symbols_in(file)?,
             None => std::collections::BTreeSet::new(),
         };
-        for symbol in self.unfinished()?.keys() {
+        let unfinished = self.unfinished()?;
+        for symbol in unfinished.keys() {
             done.remove(symbol);
         }
         let all = nppbench_headers::generate::rows(&prototypes)?;
@@ -110,7 +143,7 @@ impl CatalogueCalls {
         if let Some(seed) = self.shuffle {
             fastrand::Rng::with_seed(seed).shuffle(&mut rows);
         }
-        Ok((prototypes, rows))
+        Ok((prototypes, rows, unfinished))
     }
 }
 
@@ -130,7 +163,7 @@ pub fn append_line(out: &Path, v: &serde_json::Value) -> anyhow::Result<()> {
 /// functions not done: the parent starts the next at the first of them, leaving out the shapes
 /// written (`--shapes-done`).
 pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>) -> anyhow::Result<()> {
-    let (prototypes, rows) = args.functions()?;
+    let (prototypes, rows, resumed) = args.functions_resumed()?;
     let sizers = Sizers::new(&prototypes);
     let gpu = Gpu::open(0)?;
     let npp = Npp::load(&NppSearch::new(args.npp.as_deref()))?;
@@ -153,7 +186,7 @@ pub fn call_catalogue_from(args: &CatalogueCalls, from: usize, to: Option<usize>
     };
     let to = to.unwrap_or(rows.len()).min(rows.len());
     if let Some(shapes) = args.shapes {
-        return design::design_from(&called, args, &rows[..to], from, shapes);
+        return design::design_from(&called, args, &rows[..to], (from, resumed), shapes);
     }
     let aligned = Shape {
         width: args.width,
@@ -352,22 +385,8 @@ mod tests {
     #[test]
     fn shards_of_a_catalogue_are_its_functions_each_once() {
         let calls = |shard| CatalogueCalls {
-            catalogue: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2"),
-            npp: None,
-            out: PathBuf::new(),
-            only: None,
-            names: None,
             shard,
-            width: 64,
-            height: 32,
-            turns: None,
-            done: None,
-            shapes: None,
-            alone_batch: 8,
-            shapes_done: Vec::new(),
-            shapes_alive: Vec::new(),
-            functions_lost: Vec::new(),
-            shuffle: None,
+            ..CatalogueCalls::of_13_0_1()
         };
         let symbols = |shard| -> Vec<String> {
             calls(shard)
@@ -412,22 +431,8 @@ mod tests {
         let names = dir.path().join("names.txt");
         std::fs::write(&names, "# again\nNot_8u_C1R nppiAdd_8u_C1RSfs_Ctx\n\nNot_8u_C1R\n").unwrap();
         let calls = CatalogueCalls {
-            catalogue: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2"),
-            npp: None,
-            out: PathBuf::new(),
-            only: None,
             names: Some(names.clone()),
-            shard: None,
-            width: 64,
-            height: 32,
-            turns: None,
-            done: None,
-            shapes: None,
-            alone_batch: 8,
-            shapes_done: Vec::new(),
-            shapes_alive: Vec::new(),
-            functions_lost: Vec::new(),
-            shuffle: None,
+            ..CatalogueCalls::of_13_0_1()
         };
         let symbols: Vec<String> = calls.functions().unwrap().1.into_iter().map(|r| r.symbol).collect();
         assert_eq!(symbols, ["nppiAdd_8u_C1RSfs_Ctx", "nppiNot_8u_C1R_Ctx"]);

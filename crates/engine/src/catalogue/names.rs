@@ -83,8 +83,6 @@ pub(super) fn unfinished_in(
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
     use nppbench_analysis::calls::design::{self, Pixels, ShapeLine};
 
     use super::super::{CatalogueCalls, Shapes};
@@ -123,27 +121,16 @@ mod tests {
         let add = "nppiAdd_8u_C1RSfs_Ctx";
         std::fs::write(&done, lines("nppiNot_8u_C1R_Ctx", 0) + &lines(add, 1)).unwrap();
         let mut calls = CatalogueCalls {
-            catalogue: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2"),
-            npp: None,
-            out: PathBuf::new(),
-            only: None,
             names: Some(names),
-            shard: None,
-            width: 64,
-            height: 32,
-            turns: None,
             done: Some(done),
             shapes: Some(Shapes::Design),
-            alone_batch: 8,
-            shapes_done: Vec::new(),
-            shapes_alive: Vec::new(),
-            functions_lost: Vec::new(),
-            shuffle: None,
+            ..CatalogueCalls::of_13_0_1()
         };
         let symbols =
             |c: &CatalogueCalls| -> Vec<String> { c.functions().unwrap().1.into_iter().map(|r| r.symbol).collect() };
         assert_eq!(symbols(&calls), [add]);
         let unfinished = calls.unfinished().unwrap();
+        assert_eq!(calls.functions_resumed().unwrap().2, unfinished);
         let n = design::design(add, &px).len();
         assert_eq!(unfinished[add].shapes, (0..n - 1).collect());
         assert!(!unfinished[add].point);

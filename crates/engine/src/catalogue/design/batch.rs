@@ -62,16 +62,19 @@ pub(crate) fn phases(shapes: Vec<design::Shape>, px: &Pixels, point: bool, skips
 }
 
 /// Designs the functions `from..` of `rows` (those `args` does not leave out whole) at their
-/// shapes, in batches of `args.alone_batch`; exits 3 at a step after which the context is dead.
+/// shapes, in batches of `args.alone_batch`, leaving out of the functions a resumed run stopped in
+/// what `resumed` says their lines hold; exits 3 at a step after which the context is dead.
 pub(crate) fn design_from(
     c: &Called<'_>,
     args: &CatalogueCalls,
     rows: &[FunctionRow],
-    from: usize,
+    (from, resumed): (usize, super::super::Resumed),
     shapes: Shapes,
 ) -> anyhow::Result<()> {
-    let mut skip = Skipped::given(args);
-    skip.resumed = args.unfinished()?;
+    let skip = Skipped {
+        resumed,
+        ..Skipped::given(args)
+    };
     let say = Saying { out: &args.out };
     let mut contexts = Contexts::default();
     let todo: Vec<usize> = (from..rows.len()).filter(|&i| !skip.function(i)).collect();

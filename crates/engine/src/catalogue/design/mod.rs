@@ -99,7 +99,7 @@ pub(crate) struct Skipped {
     pub(crate) alive: BTreeSet<(usize, usize)>,
     /// Of a design resumed: the functions a run stopped in, by symbol, with the shapes and point
     /// their lines hold, left out.
-    pub(crate) resumed: BTreeMap<String, design::Written>,
+    pub(crate) resumed: super::Resumed,
 }
 
 impl Skipped {
