@@ -43,13 +43,21 @@ pub(super) fn named_in(file: &Path, rows: &[FunctionRow]) -> anyhow::Result<std:
     Ok(found)
 }
 
+/// What a file of lines holds; `None` where it does not exist yet (a run not begun).
+fn read_unless_missing(file: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    match std::fs::read(file) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", file.display())),
+    }
+}
+
 /// The functions a file of lines has a line of; none where the file does not exist yet.
 pub(super) fn symbols_in(file: &Path) -> anyhow::Result<std::collections::BTreeSet<String>> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    let Some(bytes) = read_unless_missing(file)? else {
+        return Ok(Default::default());
     };
+    let text = String::from_utf8(bytes).with_context(|| format!("reading {}", file.display()))?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -71,10 +79,8 @@ pub(super) fn symbols_in(file: &Path) -> anyhow::Result<std::collections::BTreeS
 pub(super) fn unfinished_in(
     file: &Path,
 ) -> anyhow::Result<std::collections::BTreeMap<String, nppbench_analysis::calls::design::Written>> {
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    let Some(bytes) = read_unless_missing(file)? else {
+        return Ok(Default::default());
     };
     let lines: Vec<nppbench_analysis::calls::design::ShapeLine> =
         nppbench_analysis::calls::read_lines_of(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
