@@ -76,15 +76,6 @@ pub struct CatalogueCalls {
 }
 
 impl CatalogueCalls {
-    /// With a design resumed (`done`): the functions a run stopped in, called again without the
-    /// shapes written ([`names::unfinished_in`]).
-    pub(crate) fn unfinished(&self) -> anyhow::Result<Resumed> {
-        match (&self.done, self.shapes) {
-            (Some(file), Some(Shapes::Design)) => names::unfinished_in(file),
-            _ => Ok(Default::default()),
-        }
-    }
-
     /// The calls of every function of the committed 13.0.1 catalogue, once each at 64 × 32, as the
     /// tests take them.
     #[cfg(test)]
@@ -115,15 +106,14 @@ impl CatalogueCalls {
     }
 
     /// [`Self::functions`], and of a design resumed the functions among them a run stopped in,
-    /// with what their lines hold ([`Self::unfinished`]), read once.
+    /// with what their lines hold ([`names::resumed_in`]), the file read once.
     pub(crate) fn functions_resumed(&self) -> anyhow::Result<(Prototypes, Vec<FunctionRow>, Resumed)> {
         let prototypes =
             Prototypes::read(&self.catalogue).with_context(|| format!("reading {}", self.catalogue.display()))?;
-        let mut done = match &self.done {
-            Some(file) => names::symbols_in(file)?,
-            None => std::collections::BTreeSet::new(),
+        let (mut done, unfinished) = match &self.done {
+            Some(file) => names::resumed_in(file, self.shapes == Some(Shapes::Design))?,
+            None => Default::default(),
         };
-        let unfinished = self.unfinished()?;
         for symbol in unfinished.keys() {
             done.remove(symbol);
         }

@@ -6,6 +6,8 @@ use std::path::Path;
 use anyhow::Context;
 use nppbench_headers::generate::FunctionRow;
 
+use super::Resumed;
+
 /// The symbols of the functions of `rows` that `file` names (symbols or bare names); a name of
 /// no function is an error naming it.
 pub(super) fn named_in(file: &Path, rows: &[FunctionRow]) -> anyhow::Result<std::collections::BTreeSet<String>> {
@@ -52,13 +54,23 @@ fn read_unless_missing(file: &Path) -> anyhow::Result<Option<Vec<u8>>> {
     }
 }
 
-/// The functions a file of lines has a line of; none where the file does not exist yet.
-pub(super) fn symbols_in(file: &Path) -> anyhow::Result<std::collections::BTreeSet<String>> {
+/// What a resumed run's file of lines holds (nothing where it does not exist yet), read once: the
+/// functions with a line, and with `design` (`--design`'s lines) those whose designs are not whole
+/// (a run stopped in them), each with the shapes and point its lines hold. A resumed run leaves the
+/// others with a line out whole, and designs those again without what is written.
+pub(super) fn resumed_in(file: &Path, design: bool) -> anyhow::Result<(std::collections::BTreeSet<String>, Resumed)> {
     let Some(bytes) = read_unless_missing(file)? else {
         return Ok(Default::default());
     };
+    if design {
+        let lines: Vec<nppbench_analysis::calls::design::ShapeLine> =
+            nppbench_analysis::calls::read_lines_of(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let symbols = lines.iter().map(|l| l.symbol.clone()).collect();
+        return Ok((symbols, nppbench_analysis::calls::design::unfinished_written(&lines)));
+    }
     let text = String::from_utf8(bytes).with_context(|| format!("reading {}", file.display()))?;
-    text.lines()
+    let symbols = text
+        .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
@@ -69,22 +81,8 @@ pub(super) fn symbols_in(file: &Path) -> anyhow::Result<std::collections::BTreeS
                 .map(str::to_owned)
                 .with_context(|| format!("{} line {}: no symbol", file.display(), i + 1))
         })
-        .collect()
-}
-
-/// Of a file of design lines (`--design`'s; none where it does not exist yet): the functions whose
-/// designs are not whole (a run stopped in them), each with the shapes and point its lines hold.
-/// A resumed run designs them again, leaving those out; the others with a line it leaves out
-/// whole ([`symbols_in`]).
-pub(super) fn unfinished_in(
-    file: &Path,
-) -> anyhow::Result<std::collections::BTreeMap<String, nppbench_analysis::calls::design::Written>> {
-    let Some(bytes) = read_unless_missing(file)? else {
-        return Ok(Default::default());
-    };
-    let lines: Vec<nppbench_analysis::calls::design::ShapeLine> =
-        nppbench_analysis::calls::read_lines_of(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    Ok(nppbench_analysis::calls::design::unfinished_written(&lines))
+        .collect::<anyhow::Result<_>>()?;
+    Ok((symbols, Resumed::default()))
 }
 
 #[cfg(test)]
@@ -135,13 +133,12 @@ mod tests {
         let symbols =
             |c: &CatalogueCalls| -> Vec<String> { c.functions().unwrap().1.into_iter().map(|r| r.symbol).collect() };
         assert_eq!(symbols(&calls), [add]);
-        let unfinished = calls.unfinished().unwrap();
-        assert_eq!(calls.functions_resumed().unwrap().2, unfinished);
+        let unfinished = calls.functions_resumed().unwrap().2;
         let n = design::design(add, &px).len();
         assert_eq!(unfinished[add].shapes, (0..n - 1).collect());
         assert!(!unfinished[add].point);
         calls.shapes = None;
         assert!(symbols(&calls).is_empty());
-        assert!(calls.unfinished().unwrap().is_empty());
+        assert!(calls.functions_resumed().unwrap().2.is_empty());
     }
 }
