@@ -76,6 +76,11 @@ pub struct ShapeLine {
     pub wait_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone_ms: Option<f64>,
+    /// A shape at unaligned steps whose call a child before made alone and lived through, that
+    /// child ending at a later call of its batch: this line's calls were made in a shared turn
+    /// (`--shapes-alive`), so it has no `alone_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lived_alone_before: Option<bool>,
     /// The function's throughput point (`throughput.rs`), on a line of its own without a shape,
     /// or why it has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]

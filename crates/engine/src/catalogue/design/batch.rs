@@ -231,8 +231,9 @@ impl Designing<'_, '_> {
             .unaligned
             .into_iter()
             .partition(|(k, _)| skip.alive.contains(&(i, *k)));
-        for (k, shape) in phases.aligned.iter().chain(&alive) {
-            if self.whole(&f, *k, shape)? {
+        let aligned = phases.aligned.iter().map(|ks| (ks, None));
+        for ((k, shape), lived) in aligned.chain(alive.iter().map(|ks| (ks, Some(true)))) {
+            if self.whole(&f, *k, shape, lived)? {
                 return Ok(true);
             }
         }
@@ -244,9 +245,19 @@ impl Designing<'_, '_> {
         Ok(false)
     }
 
-    /// A shape at aligned steps, called and asked in one shared turn; whether the context died.
-    fn whole(&mut self, f: &Planned<'_>, k: usize, shape: &design::Shape) -> anyhow::Result<bool> {
-        let mut line = f.line(shape);
+    /// A shape at aligned steps, or one whose call a child before made alone and lived through
+    /// (`lived_alone_before`), called and asked in one shared turn; whether the context died.
+    fn whole(
+        &mut self,
+        f: &Planned<'_>,
+        k: usize,
+        shape: &design::Shape,
+        lived_alone_before: Option<bool>,
+    ) -> anyhow::Result<bool> {
+        let mut line = ShapeLine {
+            lived_alone_before,
+            ..f.line(shape)
+        };
         self.turn.take_into(false, &mut line);
         self.say.at(f.i, k)?;
         let start = Instant::now();
