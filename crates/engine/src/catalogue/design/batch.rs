@@ -14,11 +14,10 @@
 //! - **C**, in shared turns, shape by shape: the questions of every call kept, each shape's line
 //!   written after them; then `done i` for every function of the batch, in order.
 //!
-//! A step that leaves the context dead ends the child at once, after its line, with no function
-//! of the batch done: the parent starts the next at the first of them, leaving out in each the
-//! shapes whose lines were written (`crates/cli/src/catalogue_call/restart.rs`). A batch of one
-//! designs a function as before batches: its aligned shapes, its unaligned calls and point alone,
-//! their questions.
+//! A step that leaves the context dead ends the child at once, after its line, with no function of the batch done:
+//! the parent starts the next at the first of them, leaving out in each the shapes whose lines were written
+//! (`crates/cli/src/catalogue_call/restart.rs`). A batch of one designs a function as before batches: its aligned
+//! shapes, its unaligned calls and point alone, their questions.
 
 use std::io::Write;
 use std::path::Path;
