@@ -14,6 +14,9 @@ use crate::thresholds::{ALPHA, NOISE_PCT};
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryTiming {
     pub scenarios: usize,
+    /// Memory scenarios a second over the memory phase's wall time (`phases`, `memory`): issue
+    /// #45's rate; `None` where the run records no memory phase.
+    pub per_second: Option<f64>,
     /// From a probe process's start to its answer.
     pub wall_ms: Option<f64>,
     pub startup_ms: Option<f64>,
@@ -59,8 +62,10 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
     let startup: Vec<f64> = results.iter().map(|r| r.startup_ms).collect();
     let calls: Vec<f64> = results.iter().map(|r| r.wall_ms).collect();
     let settled: Vec<f64> = results.iter().filter_map(|r| r.settled_after).map(f64::from).collect();
+    let phase_s = run.phases.iter().find(|p| p.phase == "memory").map(|p| p.wall_s);
     Some(MemoryTiming {
         scenarios: run.memory.len(),
+        per_second: phase_s.filter(|s| *s > 0.0).map(|s| run.memory.len() as f64 / s),
         wall_ms: median(&walls),
         startup_ms: median(&startup),
         calls_ms: median(&calls),

@@ -89,6 +89,9 @@ fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
         },
     );
     let mut line = format!("{} memory scenarios, {jobs}", m.scenarios);
+    if let Some(r) = m.per_second {
+        line.push_str(&format!(", {} a second over the memory phase", fmt(r, 1)));
+    }
     if let Some(w) = m.wall_ms {
         line.push_str(&format!(
             "; per scenario a median {} ms from its process's start to its answer",

@@ -67,3 +67,22 @@ fn a_build_with_uncommitted_changes_is_said_in_words() {
     );
     assert!(!html.contains("-dirty"));
 }
+
+/// Issue #45's rate on the page that measured it: the memory scenarios over the memory phase's
+/// wall time, as the run recorded both (a rate over the whole run's wall time, or the ordering
+/// phase's, would differ).
+#[test]
+fn the_time_section_gives_memory_scenarios_a_second_over_the_memory_phase() {
+    let path = reports().join("performance/atlas-npp-13.0.1.json.gz");
+    let run = RunFile::read(&path).unwrap();
+    let phase = run.phases.iter().find(|p| p.phase == "memory").expect("a memory phase");
+    let rate = run.memory.len() as f64 / phase.wall_s;
+    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let said = format!("{} memory scenarios, ", run.memory.len());
+    let line = &html[html.find(&said).expect("the memory timing line")..];
+    assert!(
+        line.contains(&format!(", {rate:.1} a second over the memory phase")),
+        "{}",
+        &line[..300]
+    );
+}
