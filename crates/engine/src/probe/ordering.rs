@@ -19,7 +19,9 @@
 //! its pixels are wrong: those are counted and located. The legacy default stream, and a
 //! context that declares a non-blocking stream, are where NPP does not split the call.
 
-use nppbench_gpu::{DelayKernel, DeviceBuffer, GpuError, HostBuffer, Stream};
+use std::collections::VecDeque;
+
+use nppbench_gpu::{DelayKernel, DeviceBuffer, Gpu, GpuError, HostBuffer, Stream};
 use nppbench_model::{FailureKind, OrderingRounds};
 
 use super::setup::Setup;
@@ -36,14 +38,18 @@ pub(crate) const DELAY_CYCLES: u64 = 500_000;
 /// The byte each source holds until the late write: unlike the patterns' bytes.
 const STALE: u8 = 0x5a;
 
-/// The ordering rounds of `setup` on `stream`. A fault of NPP's ends the rounds with the reason
-/// recorded; a fault of the device (which may have poisoned the context) is the scenario's.
+/// The most device memory an ordering probe keeps in staged copies between scenarios.
+const STAGED_BYTES: u64 = 256 << 20;
+
+/// The ordering rounds of `setup` on `stream`, staging the sources' patterns in copies from
+/// `staged`. A fault of NPP's ends the rounds with the reason recorded; a fault of the device
+/// (which may have poisoned the context) is the scenario's.
 pub(crate) fn rounds(
     delay: Result<&DelayKernel, &GpuError>,
     setup: &mut Setup,
     stream: &Stream,
     host: &mut HostBuffer,
-    kept: &mut Vec<Box<dyn std::any::Any>>,
+    staged: &mut StagedCopies,
 ) -> Result<OrderingRounds, ProbeError> {
     let mut out = OrderingRounds {
         delay_cycles: DELAY_CYCLES,
@@ -60,7 +66,7 @@ pub(crate) fn rounds(
         out.not_measured = Some(why);
         return Ok(out);
     }
-    match run(delay, setup, stream, host, kept, &mut out) {
+    match run(delay, setup, stream, host, staged, &mut out) {
         Ok(()) => Ok(out),
         Err(e) if e.kind == FailureKind::Npp => {
             out.not_measured = Some(format!("round {}: {}", out.rounds + 1, e.message));
@@ -75,7 +81,7 @@ fn run(
     setup: &mut Setup,
     stream: &Stream,
     host: &mut HostBuffer,
-    kept: &mut Vec<Box<dyn std::any::Any>>,
+    spares: &mut StagedCopies,
     out: &mut OrderingRounds,
 ) -> Result<(), ProbeError> {
     let gpu = setup.gpu().clone();
@@ -93,10 +99,11 @@ fn run(
     setup.launch(&mut setup.lock_dst(), &ctx)?;
     gpu.synchronize()?;
     let synchronised = setup.lock_dst().download()?;
-    // Each source's real pattern, copied aside while the sources still hold it.
+    // Each source's real pattern, copied aside while the sources still hold it (into a copy an
+    // earlier scenario of the same size left, where there is one: what it held is overwritten).
     let mut staged = Vec::new();
     for source in setup.sources() {
-        let mut copy = DeviceBuffer::alloc(&gpu, source.len())?;
+        let mut copy = spares.take(&gpu, source.len())?;
         copy.copy_from_async(source, stream)?;
         staged.push(copy);
     }
@@ -132,13 +139,106 @@ fn run(
         }
         Ok::<(), ProbeError>(())
     })();
-    // The real pattern back in place, whatever happened, and the copies kept with the rest.
+    // The real pattern back in place, whatever happened; the copies kept for the next scenarios.
+    let mut restored = true;
     for (source, copy) in setup.sources_mut().iter_mut().zip(&staged) {
-        let _ = source.copy_from_async(copy, stream);
+        restored &= source.copy_from_async(copy, stream).is_ok();
     }
-    let _ = gpu.synchronize();
-    kept.push(Box::new(staged));
+    restored &= gpu.synchronize().is_ok();
+    spares.give_back(staged, restored);
     result
+}
+
+/// The staged copies an ordering probe keeps between scenarios, for the next of the same sizes:
+/// the most recently used first, within [`STAGED_BYTES`].
+pub(crate) struct StagedCopies {
+    spares: Spares<DeviceBuffer>,
+    /// Copies the device may still work on (their scenario's last synchronise failed): never
+    /// reused nor freed.
+    unsettled: Vec<Vec<DeviceBuffer>>,
+}
+
+impl Default for StagedCopies {
+    fn default() -> StagedCopies {
+        StagedCopies {
+            spares: Spares::new(STAGED_BYTES),
+            unsettled: Vec::new(),
+        }
+    }
+}
+
+impl StagedCopies {
+    /// A copy of exactly `bytes`: a spare one, else a new allocation.
+    fn take(&mut self, gpu: &Gpu, bytes: u64) -> Result<DeviceBuffer, GpuError> {
+        match self.spares.take(bytes) {
+            Some(copy) => Ok(copy),
+            None => DeviceBuffer::alloc(gpu, bytes),
+        }
+    }
+
+    /// Keeps a scenario's copies for the next scenarios, once the device has `settled` them (no
+    /// work on them is left); frees the least recently used past [`STAGED_BYTES`].
+    fn give_back(&mut self, copies: Vec<DeviceBuffer>, settled: bool) {
+        if !settled {
+            self.unsettled.push(copies);
+            return;
+        }
+        for copy in copies {
+            drop(self.spares.keep(copy.len(), copy));
+        }
+    }
+}
+
+/// Items kept for reuse by their size in bytes, the most recently kept first, at most `cap`
+/// bytes in all.
+pub(crate) struct Spares<T> {
+    items: VecDeque<(u64, T)>,
+    held: u64,
+    cap: u64,
+}
+
+impl<T> Spares<T> {
+    pub(crate) fn new(cap: u64) -> Spares<T> {
+        Spares {
+            items: VecDeque::new(),
+            held: 0,
+            cap,
+        }
+    }
+
+    /// The most recently kept item of exactly `bytes`, if there is one.
+    pub(crate) fn take(&mut self, bytes: u64) -> Option<T> {
+        let i = self.items.iter().position(|(b, _)| *b == bytes)?;
+        let (b, item) = self.items.remove(i)?;
+        self.held -= b;
+        Some(item)
+    }
+
+    /// Keeps `item` of `bytes` as the most recently used; returns the items that no longer fit
+    /// (the least recently used, or `item` itself where it is larger than the cap), for the
+    /// caller to drop.
+    pub(crate) fn keep(&mut self, bytes: u64, item: T) -> Vec<T> {
+        if bytes > self.cap {
+            return vec![item];
+        }
+        self.items.push_front((bytes, item));
+        self.held += bytes;
+        let mut out = Vec::new();
+        while self.held > self.cap {
+            let Some((b, oldest)) = self.items.pop_back() else {
+                break;
+            };
+            self.held -= b;
+            out.push(oldest);
+        }
+        out
+    }
+
+    /// The bytes of the items kept.
+    #[cfg(test)]
+    pub(crate) fn held_bytes(&self) -> u64 {
+        self.held
+    }
 }
 
 /// Whether this process has one hardware connection: it queues every stream's work behind the
@@ -158,5 +258,35 @@ fn widen(a: Option<[u32; 2]>, b: Option<[u32; 2]>) -> Option<[u32; 2]> {
     match (a, b) {
         (Some([a0, a1]), Some([b0, b1])) => Some([a0.min(b0), a1.max(b1)]),
         (x, None) | (None, x) => x,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Spares;
+
+    #[test]
+    fn spares_keep_the_most_recently_used_within_their_bound() {
+        let mut spares = Spares::new(100);
+        for (bytes, name) in [(40, "a"), (30, "b"), (20, "c")] {
+            assert!(spares.keep(bytes, name).is_empty());
+        }
+        assert_eq!(spares.held_bytes(), 90);
+        // "a" is the least recently kept: it goes when "d" would pass the bound.
+        assert_eq!(spares.keep(30, "d"), ["a"]);
+        assert_eq!(spares.held_bytes(), 80);
+        // Taken by exact size, the most recently kept first.
+        assert_eq!(spares.take(30), Some("d"));
+        assert_eq!(spares.take(30), Some("b"));
+        assert_eq!(spares.take(30), None);
+        assert_eq!(spares.take(40), None);
+        assert_eq!(spares.held_bytes(), 20);
+        // Larger than the bound alone: handed straight back.
+        assert_eq!(spares.keep(101, "huge"), ["huge"]);
+        // However many come, what is kept stays within the bound.
+        for i in 0..1000u64 {
+            let _ = spares.keep(1 + i % 37, "x");
+            assert!(spares.held_bytes() <= 100);
+        }
     }
 }

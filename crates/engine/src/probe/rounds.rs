@@ -8,19 +8,28 @@
 //! probe inherits the variable, as the user's program does.
 //!
 //! Nothing a scenario's rounds do depends on what earlier scenarios left in the process (no memory
-//! is judged here), so one process takes many. A fault that may have left the process unsound
+//! is judged here), so one process takes many: the parent gives each of its workers one process
+//! for its whole share. What the scenarios need is made once and kept for the next ones, within
+//! bounds: one stream for each stream kind and context filling (NPP makes its own streams for a
+//! stream at a first call made with that context, and each scenario still makes its first call
+//! outside its rounds), the staged copies of the sources by size (`ordering::StagedCopies`), and
+//! the patterns, expected outputs and buffers of [`ScenarioCache`], started afresh once its
+//! reference images would pass [`REFERENCE_BYTES`]. A fault that may have left the process unsound
 //! ends it without a line for its scenario: the parent records that scenario's rounds as not
 //! measured, with the fault, and gives the rest to a fresh process.
 
+use std::collections::HashSet;
+use std::hash::Hash;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
 use nppbench_gpu::{DelayKernel, Gpu, GpuError, HostBuffer, Stream};
-use nppbench_model::{MemoryScenario, OrderingRounds};
+use nppbench_model::{ContextFill, Geometry, MemoryScenario, OrderingRounds, Primitive, StreamKind};
 
 use super::Resources;
+use super::ordering::StagedCopies;
 use super::setup::{ScenarioCache, Setup};
 use crate::error::ProbeError;
 use crate::protocol::OrderingLine;
@@ -77,7 +86,9 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
         delay,
         host: HostBuffer::default(),
         cache: ScenarioCache::default(),
-        kept: Vec::new(),
+        references: References::new(REFERENCE_BYTES),
+        streams: Vec::new(),
+        staged: StagedCopies::default(),
     };
     for scenario in batch.scenarios {
         let rounds = match process.measure(batch.npp_dir, scenario) {
@@ -91,6 +102,11 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
     Ok(Ended::Done(process.into_resources()))
 }
 
+/// The most bytes of source patterns and expected outputs an ordering probe's [`ScenarioCache`]
+/// holds before it starts afresh: about what a probe of 256 scenarios held when each probe took
+/// no more (most of the atlas's configurations are a function and geometry of their own).
+const REFERENCE_BYTES: u64 = 512 << 20;
+
 /// What an ordering probe keeps for all its scenarios.
 struct Rounds {
     gpu: Gpu,
@@ -100,42 +116,121 @@ struct Rounds {
     /// Page-locked memory the rounds read the destination into.
     host: HostBuffer,
     cache: ScenarioCache,
-    /// What the scenarios made (streams, buffers the cache does not keep), kept to the end:
+    /// The functions and geometries whose patterns and expected output `cache` holds.
+    references: References<(Primitive, Geometry)>,
+    /// One stream of each kind and context filling the scenarios ran on, kept to the end:
     /// destroying a stream NPP may still hold work on is not this probe's to do.
-    kept: Vec<Box<dyn std::any::Any>>,
+    streams: Vec<((StreamKind, ContextFill), Stream)>,
+    staged: StagedCopies,
 }
 
 impl Rounds {
     /// `scenario`'s rounds on its stream kind and context filling, from this process's thread.
     fn measure(&mut self, npp_dir: Option<&Path>, scenario: &MemoryScenario) -> Result<OrderingRounds, ProbeError> {
-        let stream = Stream::new(&self.gpu, super::memory::shared_stream_kind(scenario))?;
+        let (p, g) = (scenario.primitive, scenario.geometry);
+        let bytes = if g.validate(p).is_ok() { g.buffer_bytes(p) } else { 0 };
+        if self.references.admit((p, g), bytes) {
+            // Freed: nothing here is judged on memory, and the device is idle between scenarios.
+            self.cache = ScenarioCache::default();
+        }
+        let key = (super::memory::shared_stream_kind(scenario), scenario.context);
+        let stream = match self.streams.iter().position(|(k, _)| *k == key) {
+            Some(i) => &self.streams[i].1,
+            None => {
+                self.streams.push((key, Stream::new(&self.gpu, key.0)?));
+                &self.streams[self.streams.len() - 1].1
+            }
+        };
         let setup = Setup::with_cache(
             self.gpu.clone(),
             npp_dir,
-            scenario.primitive,
-            &scenario.geometry,
+            p,
+            &g,
             scenario.context,
-            &stream,
+            stream,
             &mut self.cache,
         );
-        let measured = setup.and_then(|mut setup| {
-            let rounds =
-                super::ordering::rounds(self.delay.as_ref(), &mut setup, &stream, &mut self.host, &mut self.kept);
-            // Freed: nothing here is judged on memory, and a process takes hundreds of scenarios.
+        setup.and_then(|mut setup| {
+            let rounds = super::ordering::rounds(
+                self.delay.as_ref(),
+                &mut setup,
+                stream,
+                &mut self.host,
+                &mut self.staged,
+            );
+            // What the cache does not keep is freed: nothing here is judged on memory.
             drop(self.cache.recycle(setup));
             rounds
-        });
-        self.kept.push(Box::new(stream));
-        measured
+        })
     }
 
     fn into_resources(self) -> Resources {
         Resources::new(vec![
-            Box::new(self.kept),
+            Box::new(self.staged),
+            Box::new(self.streams),
             Box::new(self.cache),
             Box::new(self.host),
             Box::new(self.delay),
             Box::new(self.gpu),
         ])
+    }
+}
+
+/// The keys of what a cache holds and their bytes, to start the cache afresh before it holds
+/// more than `cap`.
+struct References<K> {
+    held: HashSet<K>,
+    bytes: u64,
+    cap: u64,
+}
+
+impl<K: Eq + Hash> References<K> {
+    fn new(cap: u64) -> References<K> {
+        References {
+            held: HashSet::new(),
+            bytes: 0,
+            cap,
+        }
+    }
+
+    /// Counts `key`, of `bytes`, as held from now on. Returns whether the cache must start
+    /// afresh first: where `key` is new and would take it past `cap` (never for the first key,
+    /// however large).
+    fn admit(&mut self, key: K, bytes: u64) -> bool {
+        if self.held.contains(&key) {
+            return false;
+        }
+        let afresh = !self.held.is_empty() && self.bytes.saturating_add(bytes) > self.cap;
+        if afresh {
+            self.held.clear();
+            self.bytes = 0;
+        }
+        self.held.insert(key);
+        self.bytes = self.bytes.saturating_add(bytes);
+        afresh
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_images_kept_start_afresh_past_their_bound() {
+        let mut held = References::new(100);
+        assert!(!held.admit("a", 60));
+        // Held already: nothing new.
+        assert!(!held.admit("a", 60));
+        assert!(!held.admit("b", 40));
+        // 60 + 40 + 1 > 100: the cache starts afresh with "c" alone.
+        assert!(held.admit("c", 1));
+        assert_eq!(held.bytes, 1);
+        assert!(!held.admit("a", 60));
+        assert!(held.admit("d", 50));
+        // A first key larger than the bound is held alone, not refused.
+        let mut held = References::new(10);
+        assert!(!held.admit("huge", 1000));
+        assert!(held.admit("small", 1));
+        assert!(held.bytes <= 10);
     }
 }

@@ -23,15 +23,23 @@ use super::journal::JournalEntry;
 use super::{Progress, RunError, RunOptions, Version, supervise};
 use crate::protocol::{OrderingLine, Request};
 
-/// The most scenarios one ordering probe takes: enough that its CUDA context's start is a small
-/// part of its time, few enough that the reference images it keeps stay small and a fault sends
-/// little work to a fresh process.
-pub(super) const MAX_PER_PROCESS: u32 = 256;
+/// The most scenarios one ordering probe takes. A probe keeps its memory bounded however many it
+/// takes (`probe/rounds.rs`), and each worker starts one probe for its whole share, where its
+/// share is no larger than this: the parent reads a probe's whole answer again at each new line,
+/// so a probe's scenarios cost the parent their square.
+pub(super) const MAX_PER_PROCESS: u32 = 4096;
 
 /// The fewest scenarios one ordering probe takes where there are as many: a probe's start (CUDA
 /// context, NPP, the delay kernel compiled) takes about a second, a scenario's rounds 10 to 200 ms
 /// (`wall_ms`, quick preset, H100): a probe of one or two scenarios is mostly its start.
 pub(super) const MIN_PER_PROCESS: u32 = 8;
+
+/// How long the stretches of the queue that shares are dealt in ([`deal`]) are at least, where a
+/// share is long enough: a worker's share is its part of each stretch, so the costly geometries
+/// are not all one worker's (the rounds beside the memory phase last as long as the slowest
+/// worker's), while scenarios of one function and geometry, next to each other in matrix order,
+/// stay in one probe, which prepares their patterns and buffers once.
+const DEAL_BLOCK: usize = 16;
 
 /// A scenario waiting for its rounds: its index (among the version's memory records, or among
 /// [`Early`]'s configurations), and the scenario.
@@ -40,14 +48,24 @@ type Queued = (usize, MemoryScenario);
 /// What one worker hands back: a scenario's rounds (by index), or the run's end.
 type Done = supervise::Done<(usize, OrderingRounds)>;
 
+/// A GPU's scenarios waiting for their rounds, and how many of its workers have yet to take their
+/// share.
+struct Queue {
+    waiting: VecDeque<Queued>,
+    shares_left: u32,
+}
+
 /// What every worker shares.
 struct Workers<'a> {
     probe_exe: &'a std::path::Path,
     pids_file: PathBuf,
     timeout: Duration,
     /// Each GPU's queue, by UUID.
-    queues: BTreeMap<String, Mutex<VecDeque<Queued>>>,
-    jobs: u32,
+    queues: BTreeMap<String, Mutex<Queue>>,
+    /// The GPU of each worker (by ordinal and UUID): worker `w` works on `gpus[w % gpus.len()]`.
+    gpus: Vec<(u32, String)>,
+    /// How many workers run at once.
+    jobs: usize,
     max_per_process: u32,
     started: AtomicU32,
     work_dir: PathBuf,
@@ -56,12 +74,13 @@ struct Workers<'a> {
 }
 
 impl<'a> Workers<'a> {
-    /// Workers of a run's ordering probes on `queues` (by GPU UUID), `jobs` at once, in
-    /// `work_dir` with NPP from `npp_dir`.
+    /// `jobs` workers of a run's ordering probes on `queues` (each GPU, by ordinal and UUID, with
+    /// its scenarios), the workers spread over the GPUs in turn, in `work_dir` with NPP from
+    /// `npp_dir`.
     fn new(
         opts: &'a RunOptions,
         matrix: &Matrix,
-        queues: BTreeMap<String, VecDeque<Queued>>,
+        queues: Vec<((u32, String), VecDeque<Queued>)>,
         jobs: u32,
         work_dir: PathBuf,
         npp_dir: Option<PathBuf>,
@@ -71,8 +90,9 @@ impl<'a> Workers<'a> {
             probe_exe: &opts.probe_exe,
             pids_file: opts.probe_pids_path(),
             timeout: Duration::from_secs(matrix.settings.scenario_timeout_s),
-            queues: queues.into_iter().map(|(k, q)| (k, Mutex::new(q))).collect(),
-            jobs,
+            gpus: queues.iter().map(|(gpu, _)| gpu.clone()).collect(),
+            queues: shared_out(queues, jobs.max(1)),
+            jobs: jobs.max(1) as usize,
             max_per_process: MAX_PER_PROCESS,
             started: AtomicU32::new(0),
             work_dir,
@@ -81,32 +101,46 @@ impl<'a> Workers<'a> {
         }
     }
 
-    /// The next process's scenarios on GPU `uuid`: an equal share of what is left among the
-    /// workers, in matrix order.
+    /// The next process's scenarios on GPU `uuid`. A worker's first take is its share: an equal
+    /// part of what is left among the workers that have not taken theirs, dealt a stretch at a
+    /// time ([`deal`]), so that each worker starts one probe. What comes back after a fault, the
+    /// rest of the probe at fault, goes whole to the next take (the same worker's): a fresh probe.
+    /// A share is no larger than [`MAX_PER_PROCESS`], nor smaller than [`MIN_PER_PROCESS`] where
+    /// there are as many.
     fn take(&self, uuid: &str) -> Vec<Queued> {
         let Some(queue) = self.queues.get(uuid) else {
             return Vec::new();
         };
         let mut queue = queue.lock().unwrap_or_else(|p| p.into_inner());
-        let n = super::memory_phase::batch_size(queue.len(), self.jobs, self.max_per_process)
+        let len = queue.waiting.len();
+        let workers = queue.shares_left.max(1);
+        queue.shares_left = queue.shares_left.saturating_sub(1);
+        let share = super::memory_phase::batch_size(len, workers, self.max_per_process)
             .max(MIN_PER_PROCESS.min(self.max_per_process) as usize)
-            .min(queue.len());
-        queue.drain(..n).collect()
+            .min(len);
+        let parts = len.div_ceil(share.max(1)).max(1);
+        let (taken, left) = deal(std::mem::take(&mut queue.waiting), parts, self.max_per_process as usize);
+        queue.waiting = left;
+        taken
     }
 
+    /// Puts `rest` (the scenarios after one at fault) back at the front of GPU `uuid`'s queue.
     fn give_back(&self, uuid: &str, rest: Vec<Queued>) {
         if let Some(queue) = self.queues.get(uuid) {
             let mut queue = queue.lock().unwrap_or_else(|p| p.into_inner());
             for q in rest.into_iter().rev() {
-                queue.push_front(q);
+                queue.waiting.push_front(q);
             }
         }
     }
 
-    /// One worker on GPU `device` (`uuid`): runs processes until its GPU's queue is empty.
-    fn work(&self, (device, uuid): (u32, String), tx: &mpsc::Sender<Done>) {
+    /// Worker `w`: runs processes on its GPU until the GPU's queue is empty.
+    fn work(&self, w: usize, tx: &mpsc::Sender<Done>) {
+        let Some((device, uuid)) = self.gpus.get(w % self.gpus.len().max(1)) else {
+            return;
+        };
         let mut exiting = Vec::new();
-        self.work_on(device, &uuid, tx, &mut exiting);
+        self.work_on(*device, uuid, tx, &mut exiting);
         if self.stop.load(Ordering::SeqCst) {
             for c in &mut exiting {
                 let _ = c.kill();
@@ -218,6 +252,47 @@ impl<'a> Workers<'a> {
     }
 }
 
+/// The queues of `jobs` workers spread over the GPUs of `queues` in turn (worker `w` on the
+/// `w % queues.len()`-th): each GPU's queue with the number of workers that will take a share of it.
+fn shared_out(queues: Vec<((u32, String), VecDeque<Queued>)>, jobs: u32) -> BTreeMap<String, Mutex<Queue>> {
+    let gpus = queues.len().max(1) as u32;
+    queues
+        .into_iter()
+        .zip(0..)
+        .map(|(((_, uuid), waiting), k)| {
+            let shares_left = (0..jobs).filter(|w| w % gpus == k).count() as u32;
+            (uuid, Mutex::new(Queue { waiting, shares_left }))
+        })
+        .collect()
+}
+
+/// One part of `waiting` among `parts`, and the rest, both in queue order. The queue is cut into
+/// stretches of at least [`DEAL_BLOCK`] scenarios (fewer where a part would have fewer than eight
+/// stretches), each ending where the function or geometry changes, or at twice that length inside
+/// one long run; the part is every `parts`-th stretch from the first, at most `max` scenarios.
+fn deal(waiting: VecDeque<Queued>, parts: usize, max: usize) -> (Vec<Queued>, VecDeque<Queued>) {
+    let parts = parts.max(1);
+    let block = (waiting.len() / parts / 8).clamp(1, DEAL_BLOCK);
+    let (mut taken, mut left) = (Vec::new(), VecDeque::new());
+    let (mut stretch, mut in_block) = (0, 0);
+    let mut previous = None;
+    for (i, s) in waiting {
+        let key = (s.primitive, s.geometry);
+        if in_block >= 2 * block || (in_block >= block && previous != Some(key)) {
+            stretch += 1;
+            in_block = 0;
+        }
+        previous = Some(key);
+        in_block += 1;
+        if stretch % parts == 0 && taken.len() < max.max(1) {
+            taken.push((i, s));
+        } else {
+            left.push_back((i, s));
+        }
+    }
+    (taken, left)
+}
+
 /// How an ordering probe ended.
 enum Ending {
     Answered,
@@ -259,12 +334,16 @@ pub(super) fn run(
     progress: &dyn Progress,
     stop: &AtomicBool,
 ) -> Result<bool, RunError> {
-    let queues = waiting(v);
-    if queues.is_empty() {
+    let mut by_gpu = waiting(v);
+    if by_gpu.is_empty() {
         return Ok(false);
     }
-    let gpus: Vec<(u32, String)> = v.gpus().into_iter().filter(|(_, u)| queues.contains_key(u)).collect();
-    if gpus.is_empty() {
+    let queues: Vec<((u32, String), VecDeque<Queued>)> = v
+        .gpus()
+        .into_iter()
+        .filter_map(|gpu| by_gpu.remove(&gpu.1).map(|q| (gpu, q)))
+        .collect();
+    if queues.is_empty() {
         // Records of GPUs this run's environment does not list: no worker can take them.
         return Ok(false);
     }
@@ -280,9 +359,9 @@ pub(super) fn run(
     // As many as the memory phase ran: on an H200, the atlas's rounds took 30 s with eight at
     // once, 37 s with four and 56 s with two (development runs; docs/performance.md).
     supervise::supervise(
-        jobs.jobs.max(1) as usize,
+        workers.jobs,
         stop,
-        |w, tx| workers.work(gpus[w % gpus.len()].clone(), tx),
+        |w, tx| workers.work(w, tx),
         |(i, rounds)| v.finish_rounds(progress, i, rounds),
     )
 }

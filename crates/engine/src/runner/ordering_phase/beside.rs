@@ -90,7 +90,7 @@ impl Early {
         let workers = Workers::new(
             opts,
             matrix,
-            BTreeMap::from([(self.gpu.1.clone(), queue)]),
+            vec![(self.gpu.clone(), queue)],
             jobs,
             self.work_dir.clone(),
             self.npp_dir.clone(),
@@ -98,9 +98,9 @@ impl Early {
         );
         let mut measured = Vec::new();
         let interrupted = supervise::supervise(
-            jobs.max(1) as usize,
+            workers.jobs,
             stop,
-            |_, tx| workers.work(self.gpu.clone(), tx),
+            |w, tx| workers.work(w, tx),
             |item| {
                 measured.push(item);
                 Ok(())
