@@ -116,6 +116,19 @@ fn built_in_designs_of(name: &str) -> Option<Designs> {
     })
 }
 
+/// The design lines of `symbol` built in of NPP `version` (`13.0.1.2`: its three parts), read
+/// through the designs' index; none where no design of that version measured it.
+pub(crate) fn built_in_design_lines(version: &str, symbol: &str) -> anyhow::Result<Vec<ShapeLine>> {
+    let name = BUILT_IN_DESIGNS
+        .iter()
+        .map(|(name, _)| *name)
+        .find(|name| name_version(name) == short(version));
+    match name.and_then(built_in_designs_of) {
+        Some(designs) => designs.lines(symbol),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// Every design line built in of NPP `version` (`13.0.1.2`: its three parts), none where none is.
 pub(crate) fn built_in_designs(version: &str) -> anyhow::Result<Vec<ShapeLine>> {
     let Some((name, bytes)) = BUILT_IN_DESIGNS

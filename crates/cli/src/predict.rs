@@ -21,6 +21,7 @@ use crate::exit::bad_input;
 
 mod designed;
 mod fixes;
+mod other_version;
 mod tables;
 mod unmeasured;
 use crate::runs::{one_npp_version, read_runs};
@@ -168,6 +169,13 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
             let designed = match of_version {
                 Some(d) => designed::answer_row(&args, &d.symbol, &known.design_lines(&d.symbol)?)?,
                 None => None,
+            };
+            // Else, from the knowledge built in alone, a design of another version of its major release.
+            let designed = match designed {
+                None if args.atlas.is_empty() && args.designs.is_none() => {
+                    other_version::answer_row(&args, &found, &known.version)?
+                }
+                designed => designed,
             };
             if let Some(row) = designed {
                 return write(&args, answers(&args, &[row], &known.version, &known.from)?);

@@ -312,3 +312,85 @@ fn answers_a_leaking_shape(file: &std::path::Path, version: &str) {
         "{version} {name} {s:?}"
     );
 }
+
+/// The symbols of the built-in designs of `name` (`npp-13.2.0-sm90`), from their index.
+fn designed_in(name: &str) -> std::collections::BTreeSet<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let index = std::fs::read_to_string(root.join(format!("knowledge/designs/{name}.index.tsv"))).unwrap();
+    index
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether the built-in headers of `folder` (`npp-13.2.0.58`) declare `symbol`.
+fn declared_by(folder: &str, symbol: &str) -> bool {
+    use std::io::Read;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = std::fs::File::open(root.join(format!("catalogue/{folder}/functions.jsonl.gz"))).unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
+    text.contains(&format!("{{\"symbol\":\"{symbol}\""))
+}
+
+/// Issue #45: a function 13.2.0.58's headers declare and its designs have not measured, that
+/// 13.0.1's designs measured, is answered for 13.2 from 13.0.1's design, every basis
+/// `other_version`, and for 13.0.1 from its own; a function only NPP 13's designs measured is
+/// unknown for 12.2.3 (no answer crosses a major release).
+#[test]
+fn a_function_no_design_of_its_version_measured_is_answered_from_another_of_its_major_release() {
+    let (v12, v130, v132) = (
+        designed_in("npp-12.2.3-sm90"),
+        designed_in("npp-13.0.1-sm90"),
+        designed_in("npp-13.2.0-sm90"),
+    );
+    let answer = |symbol: &str, version: &str| {
+        let rows = predict_csv(&[
+            "--npp-version",
+            version,
+            "--primitive",
+            symbol,
+            "--width",
+            "1000",
+            "--height",
+            "32",
+            "--src-stride",
+            "1024",
+        ]);
+        let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+        let cell = |name: &str| rows[1][col(name)].to_owned();
+        (
+            [cell("basis"), cell("race_basis"), cell("wrong_basis")],
+            cell("confidence"),
+            cell("confidence_reason"),
+            cell("predicted_class"),
+        )
+    };
+    let symbol = v130
+        .iter()
+        .find(|s| !v132.contains(*s) && declared_by("npp-13.2.0.58", s))
+        .expect("a function 13.0.1's designs measured, 13.2's did not, and 13.2's headers declare");
+    let (bases, confidence, reason, class) = answer(symbol, "13.2");
+    assert_eq!(bases, ["other_version", "other_version", "other_version"], "{reason}");
+    assert_eq!(confidence, "approximate");
+    assert!(
+        reason.starts_with(&format!(
+            "no design of NPP 13.2.0.58 measured {symbol}; NPP 13.0.1.2's design answered"
+        )),
+        "{reason}"
+    );
+    assert_ne!(class, "unknown");
+    let (bases, _, reason, _) = answer(symbol, "13.0");
+    assert!(
+        bases.iter().all(|b| b == "measured" || b == "rule"),
+        "{bases:?} {reason}"
+    );
+    let symbol = v130
+        .iter()
+        .find(|s| !v12.contains(*s) && declared_by("npp-12.2.3.2", s))
+        .expect("a function 13.0.1's designs measured, 12.2.3's did not, and 12.2.3's headers declare");
+    let (bases, _, reason, class) = answer(symbol, "12.2");
+    assert_eq!(bases, ["none", "none", "none"], "{reason}");
+    assert_eq!(class, "unknown");
+}
