@@ -83,6 +83,11 @@ pub struct Knowledge {
     /// `trace` predicts them as `predict` answers them. Never written nor read with the file.
     #[serde(skip)]
     pub designs: BTreeMap<String, Vec<ShapeLine>>,
+    /// For a symbol of [`Knowledge::designs`] whose lines are not this version's: the NPP version
+    /// whose design they are (another of the same major release, where no design of this one
+    /// measured the function). Never written nor read with the file.
+    #[serde(skip)]
+    pub designs_from: BTreeMap<String, String>,
 }
 
 /// The calls of every function of a version from its roles (issue #45), each a line as
@@ -231,6 +236,7 @@ impl Knowledge {
             fixes,
             calls: None,
             designs: BTreeMap::new(),
+            designs_from: BTreeMap::new(),
         })
     }
 

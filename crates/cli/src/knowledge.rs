@@ -129,6 +129,26 @@ pub(crate) fn built_in_design_lines(version: &str, symbol: &str) -> anyhow::Resu
     }
 }
 
+/// The lines of `symbol` of the latest built-in design of another version of `version`'s major
+/// release that measured it (`13.0.1` for `13.2.0.58`), with that version; `None` where none did.
+pub(crate) fn other_version_lines(version: &str, symbol: &str) -> anyhow::Result<Option<(String, Vec<ShapeLine>)>> {
+    let major = |v: &str| v.split('.').next().unwrap_or_default().to_owned();
+    let parts = |v: &str| v.split('.').filter_map(|p| p.parse().ok()).collect::<Vec<u32>>();
+    let mut others: Vec<&str> = BUILT_IN_DESIGNS
+        .iter()
+        .map(|(name, _)| name_version(name))
+        .filter(|v| *v != short(version) && major(v) == major(version))
+        .collect();
+    others.sort_by_key(|v| std::cmp::Reverse(parts(v)));
+    for other in others {
+        let lines = built_in_design_lines(other, symbol)?;
+        if !lines.is_empty() {
+            return Ok(Some((other.to_owned(), lines)));
+        }
+    }
+    Ok(None)
+}
+
 /// Every design line built in of NPP `version` (`13.0.1.2`: its three parts), none where none is.
 pub(crate) fn built_in_designs(version: &str) -> anyhow::Result<Vec<ShapeLine>> {
     let Some((name, bytes)) = BUILT_IN_DESIGNS
@@ -219,6 +239,7 @@ pub(crate) fn for_trace(atlas: &[PathBuf], trace: &TraceFile) -> anyhow::Result<
         .map(|s| s.function.as_str())
         .filter(|f| Primitive::from_name(f).is_none_or(Primitive::is_generated))
         .collect();
+    let built_in = atlas.is_empty();
     known
         .into_iter()
         .map(|mut k| {
@@ -227,6 +248,19 @@ pub(crate) fn for_trace(atlas: &[PathBuf], trace: &TraceFile) -> anyhow::Result<
                     let lines = designs.lines(symbol)?;
                     if !lines.is_empty() {
                         k.designs.insert((*symbol).to_owned(), lines);
+                    }
+                }
+            }
+            // From the knowledge built in alone, as `predict` answers: a function no design of
+            // this version measured, from a design of another version of its major release.
+            if built_in {
+                for symbol in &symbols {
+                    if k.designs.contains_key(*symbol) {
+                        continue;
+                    }
+                    if let Some((version, lines)) = other_version_lines(&k.npp_version, symbol)? {
+                        k.designs.insert((*symbol).to_owned(), lines);
+                        k.designs_from.insert((*symbol).to_owned(), version);
                     }
                 }
             }

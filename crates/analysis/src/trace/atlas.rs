@@ -17,7 +17,8 @@
 //!
 //! A function known from NPP's headers alone is asked of its design instead, where the knowledge
 //! carries its lines ([`Knowledge::designs`]): its shapes are the evidence and the rules fitted
-//! on them answer, as `nppbench predict` answers it; no fix is measured there.
+//! on them answer, as `nppbench predict` answers it; no fix is measured there. Lines of another
+//! version's design ([`Knowledge::designs_from`]) answer the same way, the prediction naming it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -98,7 +99,10 @@ pub(super) fn predict_groups(trace: &TraceFile, atlas: &[Knowledge], groups_: &m
         };
         g.advice = (advice.rules.is_some() || !advice.fixes.is_empty()).then_some(advice);
         if g.geometry.is_some() {
-            g.prediction = predict(g, p, evidence, rules);
+            g.prediction = predict(g, p, evidence, rules).map(|pred| Prediction {
+                from_version: k.designs_from.get(&g.function).cloned(),
+                ..pred
+            });
         }
     }
     let evidence = &k.evidence;
@@ -242,5 +246,6 @@ fn predict(
         race,
         wrong,
         agrees,
+        from_version: None,
     })
 }

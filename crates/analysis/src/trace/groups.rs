@@ -278,6 +278,9 @@ pub struct Prediction {
     /// Whether the atlas's "leaks or not" is what the trace observed; `None` where either side
     /// has no class.
     pub agrees: Option<bool>,
+    /// The NPP version whose design answered, where it is not the knowledge's own version
+    /// ([`crate::knowledge::Knowledge::designs_from`]).
+    pub from_version: Option<String>,
 }
 
 impl SiteGroup {

@@ -15,38 +15,28 @@ use super::{PredictArgs, Row, designed};
 pub(super) const OTHER_VERSION: &str = "other_version";
 
 /// The answer for `found`'s function (every built-in version whose headers declare it), asked of
-/// NPP `asked`, from the built-in design of another version of the same major release, the
-/// latest first; `None` where no such design measured it.
+/// NPP `asked`, from the latest built-in design of another version of its major release that
+/// measured it ([`crate::knowledge::other_version_lines`]); `None` where none did.
 pub(super) fn answer_row(args: &PredictArgs, found: &[Declared], asked: &str) -> anyhow::Result<Option<Row>> {
     let short = crate::knowledge::short(asked);
-    let mut others: Vec<&Declared> = found
+    let d = found
         .iter()
-        .filter(|d| crate::knowledge::short(&d.version) != short && major(&d.version) == major(asked))
-        .collect();
-    others.sort_by_key(|d| std::cmp::Reverse(parts(&d.version)));
-    for d in others {
-        let lines = crate::knowledge::built_in_design_lines(&d.version, &d.symbol)?;
-        if let Some(mut row) = designed::answer_row(args, &d.symbol, &lines)? {
-            relabel(&mut row, asked, d);
-            return Ok(Some(row));
-        }
-    }
-    Ok(None)
+        .find(|d| crate::knowledge::short(&d.version) == short)
+        .unwrap_or(&found[0]);
+    let Some((version, lines)) = crate::knowledge::other_version_lines(asked, &d.symbol)? else {
+        return Ok(None);
+    };
+    let row = designed::answer_row(args, &d.symbol, &lines)?;
+    Ok(row.map(|mut row| {
+        relabel(&mut row, asked, &d.symbol, &version);
+        row
+    }))
 }
 
-/// A version's first part: `13` of `13.2.0.58`.
-fn major(version: &str) -> &str {
-    version.split('.').next().unwrap_or_default()
-}
-
-/// A version's parts as numbers, for ordering (`13.10` after `13.2`).
-fn parts(version: &str) -> Vec<u32> {
-    version.split('.').filter_map(|p| p.parse().ok()).collect()
-}
-
-/// `row`, answered from `d`'s design, said to be so: every basis that is not `none` becomes
-/// [`OTHER_VERSION`], the confidence `approximate`, and the reason names both versions first.
-fn relabel(row: &mut Row, asked: &str, d: &Declared) {
+/// `row`, answered from NPP `version`'s design of `symbol`, said to be so: every basis that is not
+/// `none` becomes [`OTHER_VERSION`], the confidence `approximate`, and the reason names both
+/// versions first.
+fn relabel(row: &mut Row, asked: &str, symbol: &str, version: &str) {
     let none = Basis::None.as_str();
     for basis in [&mut row.basis, &mut row.race_basis, &mut row.wrong_basis] {
         if basis != none {
@@ -57,7 +47,7 @@ fn relabel(row: &mut Row, asked: &str, d: &Declared) {
         row.confidence = Confidence::Approximate.as_str().to_owned();
     }
     row.confidence_reason = format!(
-        "no design of NPP {asked} measured {}; NPP {}'s design answered, the nearest of the same major release (docs/catalogue.md, \"Across versions\"): {}",
-        d.symbol, d.version, row.confidence_reason
+        "no design of NPP {asked} measured {symbol}; NPP {version}'s design answered, the latest other version of the same major release that measured it (docs/catalogue.md, \"Across versions\"): {}",
+        row.confidence_reason
     );
 }

@@ -43,6 +43,7 @@ fn knowledge_with_a_made_up_design() -> Knowledge {
         fixes: Vec::new(),
         calls: None,
         designs: BTreeMap::from([(MADE_UP.to_owned(), lines)]),
+        designs_from: BTreeMap::new(),
     }
 }
 
@@ -82,7 +83,25 @@ fn a_designed_functions_call_sites_are_predicted_from_its_design() {
     assert!(matches!(basis, Basis::Measured(_)), "{basis:?}");
     assert_eq!(answered(47), (Some(LeakClass::Leak), Basis::Rule));
     assert_eq!(answered(48), (Some(LeakClass::Flat), Basis::Rule));
+    assert_eq!(by(MADE_UP, 31).prediction.as_ref().unwrap().from_version, None);
     let other = by("nppiNeverDesigned_8u_C1R_Ctx", 31);
     assert_eq!(other.prediction, Err(Unpredicted::NotCatalogued));
     assert_eq!(other.primitive, None);
+}
+
+/// Lines of another version's design (`designs_from`) answer as the version's own do, and each
+/// prediction names the version whose design answered.
+#[test]
+fn a_call_site_answered_from_another_versions_design_names_that_version() {
+    let mut t = empty_trace();
+    let mut s = site((31, 32, 512, 512), TraceStreamKind::Created, Some(0), 0, 8, 8, 0, 0);
+    s.function = MADE_UP.into();
+    t.call_sites.push(s);
+    let mut k = knowledge_with_a_made_up_design();
+    k.npp_version = "13.2.0".into();
+    k.designs_from.insert(MADE_UP.to_owned(), "13.0.1".into());
+    let f = findings(&t, &[k]);
+    let p = f.groups[0].prediction.as_ref().unwrap();
+    assert_eq!(p.from_version.as_deref(), Some("13.0.1"));
+    assert_eq!(p.answer.class, Some(LeakClass::Leak));
 }

@@ -52,6 +52,12 @@ pub(super) fn prediction_text(g: &SiteGroup) -> String {
         Basis::Rule => "by the function's rule".into(),
         Basis::None => "the atlas measured no scenario of this function".into(),
     };
+    let basis = match &p.from_version {
+        Some(v) => format!(
+            "{basis}, of NPP {v}: no design of the atlas's NPP version measured this function, and the design of another version of its major release answered"
+        ),
+        None => basis,
+    };
     format!("{class} ({basis}); asked as {asked}")
 }
 
