@@ -149,6 +149,9 @@ pub struct Function {
     /// GB/s of its design's throughput point at 1080p ([`crate::calls::design::Throughput`]),
     /// whatever its state comes from, or why the point failed; `None` without one.
     pub throughput_1080p: Option<Result<f64, String>>,
+    /// For a function this version did not measure: the version of another design that did, and
+    /// the hazards its shapes showed ([`Catalogue::with_other_version`]); `None` otherwise.
+    pub other_version: Option<(String, Vec<Hazard>)>,
 }
 
 /// Every function of a version's headers, judged.
@@ -232,6 +235,7 @@ pub fn judge_designed(
                 (other, None) => other,
             },
             throughput_1080p: points.get(e.symbol.as_str()).cloned(),
+            other_version: None,
         })
         .collect();
     functions
@@ -339,6 +343,33 @@ fn hazards_of(evidence: &Evidence, p: Primitive) -> Vec<Hazard> {
 }
 
 impl Catalogue {
+    /// Each function this version did not measure and that none given before named, with the
+    /// hazards the design lines `designs` of NPP `version` (another version) showed, where they
+    /// measured it. Its state and the counts are unchanged: only a measurement of this version
+    /// makes a function measured.
+    pub fn with_other_version(mut self, version: &str, designs: &[crate::calls::design::ShapeLine]) -> Catalogue {
+        let mut lines_of: BTreeMap<&str, Vec<crate::calls::design::ShapeLine>> = BTreeMap::new();
+        for l in designs {
+            lines_of.entry(l.symbol.as_str()).or_default().push(l.clone());
+        }
+        for f in &mut self.functions {
+            if f.state.kind() == StateKind::Measured || f.other_version.is_some() {
+                continue;
+            }
+            let Some(lines) = lines_of.get(f.symbol.as_str()) else {
+                continue;
+            };
+            let Ok(evidence) = crate::calls::design::evidence(lines) else {
+                continue;
+            };
+            let Some(p) = evidence.cases.first().map(|c| c.primitive) else {
+                continue;
+            };
+            f.other_version = Some((version.to_owned(), hazards_of(&evidence, p)));
+        }
+        self
+    }
+
     /// Functions in each state.
     pub fn counts(&self) -> BTreeMap<StateKind, usize> {
         let mut out = BTreeMap::new();

@@ -121,6 +121,7 @@ pub(crate) fn judged(
         lines.extend(read_call_lines(f)?);
     }
     let knowledge = crate::knowledge::of_catalogue(atlas, &prototypes.version)?;
+    let built_in = matches!(designs, Designs::BuiltIn);
     let designs = match designs {
         Designs::None => Vec::new(),
         Designs::BuiltIn => crate::knowledge::built_in_designs(&prototypes.version)?,
@@ -130,13 +131,21 @@ pub(crate) fn judged(
                 .map_err(|e| bad_input(format!("--designs {}: {e}", f.display())))?
         }
     };
-    Ok(judge_designed(
+    let mut judged = judge_designed(
         &prototypes.version,
         &entries(&prototypes)?,
         &lines,
         knowledge.as_ref(),
         &designs,
-    ))
+    );
+    // With the designs built in, a function this version's did not measure shows what another
+    // version of its major release measured, as `predict` answers it (docs/catalogue.md).
+    if built_in {
+        for other in crate::knowledge::other_versions_designed(&prototypes.version) {
+            judged = judged.with_other_version(other, &crate::knowledge::built_in_designs(other)?);
+        }
+    }
+    Ok(judged)
 }
 
 /// `nppbench report --catalogue`: the page of every function into `out`.

@@ -132,21 +132,27 @@ pub(crate) fn built_in_design_lines(version: &str, symbol: &str) -> anyhow::Resu
 /// The lines of `symbol` of the latest built-in design of another version of `version`'s major
 /// release that measured it (`13.0.1` for `13.2.0.58`), with that version; `None` where none did.
 pub(crate) fn other_version_lines(version: &str, symbol: &str) -> anyhow::Result<Option<(String, Vec<ShapeLine>)>> {
-    let major = |v: &str| v.split('.').next().unwrap_or_default().to_owned();
-    let parts = |v: &str| v.split('.').filter_map(|p| p.parse().ok()).collect::<Vec<u32>>();
-    let mut others: Vec<&str> = BUILT_IN_DESIGNS
-        .iter()
-        .map(|(name, _)| name_version(name))
-        .filter(|v| *v != short(version) && major(v) == major(version))
-        .collect();
-    others.sort_by_key(|v| std::cmp::Reverse(parts(v)));
-    for other in others {
+    for other in other_versions_designed(version) {
         let lines = built_in_design_lines(other, symbol)?;
         if !lines.is_empty() {
             return Ok(Some((other.to_owned(), lines)));
         }
     }
     Ok(None)
+}
+
+/// The other versions of `version`'s major release with designs built in (`13.0.1` for
+/// `13.2.0.58`), the latest first.
+pub(crate) fn other_versions_designed(version: &str) -> Vec<&'static str> {
+    let major = |v: &str| v.split('.').next().unwrap_or_default().to_owned();
+    let parts = |v: &str| v.split('.').filter_map(|p| p.parse().ok()).collect::<Vec<u32>>();
+    let mut others: Vec<&'static str> = BUILT_IN_DESIGNS
+        .iter()
+        .map(|(name, _)| name_version(name))
+        .filter(|v| *v != short(version) && major(v) == major(version))
+        .collect();
+    others.sort_by_key(|v| std::cmp::Reverse(parts(v)));
+    others
 }
 
 /// Every design line built in of NPP `version` (`13.0.1.2`: its three parts), none where none is.

@@ -266,3 +266,30 @@ fn each_function_carries_the_gbps_of_its_throughput_point_at_1080p() {
         None
     );
 }
+
+/// Made-up design lines (no GPU wrote them) of another version: a function this version did not
+/// measure shows the hazards they measured, its state and the counts unchanged; a function this
+/// version measured, or that the other lines do not name, shows none.
+#[test]
+fn a_function_another_versions_design_measured_shows_its_hazards_and_stays_unmeasured() {
+    let entries = [
+        entry("nppiGee_8u_C1R_Ctx", &[]),
+        entry("nppiHaa_8u_C1R_Ctx", &[]),
+        entry("nppiIyy_8u_C1R_Ctx", &[]),
+    ];
+    let own = design_lines("nppiGee_8u_C1R_Ctx");
+    let mut other = design_lines("nppiGee_8u_C1R_Ctx");
+    other.extend(design_lines("nppiHaa_8u_C1R_Ctx"));
+    let before = judge_designed("13.2.0.58", &entries, &[], None, &own);
+    let counts = before.counts();
+    let c = before.with_other_version("13.0.1", &other);
+    assert_eq!(c.counts(), counts);
+    let of = |symbol: &str| c.functions.iter().find(|f| f.symbol == symbol).unwrap();
+    assert_eq!(of("nppiGee_8u_C1R_Ctx").other_version, None);
+    assert_eq!(of("nppiHaa_8u_C1R_Ctx").state, State::NotCalled);
+    assert_eq!(
+        of("nppiHaa_8u_C1R_Ctx").other_version,
+        Some(("13.0.1".to_owned(), vec![Hazard::Leak]))
+    );
+    assert_eq!(of("nppiIyy_8u_C1R_Ctx").other_version, None);
+}

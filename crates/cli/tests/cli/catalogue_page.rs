@@ -127,6 +127,44 @@ fn a_version_of_built_in_headers_renders_without_a_repository() {
     assert!(html.contains("every image function of NPP 12.2.3.2") && html.contains("5511 image functions"));
 }
 
+/// Issue #45: on the page of NPP 13.2.0.58 (its headers and designs built in), a function that
+/// 13.0.1's designs measured and 13.2.0.58's did not shows 13.0.1's hazards and stays unmeasured;
+/// the page of 12.2.3 shows none of NPP 13's (no answer crosses a major release).
+#[test]
+fn a_function_another_version_measured_shows_its_hazards_on_the_page() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let index = |name: &str| std::fs::read_to_string(root.join(format!("knowledge/designs/{name}.index.tsv"))).unwrap();
+    let (i130, i132) = (index("npp-13.0.1-sm90"), index("npp-13.2.0-sm90"));
+    let designed = |index: &str| -> std::collections::BTreeSet<String> {
+        index
+            .lines()
+            .filter_map(|l| l.split('\t').next())
+            .map(str::to_owned)
+            .collect()
+    };
+    let (d130, d132) = (designed(&i130), designed(&i132));
+    let dir = tempfile::tempdir().unwrap();
+    let rendered = |version: &str| {
+        let out = dir.path().join(version);
+        let o = nppbench(&["report", "--catalogue", version, "--out", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        std::fs::read_to_string(out.join("functions.csv")).unwrap()
+    };
+    let csv = rendered("13.2");
+    let shown: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains("NPP 13.0.1's design: "))
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert!(!shown.is_empty());
+    // Every function shown was measured by 13.0.1's designs; most were not designed on 13.2.
+    assert!(shown.iter().all(|s| d130.contains(*s)));
+    assert!(shown.iter().filter(|s| !d132.contains(**s)).count() * 2 > shown.len());
+    let row = csv.lines().find(|l| l.starts_with(&format!("{},", shown[0]))).unwrap();
+    assert!(row.contains(",not called,"), "{row}");
+    assert!(!rendered("12.2").contains("NPP 13"));
+}
+
 /// `nppbench ARGS` exits 2 (bad input), its message saying `says`.
 fn refused(args: &[&str], says: &str) {
     let o = nppbench(args);

@@ -98,7 +98,20 @@ fn line(f: &nppbench_analysis::catalogue::Function) -> FunctionLine {
             sentences.extend(rules.wrong.as_ref().map(wrong_sentence));
             (hazard_words(hazards), sentences.join(". "))
         }
-        other => (other.words().unwrap_or_default(), String::new()),
+        other => {
+            let words = other.words().unwrap_or_default();
+            match &f.other_version {
+                Some((version, hazards)) => (
+                    format!(
+                        "{words}{}NPP {version}'s design: {}",
+                        if words.is_empty() { "" } else { "; " },
+                        hazard_words(hazards)
+                    ),
+                    String::new(),
+                ),
+                None => (words, String::new()),
+            }
+        }
     };
     FunctionLine {
         symbol: f.symbol.clone(),
@@ -144,6 +157,16 @@ fn notices(c: &Catalogue, calls_given: bool) -> Vec<String> {
         notices.push(format!(
             "Some call lines were made with NPP {}, not with NPP {}, whose headers judge them here: give the calls of this version.",
             c.other_builds.join(", "),
+            c.version
+        ));
+    }
+    let mut others: BTreeMap<&str, usize> = BTreeMap::new();
+    for (version, _) in c.functions.iter().filter_map(|f| f.other_version.as_ref()) {
+        *others.entry(version).or_default() += 1;
+    }
+    for (version, n) in others {
+        notices.push(format!(
+            "{n} functions that no design of NPP {} measured show what NPP {version}'s design measured, as `nppbench predict` answers them; they keep their state here, since only a measurement of this version counts.",
             c.version
         ));
     }
