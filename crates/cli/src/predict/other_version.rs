@@ -16,21 +16,22 @@ pub(super) const OTHER_VERSION: &str = "other_version";
 
 /// The answer for `found`'s function (every built-in version whose headers declare it), asked of
 /// NPP `asked`, from the latest built-in design of another version of its major release that
-/// measured it ([`crate::knowledge::other_version_lines`]); `None` where none did.
+/// measured it ([`crate::knowledge::other_versions_designed`]); `None` where none did.
 pub(super) fn answer_row(args: &PredictArgs, found: &[Declared], asked: &str) -> anyhow::Result<Option<Row>> {
     let short = crate::knowledge::short(asked);
     let d = found
         .iter()
         .find(|d| crate::knowledge::short(&d.version) == short)
         .unwrap_or(&found[0]);
-    let Some((version, lines)) = crate::knowledge::other_version_lines(asked, &d.symbol)? else {
-        return Ok(None);
-    };
-    let row = designed::answer_row(args, &d.symbol, &lines)?;
-    Ok(row.map(|mut row| {
-        relabel(&mut row, asked, &d.symbol, &version);
-        row
-    }))
+    // The latest that measured a shape of it (a design whose calls NPP all refused answers nothing).
+    for version in crate::knowledge::other_versions_designed(asked) {
+        let lines = crate::knowledge::built_in_design_lines(version, &d.symbol)?;
+        if let Some(mut row) = designed::answer_row(args, &d.symbol, &lines)? {
+            relabel(&mut row, asked, &d.symbol, version);
+            return Ok(Some(row));
+        }
+    }
+    Ok(None)
 }
 
 /// `row`, answered from NPP `version`'s design of `symbol`, said to be so: every basis that is not
