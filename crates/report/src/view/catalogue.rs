@@ -100,17 +100,14 @@ fn line(f: &nppbench_analysis::catalogue::Function) -> FunctionLine {
         }
         other => {
             let words = other.words().unwrap_or_default();
-            match &f.other_version {
-                Some((version, hazards)) => (
-                    format!(
-                        "{words}{}NPP {version}'s design: {}",
-                        if words.is_empty() { "" } else { "; " },
-                        hazard_words(hazards)
-                    ),
-                    String::new(),
-                ),
-                None => (words, String::new()),
-            }
+            let detail = match &f.other_version {
+                Some((version, hazards)) => {
+                    let sep = if words.is_empty() { "" } else { "; " };
+                    format!("{words}{sep}NPP {version}'s design: {}", hazard_words(hazards))
+                }
+                None => words,
+            };
+            (detail, String::new())
         }
     };
     FunctionLine {

@@ -38,12 +38,11 @@ pub(super) fn race_sites(f: &TraceFindings) -> Vec<RaceSiteView> {
 
 fn view(i: usize, g: &SiteGroup) -> RaceSiteView {
     let races = g.atlas_races() == Some(true);
-    let atlas = match g.prediction.as_ref().ok().map(|p| (&p.race, p.race.races)) {
-        Some((r, Some(true))) => match g.prediction.as_ref().ok().and_then(|p| p.from_version.as_deref()) {
-            Some(v) => format!("races ({} in NPP {v}'s design)", r.basis.as_str()),
-            None => format!("races ({} in the atlas)", r.basis.as_str()),
-        },
-        Some((_, Some(false))) => "ordered".to_owned(),
+    let prediction = g.prediction.as_ref().ok();
+    let atlas = match prediction.map(|p| (&p.race, p.race.races, p.from_version.as_deref())) {
+        Some((r, Some(true), Some(v))) => format!("races ({} in NPP {v}'s design)", r.basis.as_str()),
+        Some((r, Some(true), None)) => format!("races ({} in the atlas)", r.basis.as_str()),
+        Some((_, Some(false), _)) => "ordered".to_owned(),
         _ => "no answer from the atlas: a call declared blocking on a stream other than the legacy default can race, where NPP splits it".to_owned(),
     };
     RaceSiteView {
