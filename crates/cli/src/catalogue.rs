@@ -138,11 +138,14 @@ pub(crate) fn judged(
         knowledge.as_ref(),
         &designs,
     );
-    // With the designs built in, a function this version's did not measure shows what another
+    // With the designs built in, a function no design of this version called shows what another
     // version of its major release measured, as `predict` answers it (docs/catalogue.md).
     if built_in {
+        let own: std::collections::BTreeSet<&str> = designs.iter().map(|l| l.symbol.as_str()).collect();
         for other in crate::knowledge::other_versions_designed(&prototypes.version) {
-            judged = judged.with_other_version(other, &crate::knowledge::built_in_designs(other)?);
+            let mut lines = crate::knowledge::built_in_designs(other)?;
+            lines.retain(|l| !own.contains(l.symbol.as_str()));
+            judged = judged.with_other_version(other, &lines);
         }
     }
     Ok(judged)

@@ -130,7 +130,9 @@ pub(crate) fn built_in_design_lines(version: &str, symbol: &str) -> anyhow::Resu
 }
 
 /// The lines of `symbol` of the latest built-in design of another version of `version`'s major
-/// release that measured it (`13.0.1` for `13.2.0.58`), with that version; `None` where none did.
+/// release that holds any (`13.0.1` for `13.2.0.58`), with that version; `None` where none does.
+/// `predict` and `trace` ask it only where no design of `version` holds a line of `symbol`: one
+/// whose calls NPP refused throughout says more of that version than another's measurement.
 pub(crate) fn other_version_lines(version: &str, symbol: &str) -> anyhow::Result<Option<(String, Vec<ShapeLine>)>> {
     for other in other_versions_designed(version) {
         let lines = built_in_design_lines(other, symbol)?;

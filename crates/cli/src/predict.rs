@@ -166,13 +166,19 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
             // A function a design of this version measured is answered from its shapes.
             let short = crate::knowledge::short(&known.version);
             let of_version = found.iter().find(|d| crate::knowledge::short(&d.version) == short);
+            let lines = match of_version {
+                Some(d) => known.design_lines(&d.symbol)?,
+                None => Vec::new(),
+            };
             let designed = match of_version {
-                Some(d) => designed::answer_row(&args, &d.symbol, &known.design_lines(&d.symbol)?)?,
+                Some(d) => designed::answer_row(&args, &d.symbol, &lines)?,
                 None => None,
             };
-            // Else, from the knowledge built in alone, a design of another version of its major release.
+            // Else, where no design of this version called it (one NPP refused throughout says
+            // more of this version than another's), from the knowledge built in alone, a design
+            // of another version of its major release.
             let designed = match designed {
-                None if args.atlas.is_empty() && args.designs.is_none() => {
+                None if lines.is_empty() && args.atlas.is_empty() && args.designs.is_none() => {
                     other_version::answer_row(&args, &found, &known.version)?
                 }
                 designed => designed,

@@ -376,7 +376,7 @@ fn a_function_no_design_of_its_version_measured_is_answered_from_another_of_its_
     assert_eq!(confidence, "approximate");
     assert!(
         reason.starts_with(&format!(
-            "no design of NPP 13.2.0.58 measured {symbol}; NPP 13.0.1's design answered"
+            "no design of NPP 13.2.0.58 called {symbol}; NPP 13.0.1's design answered"
         )),
         "{reason}"
     );

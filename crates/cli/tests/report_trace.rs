@@ -231,7 +231,7 @@ fn a_call_site_no_design_of_its_version_measured_is_predicted_from_another_of_it
     let html = traced_at_a_leaking_shape_of("npp-13.0.1-sm90", "13.2.0.58", |symbol| !designed.contains(symbol));
     // The page escapes the apostrophe.
     assert!(
-        html.contains("leak (measured in its design, of NPP 13.0.1: no design of the atlas&#x27;s NPP version measured this function"),
+        html.contains("leak (measured in its design, of NPP 13.0.1: no design of the atlas&#x27;s NPP version called this function"),
         "{html}"
     );
 }

@@ -1,4 +1,4 @@
-//! `predict` for a function that no built-in design of the NPP version asked measured, where a
+//! `predict` for a function that no built-in design of the NPP version asked called, where a
 //! built-in design of another version of the same major release did (issue #45): answered from
 //! that design, every basis `other_version` and the confidence `approximate`, the reason naming
 //! the version that answered. On the functions both measured, NPP 13.0.1's designs predict
@@ -16,22 +16,22 @@ pub(super) const OTHER_VERSION: &str = "other_version";
 
 /// The answer for `found`'s function (every built-in version whose headers declare it), asked of
 /// NPP `asked`, from the latest built-in design of another version of its major release that
-/// measured it ([`crate::knowledge::other_versions_designed`]); `None` where none did.
+/// holds its lines ([`crate::knowledge::other_version_lines`], as `trace` takes them); `None`
+/// where none does, or where that design measured no shape of it.
 pub(super) fn answer_row(args: &PredictArgs, found: &[Declared], asked: &str) -> anyhow::Result<Option<Row>> {
     let short = crate::knowledge::short(asked);
     let d = found
         .iter()
         .find(|d| crate::knowledge::short(&d.version) == short)
         .unwrap_or(&found[0]);
-    // The latest that measured a shape of it (a design whose calls NPP all refused answers nothing).
-    for version in crate::knowledge::other_versions_designed(asked) {
-        let lines = crate::knowledge::built_in_design_lines(version, &d.symbol)?;
-        if let Some(mut row) = designed::answer_row(args, &d.symbol, &lines)? {
-            relabel(&mut row, asked, &d.symbol, version);
-            return Ok(Some(row));
-        }
-    }
-    Ok(None)
+    let Some((version, lines)) = crate::knowledge::other_version_lines(asked, &d.symbol)? else {
+        return Ok(None);
+    };
+    let row = designed::answer_row(args, &d.symbol, &lines)?;
+    Ok(row.map(|mut row| {
+        relabel(&mut row, asked, &d.symbol, &version);
+        row
+    }))
 }
 
 /// `row`, answered from NPP `version`'s design of `symbol`, said to be so: every basis that is not
@@ -48,7 +48,7 @@ fn relabel(row: &mut Row, asked: &str, symbol: &str, version: &str) {
         row.confidence = Confidence::Approximate.as_str().to_owned();
     }
     row.confidence_reason = format!(
-        "no design of NPP {asked} measured {symbol}; NPP {version}'s design answered, the latest other version of the same major release that measured it (docs/catalogue.md, \"Across versions\"): {}",
+        "no design of NPP {asked} called {symbol}; NPP {version}'s design answered, the latest other version of the same major release that did (docs/catalogue.md, \"Across versions\"): {}",
         row.confidence_reason
     );
 }

@@ -163,7 +163,7 @@ fn notices(c: &Catalogue, calls_given: bool) -> Vec<String> {
     }
     for (version, n) in others {
         notices.push(format!(
-            "{n} functions that no design of NPP {} measured show what NPP {version}'s design measured, as `nppbench predict` answers them; they keep their state here, since only a measurement of this version counts.",
+            "{n} functions that no design of NPP {} called show what NPP {version}'s design measured, as `nppbench predict` answers them; they keep their state here, since only a measurement of this version counts.",
             c.version
         ));
     }

@@ -54,7 +54,7 @@ pub(super) fn prediction_text(g: &SiteGroup) -> String {
     };
     let basis = match &p.from_version {
         Some(v) => format!(
-            "{basis}, of NPP {v}: no design of the atlas's NPP version measured this function, and the design of another version of its major release answered"
+            "{basis}, of NPP {v}: no design of the atlas's NPP version called this function, and the design of another version of its major release answered"
         ),
         None => basis,
     };
