@@ -119,14 +119,17 @@ fn built_in_designs_of(name: &str) -> Option<Designs> {
 /// The design lines of `symbol` built in of NPP `version` (`13.0.1.2`: its three parts), read
 /// through the designs' index; none where no design of that version measured it.
 pub(crate) fn built_in_design_lines(version: &str, symbol: &str) -> anyhow::Result<Vec<ShapeLine>> {
-    let name = BUILT_IN_DESIGNS
-        .iter()
-        .map(|(name, _)| *name)
-        .find(|name| name_version(name) == short(version));
-    match name.and_then(built_in_designs_of) {
+    match built_in_design_of_version(version).and_then(|(name, _)| built_in_designs_of(name)) {
         Some(designs) => designs.lines(symbol),
         None => Ok(Vec::new()),
     }
+}
+
+/// The built-in designs file of NPP `version` (`13.0.1.2`: its three parts), by name, if any.
+fn built_in_design_of_version(version: &str) -> Option<&'static (&'static str, &'static [u8])> {
+    BUILT_IN_DESIGNS
+        .iter()
+        .find(|(name, _)| name_version(name) == short(version))
 }
 
 /// The lines of `symbol` of the latest built-in design of another version of `version`'s major
@@ -159,10 +162,7 @@ pub(crate) fn other_versions_designed(version: &str) -> Vec<&'static str> {
 
 /// Every design line built in of NPP `version` (`13.0.1.2`: its three parts), none where none is.
 pub(crate) fn built_in_designs(version: &str) -> anyhow::Result<Vec<ShapeLine>> {
-    let Some((name, bytes)) = BUILT_IN_DESIGNS
-        .iter()
-        .find(|(name, _)| name_version(name) == short(version))
-    else {
+    let Some((name, bytes)) = built_in_design_of_version(version) else {
         return Ok(Vec::new());
     };
     nppbench_analysis::calls::read_lines_of(bytes)

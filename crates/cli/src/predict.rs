@@ -166,13 +166,13 @@ pub(crate) fn predict(args: PredictArgs) -> anyhow::Result<()> {
             // A function a design of this version measured is answered from its shapes.
             let short = crate::knowledge::short(&known.version);
             let of_version = found.iter().find(|d| crate::knowledge::short(&d.version) == short);
-            let lines = match of_version {
-                Some(d) => known.design_lines(&d.symbol)?,
-                None => Vec::new(),
-            };
-            let designed = match of_version {
-                Some(d) => designed::answer_row(&args, &d.symbol, &lines)?,
-                None => None,
+            let (lines, designed) = match of_version {
+                Some(d) => {
+                    let lines = known.design_lines(&d.symbol)?;
+                    let row = designed::answer_row(&args, &d.symbol, &lines)?;
+                    (lines, row)
+                }
+                None => (Vec::new(), None),
             };
             // Else, where no design of this version called it (one NPP refused throughout says
             // more of this version than another's), from the knowledge built in alone, a design
