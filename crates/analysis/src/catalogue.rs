@@ -198,10 +198,7 @@ pub fn judge_designed(
     knowledge: Option<&Knowledge>,
     designs: &[crate::calls::design::ShapeLine],
 ) -> Catalogue {
-    let mut lines_of: BTreeMap<&str, Vec<crate::calls::design::ShapeLine>> = BTreeMap::new();
-    for l in designs {
-        lines_of.entry(l.symbol.as_str()).or_default().push(l.clone());
-    }
+    let lines_of = lines_by_symbol(designs);
     let designed: BTreeMap<&str, State> = lines_of
         .into_iter()
         .filter_map(|(symbol, lines)| {
@@ -256,6 +253,17 @@ pub fn judge_designed(
             .into_iter()
             .collect(),
     }
+}
+
+/// `designs` grouped by symbol, each group in the file's order.
+fn lines_by_symbol(
+    designs: &[crate::calls::design::ShapeLine],
+) -> BTreeMap<&str, Vec<crate::calls::design::ShapeLine>> {
+    let mut lines_of: BTreeMap<&str, Vec<crate::calls::design::ShapeLine>> = BTreeMap::new();
+    for l in designs {
+        lines_of.entry(l.symbol.as_str()).or_default().push(l.clone());
+    }
+    lines_of
 }
 
 /// Each symbol's GB/s at 1080p, or why its point failed, from the last of its design lines with
@@ -348,10 +356,7 @@ impl Catalogue {
     /// measured it. Its state and the counts are unchanged: only a measurement of this version
     /// makes a function measured.
     pub fn with_other_version(mut self, version: &str, designs: &[crate::calls::design::ShapeLine]) -> Catalogue {
-        let mut lines_of: BTreeMap<&str, Vec<crate::calls::design::ShapeLine>> = BTreeMap::new();
-        for l in designs {
-            lines_of.entry(l.symbol.as_str()).or_default().push(l.clone());
-        }
+        let lines_of = lines_by_symbol(designs);
         for f in &mut self.functions {
             if f.state.kind() == StateKind::Measured || f.other_version.is_some() {
                 continue;
