@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn catalogue() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../catalogue/npp-13.0.1.2")
+    common::repo().join("catalogue/npp-13.0.1.2")
 }
 
 /// `--design` on a GPU: Convert_8u32f_C1R, which the atlas measured leaking and racing at a
@@ -21,7 +21,7 @@ fn a_design_measures_each_shape_and_its_rules_follow_the_atlas() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("design.jsonl");
     let run = |extra: &[&str], out: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        Command::new(common::bin())
             .arg("call-catalogue")
             .arg("--catalogue")
             .arg(catalogue())
@@ -73,7 +73,7 @@ fn a_design_measures_each_shape_and_its_rules_follow_the_atlas() {
     let stranger = dir.path().join("stranger.jsonl");
     let o = run(&["--stranger", "20"], &stranger);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+    let o = Command::new(common::bin())
         .arg("call-catalogue")
         .arg("--summarize")
         .arg(&out)
@@ -105,7 +105,7 @@ fn a_context_killed_among_a_batchs_unaligned_shapes_costs_only_its_shape() {
     let out = dir.path().join("design.jsonl");
     let names = dir.path().join("names.txt");
     std::fs::write(&names, symbols.join("\n")).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_nppbench"))
+    let o = Command::new(common::bin())
         .arg("call-catalogue")
         .arg("--catalogue")
         .arg(catalogue())
@@ -196,7 +196,7 @@ fn design_lines_are_summarized_and_score_a_strangers_draw() {
         design::stranger("nppiMadeUp_8u32f_C1R_Ctx", &px, 50, 3),
     );
     let summarize = |extra: &[&Path]| {
-        Command::new(env!("CARGO_BIN_EXE_nppbench"))
+        Command::new(common::bin())
             .arg("call-catalogue")
             .arg("--summarize")
             .args(extra)

@@ -5,13 +5,24 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary under test: `NPPBENCH_BIN` where set (a release build carried to a GPU machine),
+/// else the one cargo built.
+pub(crate) fn bin() -> String {
+    std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned())
+}
+
 pub(crate) fn nppbench(args: &[&str]) -> Output {
-    let bin = std::env::var("NPPBENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_nppbench").to_owned());
-    Command::new(bin).args(args).output().unwrap()
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+/// The repository: `NPPBENCH_ROOT` where set (a copy of the tree on a GPU machine, elsewhere than
+/// where the tests were built), else the one cargo built from.
+pub(crate) fn repo() -> PathBuf {
+    std::env::var_os("NPPBENCH_ROOT").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from)
 }
 
 pub(crate) fn reports() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
+    repo().join("reports")
 }
 
 pub(crate) fn atlas(version: &str) -> String {
