@@ -114,10 +114,12 @@ pub(crate) fn add_calls(calls: &Path, into: &Path) -> anyhow::Result<(PathBuf, u
 /// The lines of the `call-catalogue --design` files `designs`, compacted (what predicting needs,
 /// `ShapeLine::compact`), in the files' order, into `into`: a gzip member to every 16 functions (`design::members`), with no time
 /// in its header (the same lines, the same bytes), and beside it the index of the members
-/// (`NAME.index.tsv`, `design::members`); returns it, and how many functions and shapes.
+/// (`NAME.index.tsv`, `design::members`); returns it, and how many functions and shapes. A
+/// function is whole or not over all the files together: a resumed run's lines, kept in a file of
+/// their own, finish the designs the file before left unfinished.
 pub(crate) fn write_designs(designs: &[PathBuf], into: &Path) -> anyhow::Result<(PathBuf, usize, usize)> {
     use nppbench_analysis::calls::design::ShapeLine;
-    let mut kept = Vec::new();
+    let mut all: Vec<ShapeLine> = Vec::new();
     for file in designs {
         let bytes = std::fs::read(file).map_err(|e| BadInput(format!("--designs {}: {e}", file.display())))?;
         let lines: Vec<ShapeLine> = nppbench_analysis::calls::read_lines_of(&bytes)
@@ -129,23 +131,23 @@ pub(crate) fn write_designs(designs: &[PathBuf], into: &Path) -> anyhow::Result<
             ))
             .into());
         }
-        // A function a run stopped in (a time limit) is left to a later run whole: its lines
-        // lack shapes, the unaligned ones last of all.
-        let unfinished = nppbench_analysis::calls::design::unfinished(&lines);
-        if !unfinished.is_empty() {
-            println!(
-                "{}: {} functions left out, their designs not finished",
-                file.display(),
-                unfinished.len()
-            );
-        }
-        kept.extend(
-            lines
-                .iter()
-                .filter(|l| !unfinished.contains(&l.symbol))
-                .filter_map(ShapeLine::compact),
+        all.extend(lines);
+    }
+    // A function a run stopped in (a time limit) is left to a later run whole: its lines
+    // lack shapes, the unaligned ones last of all.
+    let unfinished = nppbench_analysis::calls::design::unfinished(&all);
+    if !unfinished.is_empty() {
+        println!(
+            "{} functions left out, their designs not finished in {} file(s)",
+            unfinished.len(),
+            designs.len()
         );
     }
+    let kept: Vec<ShapeLine> = all
+        .iter()
+        .filter(|l| !unfinished.contains(&l.symbol))
+        .filter_map(ShapeLine::compact)
+        .collect();
     // A function's lines together, in first-seen order, so that each is one member.
     let mut order: Vec<&str> = Vec::new();
     for l in &kept {
@@ -301,6 +303,24 @@ mod tests {
         );
         write_designs(std::slice::from_ref(&input), &out).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), bytes, "the same lines, the same bytes");
+        // A run stopped after the first shapes, and resumed into a file of its own: each file
+        // alone leaves the design unfinished, the two together give it whole.
+        let (first, rest) = lines[..shapes.len()].split_at(5);
+        let write = |name: &str, part: &[ShapeLine]| {
+            let path = dir.path().join(name);
+            let text: String = part.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let (first, rest) = (write("stopped.jsonl", first), write("resumed.jsonl", rest));
+        let alone = dir.path().join("designs/alone.jsonl.gz");
+        assert_eq!(write_designs(std::slice::from_ref(&first), &alone).unwrap().1, 0);
+        write_designs(&[first, rest], &out).unwrap();
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            bytes,
+            "the two files give the same design"
+        );
         std::fs::write(&input, "{\"symbol\":\"nppiNot_8u_C1R_Ctx\",\"status\":0}\n").unwrap();
         let err = write_designs(std::slice::from_ref(&input), &out)
             .unwrap_err()

@@ -48,6 +48,7 @@ pub(crate) fn summarize(file: &Path, scored: Option<&Path>) -> anyhow::Result<()
         ("shapes NPP refused", s.refused),
         ("shapes that left the context dead", s.faulted),
         ("functions whose child died", s.ended_process),
+        ("shapes a child died in", s.ended_process_shapes),
         ("functions not finished (a run stopped in them)", s.unfinished),
     ] {
         println!("{n:>7}  {what}");

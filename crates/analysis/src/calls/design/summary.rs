@@ -12,12 +12,15 @@ pub struct Summary {
     pub functions: usize,
     pub shapes: usize,
     /// Functions with no plan (no shape called), shapes with none, shapes NPP refused, shapes
-    /// whose own call left the context dead, functions whose child died.
+    /// whose own call left the context dead; functions whose child died, and the shapes a child
+    /// died in (the parent's lines, one a shape: a function that kills every child has one a
+    /// shape of its design).
     pub not_planned_functions: usize,
     pub not_planned_shapes: usize,
     pub refused: usize,
     pub faulted: usize,
     pub ended_process: usize,
+    pub ended_process_shapes: usize,
     /// Functions whose design is not whole ([`unfinished`]: a run stopped in them).
     pub unfinished: usize,
     /// Shapes measured in each leak class (`leak`, `bounded`, `flat`), racing of those asked,
@@ -102,7 +105,11 @@ pub fn summary(lines: &[ShapeLine]) -> Result<Summary, String> {
         not_planned_shapes: shaped.iter().filter(|l| l.not_planned.is_some()).count(),
         refused: shaped.iter().filter(|l| l.status.is_some_and(|s| s < 0)).count(),
         faulted: shaped.iter().filter(|l| l.faulted()).count(),
-        ended_process: lines.iter().filter(|l| l.ended_process.is_some()).count(),
+        ended_process: names(&|l| l.ended_process.is_some()),
+        ended_process_shapes: lines
+            .iter()
+            .filter(|l| l.ended_process.is_some() && l.shape_index.is_some())
+            .count(),
         unfinished: unfinished(lines).len(),
         racing: pair(&ShapeLine::races),
         wrong: pair(&ShapeLine::wrong),

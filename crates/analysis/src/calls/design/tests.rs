@@ -360,4 +360,9 @@ fn a_design_missing_a_shape_is_unfinished_unless_the_shape_was_lost() {
     given_up.push(parents(None));
     assert!(unfinished(&given_up).is_empty());
     assert_eq!(summary(&all[..5]).unwrap().unfinished, 1);
+    // Children died in two shapes of one function: one function, two shapes.
+    let s = summary(&cut).unwrap();
+    assert_eq!((s.ended_process, s.ended_process_shapes), (1, 2));
+    let s = summary(&given_up).unwrap();
+    assert_eq!((s.ended_process, s.ended_process_shapes), (1, 0));
 }
