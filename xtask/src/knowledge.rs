@@ -280,9 +280,14 @@ mod tests {
             ..ShapeLine::default()
         });
         let dir = tempfile::tempdir().unwrap();
-        let input = dir.path().join("design.jsonl");
-        let text: String = lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
-        std::fs::write(&input, text).unwrap();
+        // Lines into a file of `dir`, one JSON object a line, as `call-catalogue` writes them.
+        let write = |name: &str, part: &[ShapeLine]| {
+            let path = dir.path().join(name);
+            let text: String = part.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let input = write("design.jsonl", &lines);
         let out = dir.path().join("designs/npp-9.9.9-sm90.jsonl.gz");
         let (_, functions, n) = write_designs(std::slice::from_ref(&input), &out).unwrap();
         assert_eq!((functions, n), (1, shapes.len()));
@@ -306,12 +311,6 @@ mod tests {
         // A run stopped after the first shapes, and resumed into a file of its own: each file
         // alone leaves the design unfinished, the two together give it whole.
         let (first, rest) = lines[..shapes.len()].split_at(5);
-        let write = |name: &str, part: &[ShapeLine]| {
-            let path = dir.path().join(name);
-            let text: String = part.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
-            std::fs::write(&path, text).unwrap();
-            path
-        };
         let (first, rest) = (write("stopped.jsonl", first), write("resumed.jsonl", rest));
         let alone = dir.path().join("designs/alone.jsonl.gz");
         assert_eq!(write_designs(std::slice::from_ref(&first), &alone).unwrap().1, 0);
