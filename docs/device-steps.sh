@@ -7,6 +7,11 @@
 # Usage: [BUDGET=SECONDS] device-steps.sh STEP...   (BUDGET: the call's limit less a margin, 570)
 #   libs:DIR                      unpack DIR/*.xz into /tmp/$(basename DIR)
 #   tests                         the GPU tests of call_designs.rs, with the toolkit's NPP
+#   gputests                      every GPU test: TESTS/NAME.xz (stripped test binaries) run with
+#                                 the tests TESTS/names.txt lists for each (NAME TEST...), the
+#                                 toolkit's NPP and NPPBENCH_REQUIRE_GPU=1; the tree is linked
+#                                 where the binaries were built (/work/main) for the paths cargo
+#                                 compiled into them
 #   design:VER:RESUME:FUNCS:LIMIT:LIB
 #                                 docs/catalogue-designs-runs.sh for VER (a catalogue/ folder),
 #                                 resuming the lines of RESUME (.gz), over FUNCS, stopped after
@@ -39,6 +44,20 @@ for step in "$@"; do
     xz -dc "$dev/call_designs.xz" > /tmp/call_designs && chmod +x /tmp/call_designs
     NPPBENCH_BIN=/tmp/nppbench NPPBENCH_ROOT=$root timeout "$(left)" /tmp/call_designs --test-threads 1 > /tmp/gpu-tests.log 2>&1
     echo "tests rc=$?"; grep -E "^test |test result" /tmp/gpu-tests.log; gzip -c /tmp/gpu-tests.log > "$OUT/gpu-tests.log.gz" ;;
+  gputests)
+    tests=${TESTS:-.tests}; mkdir -p /tmp/t "$root/target/release"
+    [ -e /work/main ] || { mkdir -p /work && ln -s "$root" /work/main; }
+    cp /tmp/nppbench "$root/target/release/nppbench"
+    while read -r name names; do
+      xz -dc "$tests/$name.xz" > "/tmp/t/$name" && chmod +x "/tmp/t/$name"
+      s=$(date +%s)
+      # shellcheck disable=SC2086 # the test names, one filter each
+      (cd /work/main/crates/cli && NPPBENCH_REQUIRE_GPU=1 NPPBENCH_BIN=/tmp/nppbench NPPBENCH_ROOT=/work/main \
+        timeout "$(left)" "/tmp/t/$name" --test-threads 1 $names < /dev/null > "/tmp/t/$name.log" 2>&1)
+      echo "test $name rc=$? $(( $(date +%s) - s )) s $(grep 'test result' "/tmp/t/$name.log")"
+      grep -E "^test .*FAILED|panicked" "/tmp/t/$name.log" | head -5
+    done < "$tests/names.txt"
+    (cd /tmp/t && tar czf "$OUT/gpu-tests.tgz" ./*.log) ;;
   design:*)
     IFS=: read -r _ ver resume funcs limit lib <<< "$step"
     o=/tmp/r-$ver; rm -rf "$o"; mkdir -p "$o"
