@@ -8,8 +8,9 @@
 #   libs:DIR                      unpack DIR/*.xz into /tmp/$(basename DIR)
 #   tests                         the GPU tests of call_designs.rs, with the toolkit's NPP
 #   gputests                      every GPU test: TESTS/NAME.xz (stripped test binaries) run with
-#                                 the tests TESTS/names.txt lists for each (NAME TEST...), the
-#                                 toolkit's NPP and NPPBENCH_REQUIRE_GPU=1; the tree is linked
+#                                 the tests TESTS/names.txt lists for each (NAME TEST...; written
+#                                 by docs/gpu-test-names.py), the toolkit's NPP and
+#                                 NPPBENCH_REQUIRE_GPU=1; the tree is linked
 #                                 where the binaries were built (/work/main) for the paths cargo
 #                                 compiled into them
 #   design:VER:RESUME:FUNCS:LIMIT:LIB
