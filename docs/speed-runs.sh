@@ -7,7 +7,8 @@
 # Usage: speed-runs.sh NPPBENCH_BIN OUT_DIR NPP_DIR [RUN...]
 #   RUN   NAME=ARGS, the run's name and its extra `run` arguments, comma-separated
 #         (default: j8=--jobs,8 j12=--jobs,12 j16=--jobs,16 j16b128=--jobs,16,--batch,128);
-#         about 100 s each on an H100.
+#         about 100 s each on an H100. Readings shared by the parent against own readings:
+#         own=--memory-readings,own shared=--memory-readings,shared
 # Prints a table: name, wall seconds, exit status, memory scenarios a second; OUT_DIR/NAME/ holds
 # each run.json, its log and its page.
 set -u

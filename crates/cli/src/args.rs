@@ -8,7 +8,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Parser, Subcommand};
 use nppbench_analysis::compare::Gate;
 use nppbench_engine::Devices;
-use nppbench_model::{Preset, Primitive};
+use nppbench_model::{MemoryReadings, Preset, Primitive};
 
 use crate::history;
 
@@ -158,6 +158,13 @@ pub(crate) struct RunArgs {
     // is `None` for `inherit`.
     #[arg(long, value_name = "N|inherit", default_value = "1", value_parser = parse_probe_connections)]
     pub(crate) probe_connections: std::option::Option<u32>,
+    /// How each memory probe reads its own memory after a call: `own`, an NVML listing of the
+    /// GPU's processes made by the probe itself (the default), or `shared`, one listing made by
+    /// this process for all of a GPU's probes, begun after each asked. Listings made by many
+    /// processes at once slow one another down (docs/performance.md); the figure read is the
+    /// same. `shared` has not yet been measured against `own` on a GPU.
+    #[arg(long, value_name = "own|shared", default_value = "own", value_parser = str::parse::<MemoryReadings>)]
+    pub(crate) memory_readings: MemoryReadings,
     /// Independent throughput passes (fresh processes), overriding the matrix's: K passes
     /// exactly, or `auto`: three, then more (up to 20, within two minutes) for each scenario whose
     /// passes still disagree too much for a comparison to settle (docs/calibration.md). The
@@ -390,6 +397,20 @@ mod tests {
         );
         assert_eq!(run_args(&["--devices", "all"]).devices, Devices::All);
         assert_eq!(run_args(&["--probe-connections", "32"]).probe_connections, Some(32));
+        assert_eq!(
+            a.memory_readings,
+            MemoryReadings::Own,
+            "each probe lists for itself unless asked"
+        );
+        assert_eq!(
+            run_args(&["--memory-readings", "shared"]).memory_readings,
+            MemoryReadings::Shared
+        );
+        let err = parse(&["run", "--out", "o", "--memory-readings", "both"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("give `own` or `shared`"), "{err}");
     }
 
     #[test]

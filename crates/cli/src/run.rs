@@ -64,6 +64,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         out_dir: out.clone(),
         command: std::env::args().collect(),
         resume: args.resume,
+        memory_readings: args.memory_readings,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = stop.clone();

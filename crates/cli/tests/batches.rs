@@ -265,3 +265,41 @@ throughput = false
         }
     }
 }
+
+#[test]
+fn readings_shared_through_the_parent_judge_every_scenario_as_own_readings_do() {
+    if !nppbench_engine::gpu_available("readings_shared_through_the_parent_judge_every_scenario_as_own_readings_do") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = |how| ["--jobs", "4", "--seed", "1", "--memory-readings", how];
+    let own = run(dir.path(), "own", &args("own"), None);
+    let shared = run(dir.path(), "shared", &args("shared"), None);
+    let readings = |r: &RunFile| r.jobs.as_ref().map(|j| j.memory_readings);
+    assert_eq!(readings(&own), Some(nppbench_model::MemoryReadings::Own));
+    assert_eq!(readings(&shared), Some(nppbench_model::MemoryReadings::Shared));
+    let classes = |r: &RunFile| {
+        let a = RunAnalysis::new(r);
+        let mut c: Vec<(String, Option<nppbench_analysis::LeakClass>, bool)> = a
+            .memory
+            .iter()
+            .map(|m| {
+                // Read through NVML (this process's figure), as own readings are.
+                let per_process = m
+                    .record
+                    .result
+                    .as_ref()
+                    .is_some_and(|x| x.samples.process_used_bytes.iter().all(Option::is_some));
+                (m.record.scenario.id.clone(), m.class, per_process)
+            })
+            .collect();
+        c.sort_by(|a, b| a.0.cmp(&b.0));
+        c
+    };
+    let (own, shared) = (classes(&own), classes(&shared));
+    assert!(
+        own.iter().any(|c| c.1 == Some(nppbench_analysis::LeakClass::Leak)),
+        "the matrix holds a leak"
+    );
+    assert_eq!(own, shared);
+}

@@ -15,6 +15,7 @@ use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::enums::device::UsedGpuMemory;
 
 use crate::GpuError;
+use crate::listings::{LISTINGS_ENV, ListingClient, socket_path};
 
 /// Throttle reasons that slow the GPU below what it would run at (power and thermal limits,
 /// hardware slowdown), as opposed to idling or clocks set on purpose.
@@ -62,6 +63,10 @@ pub struct ProcessMemoryProbe {
     /// The compute processes the last [`ProcessMemoryProbe::used_bytes`] listed, until a census
     /// takes them ([`ProcessMemoryProbe::processes_since_reading`]).
     last_compute: Mutex<Option<Vec<DeviceProcess>>>,
+    /// The run's listing server for this device, where the run's parent lists for all its probes
+    /// ([`crate::LISTINGS_ENV`]); dropped at its first failure, after which this process lists
+    /// for itself.
+    shared: Mutex<Option<ListingClient>>,
 }
 
 /// Which of NVML's process lists to read.
@@ -98,13 +103,49 @@ impl ProcessMemoryProbe {
         // SAFETY: reads the handle out of a device NVML just returned; it stays valid while
         // `nvml` is loaded, which this struct keeps.
         let handle = unsafe { device.handle() }.cast();
+        // The run's parent lists for this process where it says so (`--memory-readings shared`).
+        let shared = std::env::var_os(LISTINGS_ENV)
+            .map(|dir| socket_path(std::path::Path::new(&dir), uuid))
+            .and_then(|path| {
+                ListingClient::connect(&path)
+                    .map_err(|e| eprintln!("{e}; listing for itself"))
+                    .ok()
+            });
         Ok(ProcessMemoryProbe {
             nvml,
             handle,
             pid: std::process::id(),
             listed: [AtomicUsize::new(4 * LISTED_HEADROOM), AtomicUsize::new(LISTED_HEADROOM)],
             last_compute: Mutex::new(None),
+            shared: Mutex::new(shared),
         })
+    }
+
+    /// Whether this process's readings come from the run's listing server.
+    pub fn reads_shared(&self) -> bool {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    /// The device's compute processes, listed by this process itself: what a listing server
+    /// answers with.
+    pub fn list_compute(&self) -> Result<Vec<DeviceProcess>, GpuError> {
+        self.list(Listing::Compute)
+    }
+
+    /// The compute processes, from the run's listing server where there is one, else listed here.
+    fn compute(&self) -> Result<Vec<DeviceProcess>, GpuError> {
+        let mut shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(client) = shared.as_ref() {
+            match client.list() {
+                Ok(listed) => return Ok(listed),
+                Err(e) => {
+                    eprintln!("{e}; listing for itself from now on");
+                    *shared = None;
+                }
+            }
+        }
+        drop(shared);
+        self.list(Listing::Compute)
     }
 
     fn device(&self) -> Result<nvml_wrapper::Device<'_>, GpuError> {
@@ -123,7 +164,7 @@ impl ProcessMemoryProbe {
     /// listings, each one query of the kernel driver where the entries the last one needed
     /// suffice.
     pub fn processes(&self) -> Result<Vec<DeviceProcess>, GpuError> {
-        let compute = self.list(Listing::Compute)?;
+        let compute = self.compute()?;
         Ok(self.with_graphics(compute))
     }
 
@@ -135,7 +176,7 @@ impl ProcessMemoryProbe {
         let last = self.last_compute.lock().unwrap_or_else(|p| p.into_inner()).take();
         let compute = match last {
             Some(listed) => listed,
-            None => self.list(Listing::Compute)?,
+            None => self.compute()?,
         };
         Ok(self.with_graphics(compute))
     }
@@ -158,9 +199,11 @@ impl ProcessMemoryProbe {
     /// in the entries the last reading needed: a memory probe reads after every call, with other
     /// probes doing the same, and each NVML listing is a query of the kernel driver
     /// (nvml-wrapper's `running_compute_processes` makes two, asking the count first). The
-    /// listing is kept for [`ProcessMemoryProbe::processes_since_reading`].
+    /// listing is kept for [`ProcessMemoryProbe::processes_since_reading`]. Where the run's parent
+    /// lists for its probes ([`crate::LISTINGS_ENV`]), the listing is the parent's, begun after
+    /// this call began.
     pub fn used_bytes(&self) -> Result<Option<u64>, GpuError> {
-        let listed = self.list(Listing::Compute)?;
+        let listed = self.compute()?;
         let own = listed.iter().find(|p| p.pid == self.pid).and_then(|p| p.used_bytes);
         *self.last_compute.lock().unwrap_or_else(|p| p.into_inner()) = Some(listed);
         Ok(own)

@@ -14,10 +14,13 @@ use std::time::{Duration, Instant};
 
 use nppbench_analysis::evidence::conclusive;
 use nppbench_analysis::memory::analyse_memory;
-use nppbench_model::{BatchPlace, Jobs, Matrix, MemoryRecord, MemoryScenario, ProbeConnections, Settings};
+use nppbench_model::{
+    BatchPlace, Jobs, Matrix, MemoryReadings, MemoryRecord, MemoryScenario, ProbeConnections, Settings,
+};
 
 use super::child::{Child, Exit};
 
+mod listings;
 mod plan;
 mod queue;
 #[cfg(test)]
@@ -357,6 +360,11 @@ pub(super) fn run(
     }
     let gpus = v.gpus();
     let batching = jobs.batching.as_ref();
+    // Kept until the phase ends: the probes ask these servers for every reading.
+    let listings = match jobs.memory_readings {
+        MemoryReadings::Shared => Some(listings::Listings::start(&gpus)?),
+        MemoryReadings::Own => None,
+    };
     let workers = Workers {
         opts,
         settings: &matrix.settings,
@@ -374,7 +382,10 @@ pub(super) fn run(
                 set_by_nppbench: true,
             }) => vec![(MAX_CONNECTIONS_ENV, n.to_string())],
             _ => Vec::new(),
-        },
+        }
+        .into_iter()
+        .chain(listings.as_ref().map(listings::Listings::env))
+        .collect(),
         stop,
     };
     supervise::supervise(

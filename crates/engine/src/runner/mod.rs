@@ -23,8 +23,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use nppbench_model::{
-    Batching, Environment, Jobs, Matrix, MemoryRecord, OrderingRounds, Outcome, PhaseTime, RunFile, SCHEMA_VERSION,
-    ThroughputRecord,
+    Batching, Environment, Jobs, Matrix, MemoryReadings, MemoryRecord, OrderingRounds, Outcome, PhaseTime, RunFile,
+    SCHEMA_VERSION, ThroughputRecord,
 };
 
 pub use self::expected::{Expected, expected};
@@ -60,6 +60,8 @@ pub struct RunOptions {
     pub command: Vec<String>,
     /// Continue the interrupted run whose journals are in `out_dir`, skipping what it finished.
     pub resume: bool,
+    /// How the memory probes read their own memory (`--memory-readings`).
+    pub memory_readings: MemoryReadings,
 }
 
 impl RunOptions {
@@ -229,13 +231,15 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     let mut jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment, batching)?;
     let connections = memory_phase::connections(opts.probe_connections);
     progress.note(&format!(
-        "memory scenarios: {} processes at once ({}), {}; {}",
+        "memory scenarios: {} processes at once ({}), {}; {}; memory readings: {}",
         jobs.jobs,
         jobs.reason,
         jobs.batching.as_ref().map_or_else(String::new, Batching::describe),
-        connections.describe()
+        connections.describe(),
+        opts.memory_readings.name()
     ));
     jobs.connections = Some(connections);
+    jobs.memory_readings = opts.memory_readings;
 
     let passes = matrix.settings.repeat.max(1);
     let memory_left: usize = versions.iter().map(|v| v.memory_remaining(&matrix)).sum();

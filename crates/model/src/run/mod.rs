@@ -87,6 +87,52 @@ pub struct Jobs {
     /// process could measure several: one fresh process each).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batching: Option<Batching>,
+    /// How the memory probes read their own memory (absent: each listed for itself, as every run
+    /// did before `--memory-readings`).
+    #[serde(default, skip_serializing_if = "MemoryReadings::is_own")]
+    pub memory_readings: MemoryReadings,
+}
+
+/// How a memory probe reads its own memory after each call: NVML's listing of the device's
+/// compute processes, made by the probe itself or by the run's parent for all of a GPU's probes
+/// (`--memory-readings`). Listings made by many processes at once slow one another down
+/// (`reports/performance/h100-GPU-49d9c044-nvml/`); either way the figure is the probe's own
+/// memory, from a listing begun after its call returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryReadings {
+    /// Each probe lists for itself.
+    #[default]
+    Own,
+    /// The run's parent lists for every probe of a GPU, one listing for all that asked before
+    /// it began.
+    Shared,
+}
+
+impl MemoryReadings {
+    pub fn is_own(&self) -> bool {
+        *self == MemoryReadings::Own
+    }
+
+    /// As the command line and run.json name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryReadings::Own => "own",
+            MemoryReadings::Shared => "shared",
+        }
+    }
+}
+
+impl std::str::FromStr for MemoryReadings {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "own" => Ok(MemoryReadings::Own),
+            "shared" => Ok(MemoryReadings::Shared),
+            _ => Err(format!("`{s}` is not a way to read memory: give `own` or `shared`")),
+        }
+    }
 }
 
 /// How the memory phase puts scenarios into probe processes. Each scenario runs on host threads

@@ -1,7 +1,7 @@
 //! How the memory phase is laid out: how many probe processes run at once, how many scenarios
 //! each measures, in what order, and with which `CUDA_DEVICE_MAX_CONNECTIONS`.
 
-use nppbench_model::{Batching, Environment, Jobs, Matrix, ProbeConnections};
+use nppbench_model::{Batching, Environment, Jobs, Matrix, MemoryReadings, ProbeConnections};
 
 use crate::runner::RunError;
 
@@ -71,6 +71,7 @@ pub(crate) fn jobs(
             reason: "given with --jobs".into(),
             connections: None,
             batching: Some(batching),
+            memory_readings: MemoryReadings::Own,
         });
     }
     if !env.process_memory_probe {
@@ -79,6 +80,7 @@ pub(crate) fn jobs(
             reason: "NVML gives no per-process memory here, and the device-wide figure a leak would be judged on is shared by concurrent probes".into(),
             connections: None,
             batching: Some(batching),
+            memory_readings: MemoryReadings::Own,
         });
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -97,6 +99,7 @@ pub(crate) fn jobs(
         reason: format!("chosen from the machine: {limit}"),
         connections: None,
         batching: Some(batching),
+        memory_readings: MemoryReadings::Own,
     })
 }
 

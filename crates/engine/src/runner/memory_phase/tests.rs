@@ -46,6 +46,7 @@ fn supervise(dir: &Path, names: &[&str], max: u32, seed: Option<u64>) -> (Vec<Me
         out_dir: dir.to_owned(),
         command: Vec::new(),
         resume: false,
+        memory_readings: nppbench_model::MemoryReadings::Own,
     };
     let mut all = stand_in::scenarios(names);
     // `ptd-poolN…`: a pool of N threads on the per-thread default stream.
