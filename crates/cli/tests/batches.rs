@@ -278,28 +278,33 @@ fn readings_shared_through_the_parent_judge_every_scenario_as_own_readings_do() 
     let readings = |r: &RunFile| r.jobs.as_ref().map(|j| j.memory_readings);
     assert_eq!(readings(&own), Some(nppbench_model::MemoryReadings::Own));
     assert_eq!(readings(&shared), Some(nppbench_model::MemoryReadings::Shared));
-    let classes = |r: &RunFile| {
+    // Each scenario's class, and whether its memory was this process's figure (NVML) throughout,
+    // as it is either way; and whether the parent read it, as the run says it did (a probe that
+    // could not reach the parent would list for itself).
+    let judged = |r: &RunFile| {
         let a = RunAnalysis::new(r);
-        let mut c: Vec<(String, Option<nppbench_analysis::LeakClass>, bool)> = a
+        let mut c: Vec<_> = a
             .memory
             .iter()
             .map(|m| {
-                // Read through NVML (this process's figure), as own readings are.
-                let per_process = m
-                    .record
-                    .result
-                    .as_ref()
-                    .is_some_and(|x| x.samples.process_used_bytes.iter().all(Option::is_some));
-                (m.record.scenario.id.clone(), m.class, per_process)
+                let result = m.record.result.as_ref();
+                let per_process = result.is_some_and(|x| x.samples.process_used_bytes.iter().all(Option::is_some));
+                let by_parent = result.map(|x| x.readings_shared);
+                ((m.record.scenario.id.clone(), m.class, per_process), by_parent)
             })
             .collect();
-        c.sort_by(|a, b| a.0.cmp(&b.0));
-        c
+        c.sort_by(|a, b| a.0.0.cmp(&b.0.0));
+        c.into_iter().unzip::<_, _, Vec<_>, Vec<_>>()
     };
-    let (own, shared) = (classes(&own), classes(&shared));
+    let ((own, own_by_parent), (shared, shared_by_parent)) = (judged(&own), judged(&shared));
     assert!(
         own.iter().any(|c| c.1 == Some(nppbench_analysis::LeakClass::Leak)),
         "the matrix holds a leak"
+    );
+    assert!(own_by_parent.iter().all(|b| *b == Some(false)), "{own_by_parent:?}");
+    assert!(
+        shared_by_parent.iter().all(|b| *b == Some(true)),
+        "{shared_by_parent:?}"
     );
     assert_eq!(own, shared);
 }

@@ -409,6 +409,8 @@ impl Process {
                 other_processes,
                 buffer_addresses,
                 ordering: None,
+                // After the last reading: a probe that lost the parent lists for itself from then on.
+                readings_shared: self.nvml.as_ref().is_some_and(ProcessMemoryProbe::reads_shared),
             },
             stopped,
             after,

@@ -129,6 +129,11 @@ pub struct MemoryResult {
     /// made before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordering: Option<OrderingRounds>,
+    /// Whether every reading of this process's memory came from the run's parent
+    /// (`--memory-readings shared`), not from the probe's own listing: false in every run made
+    /// without it, and where the probe could not reach the parent and listed for itself.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub readings_shared: bool,
 }
 
 /// The ordering rounds of a memory scenario (`probe/ordering.rs` says how each round runs).

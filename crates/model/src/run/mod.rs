@@ -241,3 +241,32 @@ pub struct ContextRecord {
     pub declared_device: i32,
     pub declared_sm_count: i32,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs made before `--memory-readings` read as `own`, and an `own` run writes nothing new, so
+    /// that its file is what an earlier build wrote; `shared` is written and read back.
+    #[test]
+    fn memory_readings_are_own_unless_a_run_says_shared() {
+        let old = r#"{"jobs": 8, "reason": "given with --jobs"}"#;
+        let jobs: Jobs = serde_json::from_str(old).unwrap();
+        assert_eq!(jobs.memory_readings, MemoryReadings::Own);
+        assert!(!serde_json::to_string(&jobs).unwrap().contains("memory_readings"));
+        let shared = Jobs {
+            memory_readings: MemoryReadings::Shared,
+            ..jobs
+        };
+        let text = serde_json::to_string(&shared).unwrap();
+        assert!(text.contains(r#""memory_readings":"shared""#), "{text}");
+        assert_eq!(serde_json::from_str::<Jobs>(&text).unwrap(), shared);
+        assert_eq!("shared".parse::<MemoryReadings>(), Ok(MemoryReadings::Shared));
+        assert!(
+            "both"
+                .parse::<MemoryReadings>()
+                .unwrap_err()
+                .contains("give `own` or `shared`")
+        );
+    }
+}

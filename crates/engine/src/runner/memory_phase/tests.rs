@@ -251,6 +251,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
         other_processes: Vec::new(),
         buffer_addresses: Vec::new(),
         ordering: None,
+        readings_shared: false,
     };
     record.result = Some(result);
     record
