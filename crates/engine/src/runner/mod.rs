@@ -23,8 +23,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use nppbench_model::{
-    Batching, Environment, Jobs, Matrix, MemoryReadings, MemoryRecord, OrderingRounds, Outcome, PhaseTime, RunFile,
-    SCHEMA_VERSION, ThroughputRecord,
+    Batching, Environment, Jobs, Matrix, MemoryReadings, MemoryRecord, OrderingRounds, Outcome, PhaseTime,
+    ProbeConnections, RunFile, SCHEMA_VERSION, ThroughputRecord,
 };
 
 pub use self::expected::{Expected, expected};
@@ -198,6 +198,19 @@ impl Version {
     }
 }
 
+/// What the memory phase will do, said before it starts: processes at once and why, batches,
+/// the probes' connections and how they read their memory.
+fn memory_note(jobs: &Jobs, connections: &ProbeConnections, readings: MemoryReadings) -> String {
+    format!(
+        "memory scenarios: {} processes at once ({}), {}; {}; memory readings: {}",
+        jobs.jobs,
+        jobs.reason,
+        jobs.batching.as_ref().map_or_else(String::new, Batching::describe),
+        connections.describe(),
+        readings.name()
+    )
+}
+
 /// Test hooks set in this process's environment, as run.json records them.
 fn test_hooks() -> Vec<String> {
     TEST_HOOKS
@@ -230,14 +243,7 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     let batching = memory_phase::batching(opts.batch, opts.seed.unwrap_or_else(|| fastrand::u64(..)));
     let mut jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment, batching)?;
     let connections = memory_phase::connections(opts.probe_connections);
-    progress.note(&format!(
-        "memory scenarios: {} processes at once ({}), {}; {}; memory readings: {}",
-        jobs.jobs,
-        jobs.reason,
-        jobs.batching.as_ref().map_or_else(String::new, Batching::describe),
-        connections.describe(),
-        opts.memory_readings.name()
-    ));
+    progress.note(&memory_note(&jobs, &connections, opts.memory_readings));
     jobs.connections = Some(connections);
     jobs.memory_readings = opts.memory_readings;
 
