@@ -13,6 +13,7 @@ mod kernel_records;
 mod listings;
 mod memory;
 mod nvml;
+mod process;
 mod reference;
 mod stream;
 use nppbench_npp_sys::toolkit;
@@ -24,7 +25,8 @@ pub use hidden_streams::{StreamEvent, StreamTracker, thread_id};
 pub use kernel_records::{KernelRecord, KernelRecorder};
 pub use listings::{LISTINGS_ENV, ListingClient, ListingServer, socket_path};
 pub use memory::{DeviceBuffer, HostBuffer};
-pub use nvml::{DeviceProcess, DeviceReading, ProcessMemoryProbe};
+pub use nvml::{DeviceReading, ProcessMemoryProbe};
+pub use process::DeviceProcess;
 pub use reference::{DelayKernel, ReferenceConvert, run_trap_kernel};
 pub use stream::Stream;
 

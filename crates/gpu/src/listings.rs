@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
 
-use crate::{DeviceProcess, GpuError};
+use crate::GpuError;
+use crate::process::DeviceProcess;
 
 /// The folder of the run's listing sockets, one a device named `UUID.sock`, as the run's parent
 /// tells its memory probes; unset, each probe lists for itself.

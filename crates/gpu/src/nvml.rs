@@ -16,6 +16,7 @@ use nvml_wrapper::enums::device::UsedGpuMemory;
 
 use crate::GpuError;
 use crate::listings::{LISTINGS_ENV, ListingClient, socket_path};
+use crate::process::DeviceProcess;
 
 /// Throttle reasons that slow the GPU below what it would run at (power and thermal limits,
 /// hardware slowdown), as opposed to idling or clocks set on purpose.
@@ -24,13 +25,6 @@ const SLOWDOWN: ThrottleReasons = ThrottleReasons::SW_POWER_CAP
     .union(ThrottleReasons::SW_THERMAL_SLOWDOWN)
     .union(ThrottleReasons::HW_THERMAL_SLOWDOWN)
     .union(ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN);
-
-/// A process NVML lists on the device.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeviceProcess {
-    pub pid: u32,
-    pub used_bytes: Option<u64>,
-}
 
 /// One reading of the device's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
