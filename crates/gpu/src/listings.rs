@@ -9,7 +9,6 @@
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
 
@@ -40,7 +39,6 @@ struct Waiting {
 pub struct ListingServer {
     path: PathBuf,
     waiting: Arc<(Mutex<Waiting>, Condvar)>,
-    stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -54,7 +52,6 @@ impl ListingServer {
         let listener = UnixListener::bind(path)
             .map_err(|e| GpuError::Nvml(format!("cannot listen at {}: {e}", path.display())))?;
         let waiting: Arc<(Mutex<Waiting>, Condvar)> = Arc::default();
-        let stop = Arc::new(AtomicBool::new(false));
         let lister = {
             let waiting = waiting.clone();
             std::thread::spawn(move || {
@@ -79,10 +76,10 @@ impl ListingServer {
             })
         };
         let acceptor = {
-            let (waiting, stop) = (waiting.clone(), stop.clone());
+            let waiting = waiting.clone();
             std::thread::spawn(move || {
                 for conn in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
+                    if waiting.0.lock().unwrap_or_else(|p| p.into_inner()).stopping {
                         return;
                     }
                     let Ok(conn) = conn else { continue };
@@ -95,7 +92,6 @@ impl ListingServer {
         Ok(ListingServer {
             path: path.to_path_buf(),
             waiting,
-            stop,
             threads: vec![lister, acceptor],
         })
     }
@@ -124,13 +120,12 @@ fn serve(mut conn: UnixStream, waiting: &(Mutex<Waiting>, Condvar)) {
 
 impl Drop for ListingServer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
         {
             let (lock, ready) = &*self.waiting;
             lock.lock().unwrap_or_else(|p| p.into_inner()).stopping = true;
             ready.notify_all();
         }
-        // Wakes the acceptor, which then sees `stop`.
+        // Wakes the acceptor, which then sees `stopping`.
         let _ = UnixStream::connect(&self.path);
         for t in self.threads.drain(..) {
             let _ = t.join();
