@@ -28,6 +28,37 @@ pub struct MemoryTiming {
     pub settled: usize,
     /// The median number of calls after which a settled scenario stopped.
     pub settled_calls: Option<f64>,
+    /// The probes' time: the memory phase's wall time times the probes at once (`jobs`), s;
+    /// `None` where the run records either not.
+    pub probe_seconds: Option<f64>,
+    /// What the scenarios measured in batches took, s, each from its turn in its process to its
+    /// answer (`wall_ms`).
+    pub batched: Spent,
+    /// What the scenarios measured in a process of their own took, s, each from its process's
+    /// start to its answer: the process's start is theirs alone.
+    pub alone: Spent,
+    /// Between two calls' samples, per threading model, the likeliest first.
+    pub gaps: Vec<CallGaps>,
+}
+
+/// Scenarios and the seconds they took.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spent {
+    pub scenarios: usize,
+    pub seconds: f64,
+}
+
+/// The time between two calls' samples of a memory scenario (`samples.elapsed_ms`, from the
+/// second call on) and the call's own latency within it (`samples.latency_us`: the NPP call with
+/// the host thread made for it), both means in ms over every such pair of one threading model.
+/// What is left between them is the work around the call: the memory reading, the stream count,
+/// the scheduling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallGaps {
+    pub threading: String,
+    pub samples: usize,
+    pub between_ms: f64,
+    pub call_ms: f64,
 }
 
 /// The throughput phase's time, per record (medians over the records), ms.
@@ -63,6 +94,16 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
     let calls: Vec<f64> = results.iter().map(|r| r.wall_ms).collect();
     let settled: Vec<f64> = results.iter().filter_map(|r| r.settled_after).map(f64::from).collect();
     let phase_s = run.phases.iter().find(|p| p.phase == "memory").map(|p| p.wall_s);
+    let mut batched = Spent::default();
+    let mut alone = Spent::default();
+    for m in &run.memory {
+        let (Some(place), Some(wall)) = (&m.batch, m.wall_ms) else {
+            continue;
+        };
+        let spent = if place.size == 1 { &mut alone } else { &mut batched };
+        spent.scenarios += 1;
+        spent.seconds += wall / 1e3;
+    }
     Some(MemoryTiming {
         scenarios: run.memory.len(),
         per_second: phase_s.filter(|s| *s > 0.0).map(|s| run.memory.len() as f64 / s),
@@ -73,7 +114,43 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
         answered: results.len(),
         settled: settled.len(),
         settled_calls: median(&settled),
+        probe_seconds: phase_s.zip(run.jobs.as_ref()).map(|(s, j)| s * f64::from(j.jobs)),
+        batched,
+        alone,
+        gaps: call_gaps(a),
     })
+}
+
+/// [`CallGaps`] of every threading model a run's memory scenarios used, the most samples first.
+fn call_gaps(a: &RunAnalysis<'_>) -> Vec<CallGaps> {
+    // Per threading model: pairs, the sum of the times between samples and of the calls' latencies.
+    let mut by: BTreeMap<String, (usize, f64, f64)> = BTreeMap::new();
+    for m in &a.run.memory {
+        let Some(s) = m.result.as_ref().map(|r| &r.samples) else {
+            continue;
+        };
+        let entry = by.entry(m.scenario.threading.to_string()).or_default();
+        for (i, pair) in s.elapsed_ms.windows(2).enumerate() {
+            let Some(latency_us) = s.latency_us.get(i + 1) else {
+                break;
+            };
+            entry.0 += 1;
+            entry.1 += pair[1] - pair[0];
+            entry.2 += latency_us / 1e3;
+        }
+    }
+    let mut gaps: Vec<CallGaps> = by
+        .into_iter()
+        .filter(|(_, (n, _, _))| *n > 0)
+        .map(|(threading, (n, between, call))| CallGaps {
+            threading,
+            samples: n,
+            between_ms: between / n as f64,
+            call_ms: call / n as f64,
+        })
+        .collect();
+    gaps.sort_by(|x, y| y.samples.cmp(&x.samples).then_with(|| x.threading.cmp(&y.threading)));
+    gaps
 }
 
 /// The throughput phase's timing; `None` for a run without throughput records.

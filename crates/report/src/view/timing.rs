@@ -112,6 +112,7 @@ fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
     }
     line.push('.');
     lines.push(line);
+    lines.extend(probe_time_lines(m));
     if m.settled > 0 {
         lines.push(format!(
             "{} of {} memory scenarios stopped once their class was settled (a median of {} calls, at most {} asked for, at least {} before stopping).",
@@ -120,6 +121,43 @@ fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
             fmt(m.settled_calls.unwrap_or(0.0), 0),
             run.matrix.settings.calls + 1,
             run.matrix.settings.min_calls.min(run.matrix.settings.calls)
+        ));
+    }
+    lines
+}
+
+/// Where the probes' time went: batched scenarios against those measured alone, and between two
+/// calls' samples, the call against the work around it.
+fn probe_time_lines(m: &timing::MemoryTiming) -> Vec<String> {
+    let mut lines = Vec::new();
+    // Runs made before batches were recorded (`batch`) give no split.
+    if let Some(total) = m.probe_seconds.filter(|_| m.batched.scenarios + m.alone.scenarios > 0) {
+        lines.push(format!(
+            "The probes' time, the memory phase times the probes at once: {} probe-seconds; {} s in {} scenarios measured in batches, {} s in {} measured in a process of their own (its start included).",
+            fmt(total, 0),
+            fmt(m.batched.seconds, 1),
+            m.batched.scenarios,
+            fmt(m.alone.seconds, 1),
+            m.alone.scenarios
+        ));
+    }
+    if !m.gaps.is_empty() {
+        let each: Vec<String> = m
+            .gaps
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} {} ms, the call {} ms ({} samples)",
+                    g.threading,
+                    fmt(g.between_ms, 2),
+                    fmt(g.call_ms, 2),
+                    g.samples
+                )
+            })
+            .collect();
+        lines.push(format!(
+            "Between two calls' samples, a mean of: {}. The call is NPP's with the host thread made for it; the rest is the work around it (the memory reading, the stream count, the scheduling).",
+            each.join("; ")
         ));
     }
     lines

@@ -85,4 +85,60 @@ fn the_time_section_gives_memory_scenarios_a_second_over_the_memory_phase() {
         "{}",
         &line[..300]
     );
+    // A run made before batches were recorded gives no split of the probes' time, not one of
+    // nothing.
+    assert!(run.memory.iter().all(|m| m.batch.is_none()));
+    assert!(!html.contains("probe-seconds"));
+}
+
+/// Where a memory probe's time went, on the page: the probe-seconds split between batches and
+/// scenarios measured alone, and the time between two calls' samples against the call's own,
+/// per threading model, each as the run's records give it (recomputed here from them).
+#[test]
+fn the_time_section_splits_the_probes_time_and_the_time_between_calls() {
+    let path = reports().join("performance/h100-GPU-c45d0716-readings/atlas-own.json.gz");
+    let run = RunFile::read(&path).unwrap();
+    let phase = run.phases.iter().find(|p| p.phase == "memory").expect("a memory phase");
+    let jobs = run.jobs.as_ref().expect("jobs").jobs;
+    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let said = format!(
+        "memory phase times the probes at once: {:.0} probe-seconds; ",
+        phase.wall_s * f64::from(jobs)
+    );
+    let line = &html[html.find(&said).unwrap_or_else(|| panic!("no {said:?}"))..];
+    let alone: Vec<f64> = run
+        .memory
+        .iter()
+        .filter(|m| m.batch.as_ref().is_some_and(|b| b.size == 1))
+        .filter_map(|m| m.wall_ms)
+        .collect();
+    let text = format!(
+        "{:.1} s in {} measured in a process of their own",
+        alone.iter().sum::<f64>() / 1e3,
+        alone.len()
+    );
+    assert!(line[..400].contains(&text), "{text} not in {}", &line[..400]);
+    // The single-thread model's mean time between two samples and its call's.
+    let (mut n, mut between, mut call) = (0usize, 0.0, 0.0);
+    for m in run
+        .memory
+        .iter()
+        .filter(|m| m.scenario.threading.to_string() == "single")
+    {
+        let Some(s) = m.result.as_ref().map(|r| &r.samples) else {
+            continue;
+        };
+        for i in 1..s.elapsed_ms.len() {
+            n += 1;
+            between += s.elapsed_ms[i] - s.elapsed_ms[i - 1];
+            call += s.latency_us[i] / 1e3;
+        }
+    }
+    assert!(n > 100, "{n} samples");
+    let text = format!(
+        "single {:.2} ms, the call {:.2} ms ({n} samples)",
+        between / n as f64,
+        call / n as f64
+    );
+    assert!(html.contains(&text), "{text} not on the page");
 }
