@@ -23,6 +23,8 @@ pub struct MemoryTiming {
     pub calls_ms: Option<f64>,
     /// Each start-up step's median, in first-seen order.
     pub steps: Vec<(String, f64)>,
+    /// Each step's median after a scenario's last call (`after_calls`), in first-seen order.
+    pub after_calls: Vec<(String, f64)>,
     /// Scenarios that answered, and those of them that stopped once their class was settled.
     pub answered: usize,
     pub settled: usize,
@@ -111,6 +113,7 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
         startup_ms: median(&startup),
         calls_ms: median(&calls),
         steps: step_medians(results.iter().flat_map(|r| &r.startup)),
+        after_calls: step_medians(results.iter().flat_map(|r| &r.after_calls)),
         answered: results.len(),
         settled: settled.len(),
         settled_calls: median(&settled),

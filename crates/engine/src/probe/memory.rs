@@ -382,14 +382,19 @@ impl Process {
         // The scenario's streams are counted before the oracles call NPP: the aligned twin's call,
         // on this thread, creates NPP's streams for it (measured on an H200: 3 more streams
         // never destroyed where the scenario alone had 3, in a batch).
+        let mut after_calls = Steps::new();
         let (streams, streams_not_measured) = rec.finish_streams();
+        after_calls.done("streams");
         let mut correctness = setup.check()?;
+        after_calls.done("check");
         // The second oracle, after the memory readings: the same call at aligned strides.
         correctness.aligned_twin = setup.aligned_twin(shared)?;
+        after_calls.done("aligned_twin");
         let buffer_addresses = setup.addresses();
         let wall_ms = rec.started.elapsed().as_secs_f64() * 1e3;
         let uuid = &self.gpu.props().uuid;
         let after = processes::census_since_reading(self.nvml.as_ref(), uuid, ask.parent_pid);
+        after_calls.done("census");
         let mut other_processes = before.others;
         processes::merge(&mut other_processes, after.others.clone());
         let Recorder { baseline, series, .. } = rec;
@@ -400,6 +405,7 @@ impl Process {
                 wall_ms,
                 startup_ms,
                 startup: steps.0,
+                after_calls: after_calls.0,
                 correctness,
                 streams,
                 streams_not_measured,

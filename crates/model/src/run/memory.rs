@@ -99,6 +99,12 @@ pub struct MemoryResult {
     /// `startup_ms` step by step (`gpu`, `nvml`, `npp`, `cupti`, `baseline`), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub startup: Vec<PhaseTime>,
+    /// What followed the last call, step by step, in order: `streams` (the CUPTI counts),
+    /// `check` (the output against the reference), `aligned_twin` (the same call at aligned
+    /// strides) and `census` (who else was on the device). The first three are within `wall_ms`.
+    /// Empty in runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after_calls: Vec<PhaseTime>,
     pub correctness: Correctness,
     /// Streams created and destroyed during the calls, counted with CUPTI; `None` where CUPTI
     /// could not be loaded (see `streams_not_measured`).

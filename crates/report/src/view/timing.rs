@@ -109,6 +109,14 @@ fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
             },
             fmt(c, 0)
         ));
+        if !m.after_calls.is_empty() {
+            let after: Vec<String> = m
+                .after_calls
+                .iter()
+                .map(|(p, ms)| format!("{p} {} ms", fmt(*ms, 1)))
+                .collect();
+            line.push_str(&format!(" (after the last call, medians: {})", after.join(", ")));
+        }
     }
     line.push('.');
     lines.push(line);

@@ -142,3 +142,37 @@ fn the_time_section_splits_the_probes_time_and_the_time_between_calls() {
     );
     assert!(html.contains(&text), "{text} not on the page");
 }
+
+/// The steps after a scenario's last call (`after_calls`), each step's median, on the page. The
+/// committed runs predate them, so a run's results are given steps here (made up, labelled as
+/// such): 1, 2 and 3 ms of `check` over three results give a median of 2.
+#[test]
+fn the_time_section_gives_the_steps_after_the_last_call() {
+    let path = reports().join("performance/h100-GPU-c45d0716-readings/atlas-own.json.gz");
+    let mut run = RunFile::read(&path).unwrap();
+    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    assert!(
+        !html.contains("after the last call"),
+        "a run without the steps names none"
+    );
+    let step = |phase: &str, ms: f64| nppbench_model::PhaseTime {
+        phase: phase.into(),
+        wall_s: ms / 1e3,
+    };
+    let mut given = 0;
+    for m in run.memory.iter_mut() {
+        if let Some(r) = m.result.as_mut() {
+            // Made up: only the order of the values matters to the median.
+            r.after_calls = vec![step("check", f64::from(given % 3 + 1)), step("census", 0.25)];
+            given += 1;
+        }
+    }
+    run.memory.retain(|m| m.result.is_some());
+    run.memory.truncate(3);
+    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    assert!(
+        html.contains("(after the last call, medians: check 2.0 ms, census 0.2 ms)"),
+        "{}",
+        &html[html.find("memory scenarios, ").unwrap()..][..600]
+    );
+}

@@ -233,6 +233,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
         wall_ms: 0.0,
         startup_ms: 0.0,
         startup: Vec::new(),
+        after_calls: Vec::new(),
         correctness: nppbench_model::Correctness {
             pixels_checked: 1,
             padding_bytes_checked: 0,
