@@ -41,6 +41,20 @@ pub struct MemoryTiming {
     pub alone: Spent,
     /// Between two calls' samples, per threading model, the likeliest first.
     pub gaps: Vec<CallGaps>,
+    /// The scenarios measured again alone after their batch, per reason, the commonest first.
+    pub again: Vec<MeasuredAgain>,
+}
+
+/// Scenarios measured again in a process of their own for one reason (`batch.alone_because`),
+/// and how many of those whose batch's class was recorded (`batch.class_in_batch`) got the same
+/// class alone: where they all do, measuring again bought nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredAgain {
+    pub reason: String,
+    pub scenarios: usize,
+    /// Those whose class in the batch was recorded, and those of them whose class alone is the same.
+    pub compared: usize,
+    pub same: usize,
 }
 
 /// Scenarios and the seconds they took.
@@ -121,7 +135,31 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
         batched,
         alone,
         gaps: call_gaps(a),
+        again: measured_again(a),
     })
+}
+
+/// [`MeasuredAgain`] for each reason a run's scenarios were measured again alone.
+fn measured_again(a: &RunAnalysis<'_>) -> Vec<MeasuredAgain> {
+    let mut by: BTreeMap<&str, MeasuredAgain> = BTreeMap::new();
+    for m in &a.memory {
+        let Some(place) = &m.record.batch else { continue };
+        let Some(reason) = &place.alone_because else { continue };
+        let row = by.entry(reason).or_insert_with(|| MeasuredAgain {
+            reason: reason.clone(),
+            scenarios: 0,
+            compared: 0,
+            same: 0,
+        });
+        row.scenarios += 1;
+        if let Some(in_batch) = &place.class_in_batch {
+            row.compared += 1;
+            row.same += usize::from(m.class.is_some_and(|c| c.as_str() == in_batch));
+        }
+    }
+    let mut again: Vec<MeasuredAgain> = by.into_values().collect();
+    again.sort_by(|x, y| y.scenarios.cmp(&x.scenarios).then_with(|| x.reason.cmp(&y.reason)));
+    again
 }
 
 /// [`CallGaps`] of every threading model a run's memory scenarios used, the most samples first.

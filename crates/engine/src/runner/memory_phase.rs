@@ -81,6 +81,13 @@ fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
 
 use queue::{Queue, Queued};
 
+/// Why a scenario measured in a batch is measured again alone ([`page_bound`]), and the leak
+/// class its batch gave.
+struct Again {
+    why: &'static str,
+    in_batch: Option<&'static str>,
+}
+
 /// How one probe process ended.
 enum Ending<'a> {
     /// Every scenario answered.
@@ -186,7 +193,9 @@ impl<'a> Workers<'a> {
         for (i, record) in answered.into_iter().enumerate() {
             match page_bound(&record).filter(|_| i > 0) {
                 Some(why) => {
-                    let (again, interrupted) = self.alone(batch[i], Some(why), device, uuid, exiting)?;
+                    let in_batch = analyse_memory(&record).class.map(|c| c.as_str());
+                    let again = Again { why, in_batch };
+                    let (again, interrupted) = self.alone(batch[i], Some(again), device, uuid, exiting)?;
                     records.extend(again);
                     if interrupted {
                         return Ok((records, true));
@@ -216,21 +225,22 @@ impl<'a> Workers<'a> {
         }
     }
 
-    /// Measures `one` in a process of its own, saying `why` in its record (a fault's scenario
-    /// says nothing: its record is its fault). Returns its record and whether the run was
-    /// interrupted.
+    /// Measures `one` in a process of its own, saying in its record why and what its batch
+    /// measured (a fault's scenario says nothing: its record is its fault). Returns its record
+    /// and whether the run was interrupted.
     fn alone(
         &self,
         one: Queued<'a>,
-        why: Option<&str>,
+        again: Option<Again>,
         device: u32,
         uuid: &str,
         exiting: &mut Vec<std::process::Child>,
     ) -> Result<(Vec<MemoryRecord>, bool), RunError> {
         let (mut records, ending) = self.run_process(&[one], device, uuid, exiting)?;
         for r in &mut records {
-            if let Some(place) = &mut r.batch {
-                place.alone_because = why.map(str::to_owned);
+            if let (Some(place), Some(again)) = (&mut r.batch, &again) {
+                place.alone_because = Some(again.why.to_owned());
+                place.class_in_batch = again.in_batch.map(str::to_owned);
             }
         }
         Ok(match ending {
@@ -307,6 +317,7 @@ impl<'a> Workers<'a> {
                             position: records.len() as u32,
                             size: batch.len() as u32,
                             alone_because: None,
+                            class_in_batch: None,
                         }),
                     });
                 }

@@ -37,6 +37,11 @@ pub struct BatchPlace {
     /// (this record is that measurement); `None` for the others.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone_because: Option<String>,
+    /// The leak class its measurement in the batch gave (`flat`, `bounded`, `leak`), where it
+    /// was measured again alone: how often the two classes differ says whether measuring again
+    /// is needed. `None` for the others, and in runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_in_batch: Option<String>,
 }
 
 /// Device memory before the first call.

@@ -168,6 +168,26 @@ fn probe_time_lines(m: &timing::MemoryTiming) -> Vec<String> {
             each.join("; ")
         ));
     }
+    if !m.again.is_empty() {
+        let each: Vec<String> = m
+            .again
+            .iter()
+            .map(|g| {
+                // The reason's first clause names it ("a scenario that grew without keeping a stream in its batch").
+                let short = g.reason.split([',', ':']).next().unwrap_or(&g.reason);
+                let compared = if g.compared > 0 {
+                    format!(", the same class as in its batch in {} of {}", g.same, g.compared)
+                } else {
+                    String::new()
+                };
+                format!("{}: {}{compared}", short.trim(), g.scenarios)
+            })
+            .collect();
+        lines.push(format!(
+            "Measured again in a process of their own after their batch: {}.",
+            each.join("; ")
+        ));
+    }
     lines
 }
 

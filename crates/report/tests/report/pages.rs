@@ -176,3 +176,57 @@ fn the_time_section_gives_the_steps_after_the_last_call() {
         &html[html.find("memory scenarios, ").unwrap()..][..600]
     );
 }
+
+/// The scenarios measured again alone, per reason, on the page; where the class their batch gave
+/// is recorded (`class_in_batch`, which the committed runs predate: given here, made up), how
+/// many got the same class alone.
+#[test]
+fn the_time_section_says_what_measuring_again_alone_changed() {
+    let path = reports().join("performance/h100-GPU-c45d0716-readings/atlas-own.json.gz");
+    let mut run = RunFile::read(&path).unwrap();
+    let again = |m: &nppbench_model::MemoryRecord| m.batch.as_ref().is_some_and(|b| b.alone_because.is_some());
+    let grew = "a scenario that grew without keeping a stream in its batch";
+    let n = run
+        .memory
+        .iter()
+        .filter(|m| {
+            again(m)
+                && m.batch
+                    .as_ref()
+                    .unwrap()
+                    .alone_because
+                    .as_ref()
+                    .unwrap()
+                    .starts_with(grew)
+        })
+        .count();
+    assert!(n > 10, "{n}");
+    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    assert!(html.contains(&format!("{grew}: {n};")) || html.contains(&format!("{grew}: {n}.")));
+    // Made up: every scenario measured again is said to have been `flat` in its batch.
+    for m in run.memory.iter_mut().filter(|m| again(m)) {
+        m.batch.as_mut().unwrap().class_in_batch = Some("flat".into());
+    }
+    let flat = run
+        .memory
+        .iter()
+        .filter(|m| {
+            again(m)
+                && m.batch
+                    .as_ref()
+                    .unwrap()
+                    .alone_because
+                    .as_ref()
+                    .unwrap()
+                    .starts_with(grew)
+        })
+        .filter(|m| {
+            nppbench_analysis::memory::analyse_memory(m)
+                .class
+                .is_some_and(|c| c.as_str() == "flat")
+        })
+        .count();
+    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let text = format!("{grew}: {n}, the same class as in its batch in {flat} of {n}");
+    assert!(html.contains(&text), "{text} not on the page");
+}

@@ -118,7 +118,8 @@ fn a_crash_in_the_middle_of_a_batch_costs_only_its_scenario() {
             process: 2,
             position: 0,
             size: 2,
-            alone_because: None
+            alone_because: None,
+            class_in_batch: None,
         })
     );
 }
@@ -414,4 +415,11 @@ fn a_scenario_that_headed_its_batch_is_not_measured_again_alone() {
     assert!(place("ptd-pool16-grew").alone_because.is_none());
     assert_eq!(place("grew-later").size, 1);
     assert!(place("grew-later").alone_because.is_some());
+    // The class its batch gave is kept beside the one alone: the stand-in answers both with the
+    // same result, so they agree.
+    let alone = records.iter().find(|r| r.scenario.id == "grew-later").unwrap();
+    let class = analyse_memory(alone).class.map(|c| c.as_str().to_owned());
+    assert!(class.is_some());
+    assert_eq!(place("grew-later").class_in_batch, class);
+    assert!(place("ptd-pool16-grew").class_in_batch.is_none());
 }
