@@ -10,10 +10,20 @@ fn reports() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports")
 }
 
-fn page(run: &str) -> String {
-    let run = RunFile::read(&reports().join(run)).unwrap();
-    nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html
+fn run_file(run: &str) -> RunFile {
+    RunFile::read(&reports().join(run)).unwrap()
 }
+
+fn render(run: &RunFile) -> String {
+    nppbench_report::render(std::slice::from_ref(run)).unwrap().index_html
+}
+
+fn page(run: &str) -> String {
+    render(&run_file(run))
+}
+
+/// The atlas that measured `--memory-readings own` on GPU-c45d0716, with its batches recorded.
+const OWN: &str = "performance/h100-GPU-c45d0716-readings/atlas-own.json.gz";
 
 /// The atlas page that `predict` uses opened with 17 notes before "N of 61 functions leak".
 #[test]
@@ -57,9 +67,9 @@ fn every_chart_names_a_threading_model_one_way() {
 /// Committed pages said "measured by nppbench 0.1.0 (146057c55726-dirty)".
 #[test]
 fn a_build_with_uncommitted_changes_is_said_in_words() {
-    let mut run = RunFile::read(&reports().join("h100-quick-npp-13.0.1/run.json.gz")).unwrap();
+    let mut run = run_file("h100-quick-npp-13.0.1/run.json.gz");
     run.tool.git_commit = "146057c55726-dirty".into();
-    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let html = render(&run);
     assert!(
         html.contains("measured by nppbench 0.1.0, built from commit 146057c55726 with uncommitted changes."),
         "{}",
@@ -73,11 +83,10 @@ fn a_build_with_uncommitted_changes_is_said_in_words() {
 /// phase's, would differ).
 #[test]
 fn the_time_section_gives_memory_scenarios_a_second_over_the_memory_phase() {
-    let path = reports().join("performance/atlas-npp-13.0.1.json.gz");
-    let run = RunFile::read(&path).unwrap();
+    let run = run_file("performance/atlas-npp-13.0.1.json.gz");
     let phase = run.phases.iter().find(|p| p.phase == "memory").expect("a memory phase");
     let rate = run.memory.len() as f64 / phase.wall_s;
-    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let html = render(&run);
     let said = format!("{} memory scenarios, ", run.memory.len());
     let line = &html[html.find(&said).expect("the memory timing line")..];
     assert!(
@@ -96,11 +105,10 @@ fn the_time_section_gives_memory_scenarios_a_second_over_the_memory_phase() {
 /// per threading model, each as the run's records give it (recomputed here from them).
 #[test]
 fn the_time_section_splits_the_probes_time_and_the_time_between_calls() {
-    let path = reports().join("performance/h100-GPU-c45d0716-readings/atlas-own.json.gz");
-    let run = RunFile::read(&path).unwrap();
+    let run = run_file(OWN);
     let phase = run.phases.iter().find(|p| p.phase == "memory").expect("a memory phase");
     let jobs = run.jobs.as_ref().expect("jobs").jobs;
-    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let html = render(&run);
     let said = format!(
         "memory phase times the probes at once: {:.0} probe-seconds; ",
         phase.wall_s * f64::from(jobs)
@@ -148,9 +156,8 @@ fn the_time_section_splits_the_probes_time_and_the_time_between_calls() {
 /// such): 1, 2 and 3 ms of `check` over three results give a median of 2.
 #[test]
 fn the_time_section_gives_the_steps_after_the_last_call() {
-    let path = reports().join("performance/h100-GPU-c45d0716-readings/atlas-own.json.gz");
-    let mut run = RunFile::read(&path).unwrap();
-    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let mut run = run_file(OWN);
+    let html = render(&run);
     assert!(
         !html.contains("after the last call"),
         "a run without the steps names none"
@@ -169,7 +176,7 @@ fn the_time_section_gives_the_steps_after_the_last_call() {
     }
     run.memory.retain(|m| m.result.is_some());
     run.memory.truncate(3);
-    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let html = render(&run);
     assert!(
         html.contains("(after the last call, medians: check 2.0 ms, census 0.2 ms)"),
         "{}",
@@ -182,8 +189,7 @@ fn the_time_section_gives_the_steps_after_the_last_call() {
 /// many got the same class alone.
 #[test]
 fn the_time_section_says_what_measuring_again_alone_changed() {
-    let path = reports().join("performance/h100-GPU-c45d0716-readings/atlas-own.json.gz");
-    let mut run = RunFile::read(&path).unwrap();
+    let mut run = run_file(OWN);
     let again = |m: &nppbench_model::MemoryRecord| m.batch.as_ref().is_some_and(|b| b.alone_because.is_some());
     let grew = "a scenario that grew without keeping a stream in its batch";
     let n = run
@@ -201,7 +207,7 @@ fn the_time_section_says_what_measuring_again_alone_changed() {
         })
         .count();
     assert!(n > 10, "{n}");
-    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let html = render(&run);
     assert!(html.contains(&format!("{grew}: {n};")) || html.contains(&format!("{grew}: {n}.")));
     // Made up: every scenario measured again is said to have been `flat` in its batch.
     for m in run.memory.iter_mut().filter(|m| again(m)) {
@@ -226,7 +232,7 @@ fn the_time_section_says_what_measuring_again_alone_changed() {
                 .is_some_and(|c| c.as_str() == "flat")
         })
         .count();
-    let html = nppbench_report::render(std::slice::from_ref(&run)).unwrap().index_html;
+    let html = render(&run);
     let text = format!("{grew}: {n}, the same class as in its batch in {flat} of {n}");
     assert!(html.contains(&text), "{text} not on the page");
 }
