@@ -192,20 +192,13 @@ fn the_time_section_says_what_measuring_again_alone_changed() {
     let mut run = run_file(OWN);
     let again = |m: &nppbench_model::MemoryRecord| m.batch.as_ref().is_some_and(|b| b.alone_because.is_some());
     let grew = "a scenario that grew without keeping a stream in its batch";
-    let n = run
-        .memory
-        .iter()
-        .filter(|m| {
-            again(m)
-                && m.batch
-                    .as_ref()
-                    .unwrap()
-                    .alone_because
-                    .as_ref()
-                    .unwrap()
-                    .starts_with(grew)
-        })
-        .count();
+    let grew_again = |m: &nppbench_model::MemoryRecord| {
+        m.batch
+            .as_ref()
+            .and_then(|b| b.alone_because.as_deref())
+            .is_some_and(|why| why.starts_with(grew))
+    };
+    let n = run.memory.iter().filter(|m| grew_again(m)).count();
     assert!(n > 10, "{n}");
     let html = render(&run);
     assert!(html.contains(&format!("{grew}: {n};")) || html.contains(&format!("{grew}: {n}.")));
@@ -216,16 +209,7 @@ fn the_time_section_says_what_measuring_again_alone_changed() {
     let flat = run
         .memory
         .iter()
-        .filter(|m| {
-            again(m)
-                && m.batch
-                    .as_ref()
-                    .unwrap()
-                    .alone_because
-                    .as_ref()
-                    .unwrap()
-                    .starts_with(grew)
-        })
+        .filter(|m| grew_again(m))
         .filter(|m| {
             nppbench_analysis::memory::analyse_memory(m)
                 .class
