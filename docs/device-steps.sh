@@ -20,7 +20,11 @@
 #   stranger:VER:LIB:SAMPLE:DESIGNS:TAG
 #                                 a stranger's draw (20 shapes, seed 45) of SAMPLE's functions,
 #                                 scored by the rules fitted on DESIGNS
-#   speed:NAME=ARGS;NAME=ARGS...  docs/speed-runs.sh with the toolkit's NPP
+#   bin:NAME                      unpack DEV/NAME.xz (another nppbench build) into /tmp/NAME
+#   ctx                           benches/context-startup/inproc.sh (a context made inside a
+#                                 running process against a fresh process)
+#   speed:NAME=ARGS;NAME=ARGS...  docs/speed-runs.sh with the toolkit's NPP (ARGS @/tmp/NAME,...
+#                                 runs the build unpacked by bin:NAME)
 # Everything the steps print goes to $OUT/steps.log as it is printed, so that a call killed at
 # its limit still says how far it got; each step is stopped where the budget ends.
 set -u
@@ -41,6 +45,11 @@ for step in "$@"; do
     pids=(); for f in "$src"/*.xz; do xz -dc "$f" > "/tmp/$name/$(basename "$f" .xz)" & pids+=($!); done
     wait "${pids[@]}"
     ls "/tmp/$name" | tr '\n' ' '; echo ;;
+  bin:*)
+    name=${step#bin:}; xz -dc "$dev/$name.xz" > "/tmp/$name" && chmod +x "/tmp/$name" && echo "/tmp/$name" ;;
+  ctx)
+    mkdir -p /tmp/ctx; timeout "$(left)" bash "$root/benches/context-startup/inproc.sh" /tmp/ctx | tee /tmp/ctx/inproc-results.txt
+    tar czf "$OUT/ctx.tgz" -C /tmp ctx ;;
   tests)
     xz -dc "$dev/call_designs.xz" > /tmp/call_designs && chmod +x /tmp/call_designs
     NPPBENCH_BIN=/tmp/nppbench NPPBENCH_ROOT=$root timeout "$(left)" /tmp/call_designs --test-threads 1 > /tmp/gpu-tests.log 2>&1

@@ -5,7 +5,9 @@
 # Each run's memory scenarios a second is read off its page ("Where the time went", which
 # `nppbench report` derives from run.json's memory phase: timing::MemoryTiming.per_second).
 # Usage: speed-runs.sh NPPBENCH_BIN OUT_DIR NPP_DIR [RUN...]
-#   RUN   NAME=ARGS, the run's name and its extra `run` arguments, comma-separated
+#   RUN   NAME=ARGS, the run's name and its extra `run` arguments, comma-separated; ARGS that
+#         begin with @PATH run the nppbench binary at PATH instead (an earlier build: before
+#         and after a change, back to back)
 #         (default: j8=--jobs,8 j12=--jobs,12 j16=--jobs,16 j16b128=--jobs,16,--batch,128);
 #         about 100 s each on an H100. Readings shared by the parent against own readings:
 #         own=--memory-readings,own shared=--memory-readings,shared
@@ -20,8 +22,10 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 for r in "${runs[@]}"; do
   name=${r%%=*}; IFS=, read -r -a extra <<< "${r#*=}"
+  use=$bin
+  if [ "${extra[0]:-}" != "${extra[0]#@}" ]; then use=${extra[0]#@}; extra=("${extra[@]:1}"); fi
   s=$(date +%s)
-  "$bin" run --preset atlas --seed 1 --repeat 1 --npp "$npp" --out "$out/$name" "${extra[@]}" > "$out/$name.log" 2>&1
+  "$use" run --preset atlas --seed 1 --repeat 1 --npp "$npp" --out "$out/$name" "${extra[@]}" > "$out/$name.log" 2>&1
   rc=$?
   wall=$(( $(date +%s) - s ))
   file=$(find "$out/$name" -name run.json | head -1)

@@ -75,6 +75,9 @@ pub struct CallGaps {
     pub samples: usize,
     pub between_ms: f64,
     pub call_ms: f64,
+    /// The memory reading's mean within it (`samples.reading_us`), over the pairs whose second
+    /// sample records it; `None` where none does (runs made before it was recorded).
+    pub reading_ms: Option<f64>,
 }
 
 /// The throughput phase's time, per record (medians over the records), ms.
@@ -164,8 +167,9 @@ fn measured_again(a: &RunAnalysis<'_>) -> Vec<MeasuredAgain> {
 
 /// [`CallGaps`] of every threading model a run's memory scenarios used, the most samples first.
 fn call_gaps(a: &RunAnalysis<'_>) -> Vec<CallGaps> {
-    // Per threading model: pairs, the sum of the times between samples and of the calls' latencies.
-    let mut by: BTreeMap<String, (usize, f64, f64)> = BTreeMap::new();
+    // Per threading model: pairs, the sum of the times between samples and of the calls'
+    // latencies, and the readings recorded with their sum.
+    let mut by: BTreeMap<String, (usize, f64, f64, usize, f64)> = BTreeMap::new();
     for m in &a.run.memory {
         let Some(s) = m.result.as_ref().map(|r| &r.samples) else {
             continue;
@@ -178,16 +182,21 @@ fn call_gaps(a: &RunAnalysis<'_>) -> Vec<CallGaps> {
             entry.0 += 1;
             entry.1 += pair[1] - pair[0];
             entry.2 += latency_us / 1e3;
+            if let Some(reading_us) = s.reading_us.get(i + 1) {
+                entry.3 += 1;
+                entry.4 += reading_us / 1e3;
+            }
         }
     }
     let mut gaps: Vec<CallGaps> = by
         .into_iter()
-        .filter(|(_, (n, _, _))| *n > 0)
-        .map(|(threading, (n, between, call))| CallGaps {
+        .filter(|(_, (n, ..))| *n > 0)
+        .map(|(threading, (n, between, call, read, reading))| CallGaps {
             threading,
             samples: n,
             between_ms: between / n as f64,
             call_ms: call / n as f64,
+            reading_ms: (read > 0).then(|| reading / read as f64),
         })
         .collect();
     gaps.sort_by(|x, y| y.samples.cmp(&x.samples).then_with(|| x.threading.cmp(&y.threading)));

@@ -162,7 +162,7 @@ pub(crate) struct RunArgs {
     /// GPU's processes made by the probe itself (the default), or `shared`, one listing made by
     /// this process for all of a GPU's probes, begun after each asked. Listings made by many
     /// processes at once slow one another down (docs/performance.md); the figure read is the
-    /// same. `shared` has not yet been measured against `own` on a GPU.
+    /// same. On one H100 the atlas was no faster with `shared` (docs/performance.md).
     #[arg(long, value_name = "own|shared", default_value = "own", value_parser = str::parse::<MemoryReadings>)]
     pub(crate) memory_readings: MemoryReadings,
     /// Independent throughput passes (fresh processes), overriding the matrix's: K passes

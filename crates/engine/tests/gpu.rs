@@ -146,6 +146,17 @@ fn thread_per_call_on_a_blocking_stream_grows_memory_with_unaligned_width() {
             .all(|v| v.is_null()),
         "the device-wide figure was read beside the process's: {samples}"
     );
+    // Each reading's own time, within the time between two samples.
+    let reading_us = samples["reading_us"].as_array().expect("each reading's time");
+    assert_eq!(reading_us.len(), used.len(), "{samples}");
+    let elapsed = samples["elapsed_ms"].as_array().unwrap();
+    for (i, r) in reading_us.iter().enumerate().skip(1) {
+        let (r, gap) = (
+            r.as_f64().unwrap(),
+            elapsed[i].as_f64().unwrap() - elapsed[i - 1].as_f64().unwrap(),
+        );
+        assert!(r > 0.0 && r / 1e3 <= gap, "reading {i}: {r} µs in a gap of {gap} ms");
+    }
     let growth = used.last().unwrap().saturating_sub(used[0]);
     eprintln!("this process's growth over 24 new threads: {} KiB", growth >> 10);
     // What this test pins is that the probe sees growth at all where NPP is known to leak;

@@ -81,6 +81,10 @@ pub struct MemorySeries {
     pub device_used_bytes: Vec<Option<u64>>,
     /// This process's used memory as NVML reports it, bytes: the figure a leak is judged on.
     pub process_used_bytes: Vec<Option<u64>>,
+    /// How long this sample's memory reading took, microseconds: the part of the time between two
+    /// samples that the reading is (runs made before it lack it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reading_us: Vec<f64>,
 }
 
 impl MemorySeries {

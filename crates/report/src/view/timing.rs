@@ -154,8 +154,12 @@ fn probe_time_lines(m: &timing::MemoryTiming) -> Vec<String> {
             .gaps
             .iter()
             .map(|g| {
+                let reading = g
+                    .reading_ms
+                    .map(|r| format!(", the memory reading {} ms", fmt(r, 2)))
+                    .unwrap_or_default();
                 format!(
-                    "{} {} ms, the call {} ms ({} samples)",
+                    "{} {} ms, the call {} ms{reading} ({} samples)",
                     g.threading,
                     fmt(g.between_ms, 2),
                     fmt(g.call_ms, 2),

@@ -220,3 +220,29 @@ fn the_time_section_says_what_measuring_again_alone_changed() {
     let text = format!("{grew}: {n}, the same class as in its batch in {flat} of {n}");
     assert!(html.contains(&text), "{text} not on the page");
 }
+
+/// The memory reading's share of the time between two calls' samples (`samples.reading_us`), on
+/// the page beside the call's. The committed runs predate it, so the single-thread scenarios are
+/// given readings here (made up, labelled as such): 1 ms each, from the second sample on.
+#[test]
+fn the_time_section_gives_the_memory_readings_share_between_calls() {
+    let mut run = run_file(OWN);
+    assert!(!render(&run).contains("the memory reading 1.00 ms"));
+    for m in run.memory.iter_mut() {
+        if m.scenario.threading.to_string() != "single" {
+            continue;
+        }
+        if let Some(r) = m.result.as_mut() {
+            // Made up: every reading took 1 ms.
+            r.samples.reading_us = vec![1000.0; r.samples.len()];
+        }
+    }
+    let html = render(&run);
+    let line = &html[html.find("samples, a mean of: ").expect("the gaps' line")..];
+    let line = &line[..line.find("</p>").unwrap_or(line.len())];
+    let single = &line[line.find("single ").expect("the single-thread model's gap")..];
+    let single = &single[..single.find(';').unwrap_or(single.len())];
+    assert!(single.contains(", the memory reading 1.00 ms ("), "{single}");
+    // The models given no readings say none.
+    assert_eq!(line.matches(", the memory reading ").count(), 1, "{line}");
+}

@@ -230,6 +230,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
             // Not read where this process's figure was (as the probes write it).
             device_used_bytes: vec![None; calls + 1],
             process_used_bytes: used,
+            reading_us: Vec::new(),
         },
         wall_ms: 0.0,
         startup_ms: 0.0,
