@@ -23,7 +23,8 @@ nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee "$ou
 for r in "${runs[@]}"; do
   name=${r%%=*}; IFS=, read -r -a extra <<< "${r#*=}"
   use=$bin
-  if [ "${extra[0]:-}" != "${extra[0]#@}" ]; then use=${extra[0]#@}; extra=("${extra[@]:1}"); fi
+  first=${extra[0]:-}
+  if [ "$first" != "${first#@}" ]; then use=${first#@}; extra=("${extra[@]:1}"); fi
   s=$(date +%s)
   "$use" run --preset atlas --seed 1 --repeat 1 --npp "$npp" --out "$out/$name" "${extra[@]}" > "$out/$name.log" 2>&1
   rc=$?
