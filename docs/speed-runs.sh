@@ -11,13 +11,14 @@
 #         (default: j8=--jobs,8 j12=--jobs,12 j16=--jobs,16 j16b128=--jobs,16,--batch,128);
 #         about 100 s each on an H100. Readings shared by the parent against own readings:
 #         own=--memory-readings,own shared=--memory-readings,shared
+# AGAIN=0 leaves out the first setting's second run.
 # Prints a table: name, wall seconds, exit status, memory scenarios a second; OUT_DIR/NAME/ holds
 # each run.json, its log and its page.
 set -u
 bin=$1; out=$2; npp=$3; shift 3
 runs=("$@")
 [ ${#runs[@]} -eq 0 ] && runs=(j8=--jobs,8 j12=--jobs,12 j16=--jobs,16 j16b128=--jobs,16,--batch,128)
-runs+=("${runs[0]%%=*}-again=${runs[0]#*=}")
+[ "${AGAIN:-1}" = 0 ] || runs+=("${runs[0]%%=*}-again=${runs[0]#*=}")
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 for r in "${runs[@]}"; do

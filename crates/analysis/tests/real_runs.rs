@@ -385,3 +385,43 @@ fn a_record_is_judged_on_the_process_figure_else_the_devices_else_not_at_all() {
     });
     assert_eq!((class, growth.len()), (None, 0), "a series with neither figure whole");
 }
+
+/// What the memory phase's rule for measuring again alone rests on (`runner/memory_phase.rs`,
+/// `page_bound`): a scenario that grew without keeping a stream in its batch and stayed flat
+/// there is flat alone too, so only those not flat in their batch are measured again. Read from
+/// the first run that recorded the batch's class (`batch.class_in_batch`), on one H100.
+#[test]
+fn grown_without_a_stream_and_flat_in_the_batch_is_flat_alone() {
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
+    let run = load(&reports.join("performance/h100-GPU-f5e58df3-reading-time/atlas-after.json.gz"));
+    let a = RunAnalysis::new(&run);
+    let (mut flat, mut not_flat, mut changed) = (0, 0, 0);
+    for m in &a.memory {
+        let Some(place) = &m.record.batch else { continue };
+        let grew = place
+            .alone_because
+            .as_deref()
+            .is_some_and(|why| why.starts_with("a scenario that grew without keeping a stream"));
+        let Some(in_batch) = place.class_in_batch.as_deref().filter(|_| grew) else {
+            continue;
+        };
+        let alone = m.class.expect("measured alone, classed");
+        if in_batch == LeakClass::Flat.as_str() {
+            flat += 1;
+            assert_eq!(
+                alone,
+                LeakClass::Flat,
+                "{}: flat in its batch, not alone",
+                m.record.scenario.id
+            );
+        } else {
+            not_flat += 1;
+            changed += usize::from(alone.as_str() != in_batch);
+        }
+    }
+    assert_eq!(
+        (flat, not_flat, changed),
+        (90, 3, 3),
+        "flat in the batch, not flat, and of those changed alone"
+    );
+}

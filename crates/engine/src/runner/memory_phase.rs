@@ -17,6 +17,7 @@ use nppbench_analysis::memory::analyse_memory;
 use nppbench_model::{
     BatchPlace, Jobs, Matrix, MemoryReadings, MemoryRecord, MemoryScenario, ProbeConnections, Settings,
 };
+use nppbench_stats::LeakClass;
 
 use super::child::{Child, Exit};
 
@@ -40,9 +41,13 @@ type Done = supervise::Done<Box<MemoryRecord>>;
 /// 2 MiB pages:
 /// - a pool (two threads or more) that kept NPP streams and grew by one page or less: pages that earlier scenarios' kept streams half filled may have
 ///   held them, where a fresh process needs a page per thread (bounded there, flat here);
-/// - any scenario that grew without keeping a stream: memory a thread holds while it lives (a
-///   per-thread default stream's), which a fresh process may serve from what it has and a
-///   batch's process, after other scenarios' threads, may not (flat there, bounded here);
+/// - any scenario that grew without keeping a stream, and past one page (not flat): memory a
+///   thread holds while it lives (a per-thread default stream's), which a fresh process may
+///   serve from what it has and a batch's process, after other scenarios' threads, may not (flat
+///   there, bounded here). One that stayed flat in its batch is flat alone too: all 90 of an
+///   atlas run on one H100 (`reports/performance/h100-GPU-f5e58df3-reading-time/`,
+///   `batch.class_in_batch`; the analysis test `grown_without_a_stream_and_flat_in_the_batch_is_flat_alone`);
+///   the 3 bounded in their batch were flat alone;
 /// - a pool too large to be judged inside a batch on the per-thread default stream
 ///   (`queue::must_head`), which the queue puts at the head of a batch: where it was not first
 ///   in its process after all, whether it grew or not.
@@ -70,7 +75,7 @@ fn page_bound(record: &MemoryRecord) -> Option<&'static str> {
         Some(
             "a pool that kept streams and grew by one 2 MiB page or less in its batch, where pages earlier scenarios half filled may hold them: measured again in a fresh process",
         )
-    } else if !kept && grown > 0.0 && m.streams_never_destroyed.is_some() {
+    } else if !kept && grown > 0.0 && m.streams_never_destroyed.is_some() && m.class != Some(LeakClass::Flat) {
         Some(
             "a scenario that grew without keeping a stream in its batch, where earlier scenarios' threads decide what a thread's memory costs: measured again in a fresh process",
         )

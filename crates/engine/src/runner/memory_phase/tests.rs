@@ -265,7 +265,12 @@ fn growth_that_depends_on_the_process_is_measured_again_alone_and_nothing_else_i
     let pool = Threading::Pool(2);
     assert!(page_bound(&grown(pool, 10, 2, 9)).is_some(), "one page, streams kept");
     assert!(page_bound(&grown(pool, 10, 0, 9)).is_some(), "no page, streams kept");
-    assert!(page_bound(&grown(pool, 10, 2, 0)).is_some(), "one page, no stream");
+    // Flat in its batch (one page or less) without a stream: flat alone too (the rule's note).
+    assert!(page_bound(&grown(pool, 10, 2, 0)).is_none(), "one page, no stream");
+    assert!(
+        page_bound(&grown(Threading::ThreadPerCall, 10, 2, 0)).is_none(),
+        "one page, no stream"
+    );
     assert!(page_bound(&grown(pool, 10, 6, 0)).is_some(), "three pages, no stream");
     assert!(page_bound(&grown(pool, 10, 0, 0)).is_none(), "flat, nothing kept");
     assert!(
