@@ -131,30 +131,18 @@ fn thread_per_call_on_a_blocking_stream_grows_memory_with_unaligned_width() {
     );
     // The process's own figure (NVML), which a probe reads after every call; the device's is
     // read only where that is missing.
-    let samples = &reply["result"]["samples"];
-    let used: Vec<u64> = samples["process_used_bytes"]
-        .as_array()
-        .unwrap()
+    let s: nppbench_model::MemorySeries = serde_json::from_value(reply["result"]["samples"].clone()).unwrap();
+    let used: Vec<u64> = s
+        .process_used_bytes
         .iter()
-        .map(|v| v.as_u64().expect("NVML gave this process no figure"))
+        .map(|v| v.expect("NVML gave this process no figure"))
         .collect();
-    assert!(
-        samples["device_used_bytes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|v| v.is_null()),
-        "the device-wide figure was read beside the process's: {samples}"
-    );
-    // Each reading's own time, within the time between two samples.
-    let reading_us = samples["reading_us"].as_array().expect("each reading's time");
-    assert_eq!(reading_us.len(), used.len(), "{samples}");
-    let elapsed = samples["elapsed_ms"].as_array().unwrap();
-    for (i, r) in reading_us.iter().enumerate().skip(1) {
-        let (r, gap) = (
-            r.as_f64().unwrap(),
-            elapsed[i].as_f64().unwrap() - elapsed[i - 1].as_f64().unwrap(),
-        );
+    let read_both = "the device-wide figure was read beside the process's";
+    assert!(s.device_used_bytes.iter().all(Option::is_none), "{read_both}: {s:?}");
+    // Each reading's own time, within the time between its sample and the one before.
+    assert_eq!(s.reading_us.len(), used.len(), "{s:?}");
+    for i in 1..used.len() {
+        let (r, gap) = (s.reading_us[i], s.elapsed_ms[i] - s.elapsed_ms[i - 1]);
         assert!(r > 0.0 && r / 1e3 <= gap, "reading {i}: {r} µs in a gap of {gap} ms");
     }
     let growth = used.last().unwrap().saturating_sub(used[0]);
