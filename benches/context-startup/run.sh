@@ -10,14 +10,7 @@ go(){ # label jobs mode [env...]
   local s=$(date +%s.%N)
   seq $N | env "$@" xargs -P $j -I{} /tmp/ctxbench $mode > $O/$label.txt
   local e=$(date +%s.%N)
-  python3 - "$label" "$j" "$s" "$e" "$O/$label.txt" <<'P'
-import sys,statistics as st
-l,j,s,e,f=sys.argv[1],int(sys.argv[2]),float(sys.argv[3]),float(sys.argv[4]),sys.argv[5]
-rows=[list(map(float,x.split()[1:])) for x in open(f) if x[0].isalpha() and 'failed' not in x]
-if not rows: print(l,'no rows'); sys.exit()
-med=[st.median(c) for c in zip(*rows)]
-print("%-28s jobs %2d n %2d wall %6.2f s  per-proc %5.0f ms | init %5.0f ctx %5.0f alloc %4.0f rel %4.0f total %5.0f (medians, ms)"%(l,j,len(rows),e-s,(e-s)*1000/len(rows),*med))
-P
+  python3 "$D/summary.py" "$label" "$j" "$s" "$e" "$O/$label.txt"
 }
 for j in 1 8 16; do go init-j$j $j init; done
 for j in 1 4 8 16; do go ctx-j$j $j ctx; done
