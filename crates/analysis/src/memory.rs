@@ -2,7 +2,7 @@
 //! NPP created and never destroyed, and the host latency of a call.
 
 use nppbench_model::{MemoryRecord, Outcome};
-use nppbench_stats::{Fit, LeakClass, classify, least_squares, median};
+use nppbench_stats::{Fit, LeakClass, classify_read, least_squares, median};
 
 use crate::OutputClass;
 
@@ -22,8 +22,12 @@ pub enum Probe {
 pub struct MemoryAnalysis<'a> {
     pub record: &'a MemoryRecord,
     pub probe: Probe,
-    /// Growth over the first sample, MiB, one value per call.
+    /// Growth over the first reading, MiB, one value per call read after (a probe reads where
+    /// the settle rule judges, `nppbench_stats::settle::reads_at`; runs before it, after every
+    /// call).
     pub growth_mib: Vec<f64>,
+    /// The call after which each of `growth_mib` was read (1-based).
+    pub growth_calls: Vec<u32>,
     pub threads_spawned: u32,
     pub calls: u32,
     /// MiB per new thread: memory against threads spawned.
@@ -104,6 +108,7 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
         record,
         probe: Probe::Device,
         growth_mib: Vec::new(),
+        growth_calls: Vec::new(),
         threads_spawned: 0,
         calls: 0,
         per_thread: None,
@@ -123,27 +128,32 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
     if s.is_empty() {
         return empty;
     }
-    // This process's figure where every sample has it; else the device's where every sample
-    // has that (a probe reads it wherever the process's figure is missing). A series with
-    // neither whole has no figure to judge.
-    let process: Option<Vec<u64>> = s.process_used_bytes.iter().copied().collect();
-    let device: Option<Vec<u64>> = s.device_used_bytes.iter().copied().collect();
-    let (probe, bytes) = match (process, device) {
-        (Some(p), _) => (Probe::Process, p),
-        (None, Some(d)) => (Probe::Device, d),
-        (None, None) => return empty,
+    // The samples read after (a probe that reads gives one figure or both; one that did not
+    // read gives neither). This process's figure where every reading has it; else the device's
+    // where every reading has that (a probe reads it wherever the process's figure is missing).
+    // A series with neither whole has no figure to judge.
+    let read: Vec<usize> = (0..s.len())
+        .filter(|&i| s.process_used_bytes[i].is_some() || s.device_used_bytes[i].is_some())
+        .collect();
+    let whole = |figures: &[Option<u64>]| -> Option<Vec<u64>> { read.iter().map(|&i| figures[i]).collect() };
+    let (probe, bytes) = match (whole(&s.process_used_bytes), whole(&s.device_used_bytes)) {
+        (Some(p), _) if !p.is_empty() => (Probe::Process, p),
+        (_, Some(d)) if !d.is_empty() => (Probe::Device, d),
+        _ => return empty,
     };
     let first = bytes[0] as f64;
     let growth_mib: Vec<f64> = bytes.iter().map(|b| (*b as f64 - first) / MIB).collect();
-    let threads: Vec<f64> = s.threads_spawned.iter().map(|&t| f64::from(t)).collect();
-    let calls: Vec<f64> = s.call.iter().map(|&c| f64::from(c)).collect();
+    let growth_calls: Vec<u32> = read.iter().map(|&i| s.call[i]).collect();
+    let threads: Vec<f64> = read.iter().map(|&i| f64::from(s.threads_spawned[i])).collect();
+    let calls: Vec<f64> = growth_calls.iter().map(|&c| f64::from(c)).collect();
     let made = s.call.last().copied().unwrap_or(0);
     let class = match (&record.outcome, record.scenario.threading.thread_bound()) {
         (Outcome::StoppedAtBudget { .. }, _) => LeakClass::Leak,
         // A pool still filling looks like a leak: told only once every thread has called twice.
         (_, Some(n)) if n > 1 && made <= 2 * n => LeakClass::Undecided,
-        _ => classify(&growth_mib),
+        _ => classify_read(&growth_calls, &growth_mib, made),
     };
+    let all_threads: Vec<f64> = s.threads_spawned.iter().map(|&t| f64::from(t)).collect();
     let hidden_streams: Option<Vec<f64>> = result.streams.as_ref().map(|st| {
         st.created
             .iter()
@@ -156,7 +166,7 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
         probe,
         per_thread: least_squares(&threads, &growth_mib),
         per_call: least_squares(&calls, &growth_mib),
-        hidden_per_thread: hidden_streams.as_ref().and_then(|h| least_squares(&threads, h)),
+        hidden_per_thread: hidden_streams.as_ref().and_then(|h| least_squares(&all_threads, h)),
         hidden_streams,
         streams_never_destroyed: result.streams.as_ref().map(|st| st.never_destroyed),
         threads_spawned: s.threads_spawned.last().copied().unwrap_or(0),
@@ -164,6 +174,7 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
         latency_us: median(&s.latency_us[1.min(s.latency_us.len())..]),
         class: Some(class),
         growth_mib,
+        growth_calls,
         race: RaceClass::of(record),
         output: OutputClass::of(record),
     }

@@ -288,7 +288,7 @@ fn readings_shared_through_the_parent_judge_every_scenario_as_own_readings_do() 
             .iter()
             .map(|m| {
                 let result = m.record.result.as_ref();
-                let per_process = result.is_some_and(|x| x.samples.process_used_bytes.iter().all(Option::is_some));
+                let per_process = m.probe == nppbench_analysis::Probe::Process;
                 let by_parent = result.map(|x| x.readings_shared);
                 ((m.record.scenario.id.clone(), m.class, per_process), by_parent)
             })

@@ -98,6 +98,16 @@ impl LeakClass {
 /// Granules make the rule immune to the allocator's 2 MiB steps, and judging the second half
 /// alone tells a pool that filled early (bounded) from growth that never stops (leak).
 pub fn classify(mib: &[f64]) -> LeakClass {
+    let calls: Vec<u32> = (1..=mib.len() as u32).collect();
+    classify_read(&calls, mib, mib.len() as u32)
+}
+
+/// [`classify`] of a series read at some calls only: `mib[i]` read after call `calls[i]`
+/// (1-based, ascending) of the `made` calls. The second half is the calls after `made / 2`, as
+/// [`classify`]'s is, and the slope is fitted over the call numbers; over every call
+/// (`calls` = 1..=`made`) it is [`classify`]. A probe reads where the settle rule uses the
+/// reading (`settle::reads_at`), which gives the class of the whole series.
+pub fn classify_read(calls: &[u32], mib: &[f64], made: u32) -> LeakClass {
     let (Some(lo), Some(hi)) = (
         mib.iter().copied().reduce(f64::min),
         mib.iter().copied().reduce(f64::max),
@@ -107,9 +117,10 @@ pub fn classify(mib: &[f64]) -> LeakClass {
     if hi - lo <= GRANULE_MIB {
         return LeakClass::Flat;
     }
-    let tail = &mib[mib.len() / 2..];
+    let from = calls.partition_point(|&c| c <= made / 2);
+    let tail = &mib[from.min(mib.len())..];
     let tail_growth = tail.last().copied().unwrap_or(0.0) - tail.first().copied().unwrap_or(0.0);
-    let x: Vec<f64> = (0..tail.len()).map(|i| i as f64).collect();
+    let x: Vec<f64> = calls[from.min(calls.len())..].iter().map(|&c| f64::from(c)).collect();
     let rising = least_squares(&x, tail).is_some_and(|f| f.slope_ci.0 > 0.0);
     if tail_growth > 2.0 * GRANULE_MIB && rising {
         LeakClass::Leak

@@ -11,14 +11,25 @@
 //!
 //! A growth that starts only after `min_calls` new threads, and then continues, is missed by an
 //! early stop; `min_calls = calls` turns early stopping off.
+//!
+//! The rule reads memory after the first call (growth is counted from there) and then only from
+//! the first call of the second half of the series it first judges ([`reads_at`]): a decision
+//! at `n` calls classifies the calls so far and those two calls earlier, each by its second
+//! half. The readings between are used by no decision. The test
+//! `reading_where_the_rule_judges_settles_as_reading_every_call` (analysis's `real_runs`)
+//! replays an atlas run read after every call both ways.
 
-use crate::{GRANULE_MIB, LeakClass, classify};
+use crate::{GRANULE_MIB, LeakClass, classify_read};
 
 /// What the settle rule is told after each call.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress<'a> {
-    /// Memory growth over the first sample, MiB, one value per call so far.
+    /// The calls after which memory was read (1-based, ascending; see [`reads_at`]).
+    pub calls: &'a [u32],
+    /// Memory growth over the first reading, MiB, one value per reading.
     pub growth_mib: &'a [f64],
+    /// Calls made so far.
+    pub made: u32,
     /// Streams created so far (cumulative, one value per call), where counted.
     pub streams_created: Option<&'a [u32]>,
     /// The most threads the threading model ever calls from (`None`: a new thread per call).
@@ -34,17 +45,30 @@ pub fn minimum_calls(min_calls: u32, thread_bound: Option<u32>) -> u32 {
     }
 }
 
+/// Whether a probe reads memory after `call` (1-based) of a scenario of `calls` calls: after
+/// the first, and from the first call that a decision at the minimum (or at the last call, where
+/// that comes first) judges on. Every call after the minimum is read.
+pub fn reads_at(call: u32, calls: u32, min_calls: u32, thread_bound: Option<u32>) -> bool {
+    let first_judged = minimum_calls(min_calls, thread_bound).min(calls).saturating_sub(2) / 2 + 1;
+    call <= 1 || call >= first_judged
+}
+
 /// The class, if it is settled after the calls so far.
 pub fn settled(p: Progress<'_>) -> Option<LeakClass> {
-    let n = p.growth_mib.len();
-    if (n as u32) < minimum_calls(p.min_calls, p.thread_bound) || n < 3 {
+    let n = p.made as usize;
+    if p.made < minimum_calls(p.min_calls, p.thread_bound) || n < 3 {
         return None;
     }
-    let class = classify(p.growth_mib);
-    if classify(&p.growth_mib[..n - 2]) != class {
+    // A decision needs this call's reading.
+    if p.calls.last() != Some(&p.made) || p.calls.len() != p.growth_mib.len() {
         return None;
     }
-    let tail = &p.growth_mib[n / 2..];
+    let class = classify_read(p.calls, p.growth_mib, p.made);
+    let before = p.calls.partition_point(|&c| c <= p.made - 2);
+    if classify_read(&p.calls[..before], &p.growth_mib[..before], p.made - 2) != class {
+        return None;
+    }
+    let tail = &p.growth_mib[p.calls.partition_point(|&c| c <= p.made / 2)..];
     let ok = match class {
         LeakClass::Leak => true,
         LeakClass::Flat => p.streams_created.is_none_or(|s| s[n / 2..].first() == s.last()),
@@ -64,6 +88,7 @@ mod tests {
     //! Generated series, labelled as such: each has a known class, and the rule must reach it
     //! (or keep going) as the full series would.
     use super::*;
+    use crate::classify;
 
     fn leak(i: usize) -> f64 {
         ((i as f64 * 1.6) / 2.0).floor() * 2.0
@@ -76,9 +101,12 @@ mod tests {
         bound: Option<u32>,
         min_calls: u32,
     ) -> Option<(usize, LeakClass)> {
+        let calls: Vec<u32> = (1..=series.len() as u32).collect();
         (1..=series.len()).find_map(|n| {
             settled(Progress {
+                calls: &calls[..n],
                 growth_mib: &series[..n],
+                made: n as u32,
                 streams_created: streams.map(|s| &s[..n]),
                 thread_bound: bound,
                 min_calls,
@@ -122,5 +150,54 @@ mod tests {
         let series: Vec<f64> = (0..24).map(leak).collect();
         assert_eq!(first_settled(&series, None, None, 24), Some((24, LeakClass::Leak)));
         assert_eq!(first_settled(&series[..23], None, None, 24), None);
+    }
+
+    #[test]
+    fn memory_is_read_after_the_first_call_and_from_the_half_the_rule_judges() {
+        let read = |calls, bound| {
+            (1..=calls)
+                .filter(|&c| reads_at(c, calls, 10, bound))
+                .collect::<Vec<u32>>()
+        };
+        assert_eq!(
+            read(24, None),
+            [
+                1, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24
+            ]
+        );
+        // A pool of 16 is judged from 2×16+4 = 36 calls on.
+        assert_eq!(read(40, Some(16))[..3], [1, 18, 19]);
+        // Fewer calls than the minimum: judged over the calls made.
+        assert_eq!(read(6, None), [1, 3, 4, 5, 6]);
+        assert_eq!(read(2, None), [1, 2]);
+    }
+
+    #[test]
+    fn a_series_read_where_the_rule_judges_settles_as_one_read_after_every_call() {
+        // Generated series, labelled as such: a leak, a pool of 4 filling, flat, and a late step.
+        let series: [Vec<f64>; 4] = [
+            (0..30).map(leak).collect(),
+            (0..30).map(|i| leak(i.min(4))).collect(),
+            vec![0.0; 30],
+            (0..30).map(|i| if i > 6 { 4.0 } else { 0.0 }).collect(),
+        ];
+        for (s, bound) in series.iter().zip([None, Some(4), None, None]) {
+            let every = first_settled(s, None, bound, 10);
+            let calls: Vec<u32> = (1..=30).filter(|&c| reads_at(c, 30, 10, bound)).collect();
+            let read: Vec<f64> = calls.iter().map(|&c| s[c as usize - 1]).collect();
+            let sparse = (1..=30u32).find_map(|n| {
+                let k = calls.partition_point(|&c| c <= n);
+                settled(Progress {
+                    calls: &calls[..k],
+                    growth_mib: &read[..k],
+                    made: n,
+                    streams_created: None,
+                    thread_bound: bound,
+                    min_calls: 10,
+                })
+                .map(|c| (n as usize, c))
+            });
+            assert_eq!(sparse, every, "{s:?}");
+        }
     }
 }

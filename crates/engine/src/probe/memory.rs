@@ -55,8 +55,12 @@ struct Recorder<'a> {
     own_streams: &'a AtomicU32,
     /// The judged memory (see [`Probes::judged`]) after the first call, MiB.
     first_mib: Option<f64>,
-    /// The judged growth over the first call, MiB, one value per call: what the settle rule reads.
+    /// The calls after which memory was read (`settle::reads_at`), and the judged growth over
+    /// the first call then, MiB: what the settle rule reads.
+    read_calls: Vec<u32>,
     growth_mib: Vec<f64>,
+    /// Which calls to read after: the scenario's calls, its `min_calls` and thread bound.
+    plan: (u32, u32, Option<u32>),
 }
 
 /// Why a scenario's recorder has no stream tracker: none started yet, or CUPTI's failed to start
@@ -70,41 +74,57 @@ enum NoTracker<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    /// A recorder reading `gpu` and `nvml`, with no baseline and no stream tracker yet.
-    fn new(probes: Probes<'a>, budget_mib: u64, own_streams: &'a AtomicU32) -> Recorder<'a> {
+    /// A recorder reading `gpu` and `nvml` for `ask`'s scenario, with no baseline and no stream
+    /// tracker yet.
+    fn new(probes: Probes<'a>, ask: &Ask<'_>, own_streams: &'a AtomicU32) -> Recorder<'a> {
+        let s = ask.scenario;
         Recorder {
             probes,
             baseline: MemoryReading {
                 device_used_bytes: None,
                 process_used_bytes: None,
             },
-            budget_bytes: budget_mib.saturating_mul(1 << 20),
+            budget_bytes: ask.budget_mib.saturating_mul(1 << 20),
             started: Instant::now(),
             series: MemorySeries::default(),
             tracker: Err(NoTracker::NotStarted),
             streams: StreamCounts::default(),
             own_streams,
             first_mib: None,
+            read_calls: Vec::new(),
             growth_mib: Vec::new(),
+            plan: (s.calls, ask.min_calls, s.threading.thread_bound()),
         }
     }
 
-    /// Samples memory after a call; returns whether the process has grown past the budget.
+    /// Samples a call: memory where the settle rule will judge the reading
+    /// (`settle::reads_at`; elsewhere no figure, and no time reading), the streams after every
+    /// call. Returns whether the process has grown past the budget (told at readings only).
     fn record(&mut self, threads_spawned: u32, latency: Duration) -> Result<bool, ProbeError> {
-        // Where the baseline lacks this process's figure, the device's is judged: read it always.
+        let call = self.series.call.len() as u32 + 1;
+        let (calls, min_calls, bound) = self.plan;
         let read_at = Instant::now();
-        let reading = self.probes.read(self.baseline.process_used_bytes.is_none())?;
+        // Where the baseline lacks this process's figure, the device's is judged: read it always.
+        let reading = if settle::reads_at(call, calls, min_calls, bound) {
+            Some(self.probes.read(self.baseline.process_used_bytes.is_none())?)
+        } else {
+            None
+        };
+        let reading_us = reading.map_or(0.0, |_| read_at.elapsed().as_secs_f64() * 1e6);
         let s = &mut self.series;
-        s.reading_us.push(read_at.elapsed().as_secs_f64() * 1e6);
-        s.call.push(s.call.len() as u32 + 1);
+        s.reading_us.push(reading_us);
+        s.call.push(call);
         s.threads_spawned.push(threads_spawned);
         s.elapsed_ms.push(self.started.elapsed().as_secs_f64() * 1e3);
         s.latency_us.push(latency.as_secs_f64() * 1e6);
-        s.device_used_bytes.push(reading.device_used_bytes);
-        s.process_used_bytes.push(reading.process_used_bytes);
-        let mib = reading.judged().unwrap_or(0) as f64 / MIB;
-        let first = *self.first_mib.get_or_insert(mib);
-        self.growth_mib.push(mib - first);
+        s.device_used_bytes.push(reading.and_then(|r| r.device_used_bytes));
+        s.process_used_bytes.push(reading.and_then(|r| r.process_used_bytes));
+        if let Some(reading) = reading {
+            let mib = reading.judged().unwrap_or(0) as f64 / MIB;
+            let first = *self.first_mib.get_or_insert(mib);
+            self.read_calls.push(call);
+            self.growth_mib.push(mib - first);
+        }
         if let Ok((tracker, mark)) = &self.tracker {
             let events = tracker.events_since(*mark);
             let created = events.iter().filter(|e| e.created).count() as u32;
@@ -114,6 +134,9 @@ impl<'a> Recorder<'a> {
                 .created_by_nppbench
                 .push(self.own_streams.load(Ordering::SeqCst));
         }
+        let Some(reading) = reading else {
+            return Ok(false);
+        };
         let growth = match (reading.process_used_bytes, self.baseline.process_used_bytes) {
             (Some(now), Some(base)) => now.saturating_sub(base),
             // Either missing: the device's was read for both (`Probes::read`).
@@ -129,7 +152,9 @@ impl<'a> Recorder<'a> {
     fn settled(&self, s: &MemoryScenario, min_calls: u32) -> bool {
         let created = (!self.streams.created.is_empty()).then_some(self.streams.created.as_slice());
         settle::settled(settle::Progress {
+            calls: &self.read_calls,
             growth_mib: &self.growth_mib,
+            made: self.series.call.len() as u32,
             streams_created: created,
             thread_bound: s.threading.thread_bound(),
             min_calls,
@@ -362,7 +387,7 @@ impl Process {
             gpu: &self.gpu,
             nvml: self.nvml.as_ref(),
         };
-        let mut rec = Recorder::new(probes, ask.budget_mib, &own_streams);
+        let mut rec = Recorder::new(probes, ask, &own_streams);
         // Streams are counted from here: what NPP creates from the warm-up call on.
         rec.tracker = match &self.tracker {
             Ok(tracker) => Ok((tracker, tracker.count())),

@@ -63,6 +63,9 @@ impl MemoryReading {
 }
 
 /// The raw samples of a memory scenario, one entry per call (index 0 is the warm-up call).
+/// Memory is read after the first call and then from the first call the settle rule judges on
+/// (`nppbench_stats::settle::reads_at`): a call not read after has neither figure. Runs made
+/// before that read after every call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemorySeries {
     /// Calls made so far, the warm-up call included.
@@ -80,9 +83,10 @@ pub struct MemorySeries {
     /// probe about 1 ms each on an H100 (docs/performance.md). Schema version 2 read both.
     pub device_used_bytes: Vec<Option<u64>>,
     /// This process's used memory as NVML reports it, bytes: the figure a leak is judged on.
+    /// `None` in both figures: memory was not read after this call.
     pub process_used_bytes: Vec<Option<u64>>,
-    /// How long this sample's memory reading took, microseconds: the part of the time between two
-    /// samples that the reading is (runs made before it lack it).
+    /// How long this sample's memory reading took, microseconds (0 where none was made): the
+    /// part of the time between two samples that the reading is (runs made before it lack it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reading_us: Vec<f64>,
 }

@@ -15,7 +15,13 @@ pub(crate) fn render(title: &str, scenarios: &[&MemoryAnalysis<'_>]) -> Result<S
         label,
         colour,
         dashed,
-        points: m.growth_mib.iter().enumerate().map(|(i, y)| (i as f64, *y)).collect(),
+        // Calls after the warm-up call, at the calls memory was read after.
+        points: m
+            .growth_calls
+            .iter()
+            .zip(&m.growth_mib)
+            .map(|(c, y)| (f64::from(c.saturating_sub(1)), *y))
+            .collect(),
     };
     // A new thread per call, on each stream kind: the leak and the non-blocking fix.
     for m in scenarios.iter().filter(|m| {
