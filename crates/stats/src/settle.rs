@@ -12,11 +12,17 @@
 //! A growth that starts only after `min_calls` new threads, and then continues, is missed by an
 //! early stop; `min_calls = calls` turns early stopping off.
 //!
+//! A scenario whose calls come from new threads or from one (not a pool) is settled `flat` at
+//! half the minimum (never before the fourth call, [`quiet_from`]) where it is quiet: memory
+//! has not moved by a byte since the first reading and NPP has created no stream since the
+//! first call. In every committed run that read after every call, at least until the minimum,
+//! such a scenario stayed flat to its last call (the replays in analysis's `readings` tests).
+//!
 //! The rule reads memory after the first call (growth is counted from there) and then only from
 //! the first call of the second half of the series it first judges ([`reads_at`]): a decision
 //! at `n` calls classifies the calls so far and those two calls earlier, each by its second
 //! half. The readings between are used by no decision. The test
-//! `reading_where_the_rule_judges_settles_as_reading_every_call` (analysis's `real_runs`)
+//! `the_rule_as_probes_run_it_gives_each_scenario_its_whole_series_class` (analysis's `readings`)
 //! replays an atlas run read after every call both ways.
 
 use crate::{GRANULE_MIB, LeakClass, classify_read};
@@ -30,6 +36,8 @@ pub struct Progress<'a> {
     pub growth_mib: &'a [f64],
     /// Calls made so far.
     pub made: u32,
+    /// The scenario's calls: the most it makes.
+    pub planned: u32,
     /// Streams created so far (cumulative, one value per call), where counted.
     pub streams_created: Option<&'a [u32]>,
     /// The most threads the threading model ever calls from (`None`: a new thread per call).
@@ -53,8 +61,33 @@ pub fn reads_at(call: u32, calls: u32, min_calls: u32, thread_bound: Option<u32>
     call <= 1 || call >= first_judged
 }
 
+/// The call from which a quiet scenario is settled flat: half of `min_calls`, never before the
+/// fourth.
+pub fn quiet_from(min_calls: u32) -> u32 {
+    (min_calls / 2).max(4)
+}
+
+/// Whether the scenario is quiet (see the module's text): not a pool, early stopping on
+/// (`min_calls` below the planned calls), from [`quiet_from`] on, read after this call, not a
+/// byte of growth, and no stream created since the first call.
+fn quiet(p: &Progress<'_>) -> bool {
+    let made = p.made as usize;
+    let no_stream = p
+        .streams_created
+        .is_some_and(|s| s.len() >= made && s.first() == s.get(made - 1));
+    p.min_calls < p.planned
+        && matches!(p.thread_bound, None | Some(1))
+        && p.made >= quiet_from(p.min_calls)
+        && p.calls.last() == Some(&p.made)
+        && p.growth_mib.iter().all(|g| *g == 0.0)
+        && no_stream
+}
+
 /// The class, if it is settled after the calls so far.
 pub fn settled(p: Progress<'_>) -> Option<LeakClass> {
+    if quiet(&p) {
+        return Some(LeakClass::Flat);
+    }
     let n = p.made as usize;
     if p.made < minimum_calls(p.min_calls, p.thread_bound) || n < 3 {
         return None;
@@ -107,6 +140,7 @@ mod tests {
                 calls: &calls[..n],
                 growth_mib: &series[..n],
                 made: n as u32,
+                planned: series.len() as u32,
                 streams_created: streams.map(|s| &s[..n]),
                 thread_bound: bound,
                 min_calls,
@@ -131,8 +165,30 @@ mod tests {
         // Generated: three streams a call, memory not yet past a granule: keep going.
         let streams: Vec<u32> = (0..48).map(|i| 3 * i as u32).collect();
         assert_eq!(first_settled(&flat, Some(&streams), None, 10), None);
+        // Streams counted, none made after the first call, not a byte grown: quiet at half the
+        // minimum; a pool is watched to its minimum.
         let none: Vec<u32> = vec![4; 48];
-        assert_eq!(first_settled(&flat, Some(&none), None, 10), Some((10, LeakClass::Flat)));
+        assert_eq!(first_settled(&flat, Some(&none), None, 10), Some((5, LeakClass::Flat)));
+        assert_eq!(
+            first_settled(&flat, Some(&none), Some(1), 12),
+            Some((6, LeakClass::Flat))
+        );
+        assert_eq!(
+            first_settled(&flat, Some(&none), Some(2), 10),
+            Some((10, LeakClass::Flat))
+        );
+        // Half a MiB grown is within a granule, flat, but not quiet.
+        let moved: Vec<f64> = (0..48).map(|i| if i > 2 { 0.5 } else { 0.0 }).collect();
+        assert_eq!(
+            first_settled(&moved, Some(&none), None, 10),
+            Some((10, LeakClass::Flat))
+        );
+        // The minimum at the planned calls turns stopping off, the quiet stop too.
+        assert_eq!(
+            first_settled(&flat[..10], Some(&none[..10]), None, 10),
+            Some((10, LeakClass::Flat))
+        );
+        assert_eq!(quiet_from(4), 4);
     }
 
     #[test]
@@ -191,6 +247,7 @@ mod tests {
                     calls: &calls[..k],
                     growth_mib: &read[..k],
                     made: n,
+                    planned: 30,
                     streams_created: None,
                     thread_bound: bound,
                     min_calls: 10,

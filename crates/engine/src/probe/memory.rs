@@ -155,6 +155,7 @@ impl<'a> Recorder<'a> {
             calls: &self.read_calls,
             growth_mib: &self.growth_mib,
             made: self.series.call.len() as u32,
+            planned: s.calls,
             streams_created: created,
             thread_bound: s.threading.thread_bound(),
             min_calls,
