@@ -107,7 +107,8 @@ pub struct Evidence {
 /// made fewer (a pool larger than the early stop's calls) is left out of the evidence.
 pub fn conclusive(m: &crate::MemoryAnalysis<'_>) -> bool {
     match m.record.scenario.threading.thread_bound() {
-        Some(n) if n > 1 => m.calls > 2 * n,
+        // Flat before then: quiet once each thread had called (`memory::analyse_memory`).
+        Some(n) if n > 1 => m.calls > 2 * n || m.class == Some(crate::LeakClass::Flat),
         _ => true,
     }
 }

@@ -2,7 +2,7 @@
 //! NPP created and never destroyed, and the host latency of a call.
 
 use nppbench_model::{MemoryRecord, Outcome};
-use nppbench_stats::{Fit, LeakClass, classify_read, least_squares, median};
+use nppbench_stats::{Fit, LeakClass, classify_read, least_squares, median, settle};
 
 use crate::OutputClass;
 
@@ -147,10 +147,14 @@ pub fn analyse_memory(record: &MemoryRecord) -> MemoryAnalysis<'_> {
     let threads: Vec<f64> = read.iter().map(|&i| f64::from(s.threads_spawned[i])).collect();
     let calls: Vec<f64> = growth_calls.iter().map(|&c| f64::from(c)).collect();
     let made = s.call.last().copied().unwrap_or(0);
+    let created = result.streams.as_ref().map(|st| st.created.as_slice());
+    // A quiet series cannot look like a leak: a pool that stayed quiet once each of its threads
+    // had called is flat (`settle::quiet_series`, which a probe stops on).
+    let quiet = |n: u32| made > n && settle::quiet_series(&growth_mib, created);
     let class = match (&record.outcome, record.scenario.threading.thread_bound()) {
         (Outcome::StoppedAtBudget { .. }, _) => LeakClass::Leak,
         // A pool still filling looks like a leak: told only once every thread has called twice.
-        (_, Some(n)) if n > 1 && made <= 2 * n => LeakClass::Undecided,
+        (_, Some(n)) if n > 1 && made <= 2 * n && !quiet(n) => LeakClass::Undecided,
         _ => classify_read(&growth_calls, &growth_mib, made),
     };
     let all_threads: Vec<f64> = s.threads_spawned.iter().map(|&t| f64::from(t)).collect();

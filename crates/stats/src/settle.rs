@@ -12,11 +12,13 @@
 //! A growth that starts only after `min_calls` new threads, and then continues, is missed by an
 //! early stop; `min_calls = calls` turns early stopping off.
 //!
-//! A scenario whose calls come from new threads or from one (not a pool) is settled `flat` at
-//! half the minimum (never before the fourth call, [`quiet_from`]) where it is quiet: memory
-//! has not moved by a byte since the first reading and NPP has created no stream since the
-//! first call. In every committed run that read after every call, at least until the minimum,
-//! such a scenario stayed flat to its last call (the replays in analysis's `readings` tests).
+//! A scenario is settled `flat` at half the minimum (never before the fourth call, and for a
+//! pool not before each of its threads has called, [`quiet_from`]) where it is quiet
+//! ([`quiet_series`]): memory has not moved by a byte since the first reading and no stream was
+//! created since the first call. NPP makes a thread's streams at its first call, so a thread
+//! that has called creates none later. In every committed run that read after every call, at
+//! least until the minimum, such a scenario stayed flat to its last call (the replays in
+//! analysis's `readings` tests).
 //!
 //! The rule reads memory after the first call (growth is counted from there) and then only from
 //! the first call of the second half of the series it first judges ([`reads_at`]): a decision
@@ -62,25 +64,28 @@ pub fn reads_at(call: u32, calls: u32, min_calls: u32, thread_bound: Option<u32>
 }
 
 /// The call from which a quiet scenario is settled flat: half of `min_calls`, never before the
-/// fourth.
-pub fn quiet_from(min_calls: u32) -> u32 {
-    (min_calls / 2).max(4)
+/// fourth, and for a pool of n threads not before call n + 1 (each thread has called).
+pub fn quiet_from(min_calls: u32, thread_bound: Option<u32>) -> u32 {
+    (min_calls / 2)
+        .max(4)
+        .max(thread_bound.map_or(0, |n| n.saturating_add(1)))
 }
 
-/// Whether the scenario is quiet (see the module's text): not a pool, early stopping on
-/// (`min_calls` below the planned calls), from [`quiet_from`] on, read after this call, not a
-/// byte of growth, and no stream created since the first call.
+/// Whether a series is quiet: not a byte grown at any reading (`growth_mib`, over the first) and
+/// no stream created after the first call (`streams_created`, cumulative a call; none counted:
+/// not quiet).
+pub fn quiet_series(growth_mib: &[f64], streams_created: Option<&[u32]>) -> bool {
+    streams_created.is_some_and(|s| s.first() == s.last()) && growth_mib.iter().all(|g| *g == 0.0)
+}
+
+/// Whether the scenario is settled quiet: early stopping on (`min_calls` below the planned
+/// calls), from [`quiet_from`] on, read after this call, and [`quiet_series`].
 fn quiet(p: &Progress<'_>) -> bool {
-    let made = p.made as usize;
-    let no_stream = p
-        .streams_created
-        .is_some_and(|s| s.len() >= made && s.first() == s.get(made - 1));
+    let streams = p.streams_created.and_then(|s| s.get(..p.made as usize));
     p.min_calls < p.planned
-        && matches!(p.thread_bound, None | Some(1))
-        && p.made >= quiet_from(p.min_calls)
+        && p.made >= quiet_from(p.min_calls, p.thread_bound)
         && p.calls.last() == Some(&p.made)
-        && p.growth_mib.iter().all(|g| *g == 0.0)
-        && no_stream
+        && quiet_series(p.growth_mib, streams)
 }
 
 /// The class, if it is settled after the calls so far.
@@ -166,7 +171,7 @@ mod tests {
         let streams: Vec<u32> = (0..48).map(|i| 3 * i as u32).collect();
         assert_eq!(first_settled(&flat, Some(&streams), None, 10), None);
         // Streams counted, none made after the first call, not a byte grown: quiet at half the
-        // minimum; a pool is watched to its minimum.
+        // minimum, a pool once each of its threads has called.
         let none: Vec<u32> = vec![4; 48];
         assert_eq!(first_settled(&flat, Some(&none), None, 10), Some((5, LeakClass::Flat)));
         assert_eq!(
@@ -175,7 +180,11 @@ mod tests {
         );
         assert_eq!(
             first_settled(&flat, Some(&none), Some(2), 10),
-            Some((10, LeakClass::Flat))
+            Some((5, LeakClass::Flat))
+        );
+        assert_eq!(
+            first_settled(&flat, Some(&none), Some(16), 10),
+            Some((17, LeakClass::Flat))
         );
         // Half a MiB grown is within a granule, flat, but not quiet.
         let moved: Vec<f64> = (0..48).map(|i| if i > 2 { 0.5 } else { 0.0 }).collect();
@@ -188,7 +197,7 @@ mod tests {
             first_settled(&flat[..10], Some(&none[..10]), None, 10),
             Some((10, LeakClass::Flat))
         );
-        assert_eq!(quiet_from(4), 4);
+        assert_eq!(quiet_from(4, None), 4);
     }
 
     #[test]
