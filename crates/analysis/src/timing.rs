@@ -76,7 +76,8 @@ pub struct CallGaps {
     pub between_ms: f64,
     pub call_ms: f64,
     /// The memory reading's mean within it (`samples.reading_us`), over the pairs whose second
-    /// sample records it; `None` where none does (runs made before it was recorded).
+    /// sample records it, a call not read after counting 0 (the part of the mean time between
+    /// samples that readings took); `None` where none does (runs made before it was recorded).
     pub reading_ms: Option<f64>,
 }
 
