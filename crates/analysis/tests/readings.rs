@@ -104,7 +104,12 @@ fn replay(path: &str) -> (usize, (u32, u32), (usize, usize)) {
         let thin = thinned(record, min_calls, made);
         let judged = analyse_memory(&thin);
         assert_eq!(judged.class, m.class, "{}: judged otherwise, thinned", s.id);
-        assert_eq!(conclusive(&judged), conclusive(&m), "{}: evidence otherwise, thinned", s.id);
+        assert_eq!(
+            conclusive(&judged),
+            conclusive(&m),
+            "{}: evidence otherwise, thinned",
+            s.id
+        );
         replayed += 1;
         calls = (calls.0 + m.calls, calls.1 + made);
         readings = (
