@@ -135,15 +135,12 @@ fn thread_per_call_on_a_blocking_stream_grows_memory_with_unaligned_width() {
     let read: Vec<bool> = s.call.iter().map(reads).collect();
     assert_eq!(read.iter().filter(|r| **r).count(), 15, "calls 1, 12 to 25");
     let figures: Vec<(&Option<u64>, &bool)> = s.process_used_bytes.iter().zip(&read).collect();
+    let as_read = figures.iter().all(|(v, r)| v.is_some() == **r) && s.device_used_bytes.iter().all(Option::is_none);
     assert!(
-        figures.iter().all(|(v, r)| v.is_some() == **r),
-        "NVML gave no figure, or one where not read: {s:?}"
+        as_read,
+        "NVML's figure missing or read where not judged, or the device's read: {s:?}"
     );
     let used: Vec<u64> = figures.iter().filter_map(|(v, _)| **v).collect();
-    assert!(
-        s.device_used_bytes.iter().all(Option::is_none),
-        "the device's figure read: {s:?}"
-    );
     // Each reading's own time, within the time between its sample and the one before; none unread.
     assert_eq!(s.reading_us.len(), s.len(), "{s:?}");
     for (i, (&r, gap)) in s.reading_us.iter().skip(1).zip(s.elapsed_ms.windows(2)).enumerate() {
