@@ -35,6 +35,7 @@ pub mod trace;
 pub mod verdict;
 
 pub use memory::{MemoryAnalysis, Probe};
+pub use nppbench_stats::settle::quiet_from;
 pub use nppbench_stats::{Fit, LeakClass, change_points, median, median_interval};
 pub use output::OutputClass;
 pub use run::RunAnalysis;

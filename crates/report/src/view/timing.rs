@@ -123,12 +123,13 @@ fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
     lines.extend(probe_time_lines(m));
     if m.settled > 0 {
         lines.push(format!(
-            "{} of {} memory scenarios stopped once their class was settled (a median of {} calls, at most {} asked for, at least {} before stopping).",
+            "{} of {} memory scenarios stopped once their class was settled (a median of {} calls, at most {} asked for, at least {} before stopping, or {} where quiet: not a byte grown and no stream made since the first call).",
             m.settled,
             m.answered,
             fmt(m.settled_calls.unwrap_or(0.0), 0),
             run.matrix.settings.calls + 1,
-            run.matrix.settings.min_calls.min(run.matrix.settings.calls)
+            run.matrix.settings.min_calls.min(run.matrix.settings.calls),
+            nppbench_analysis::quiet_from(run.matrix.settings.min_calls, None)
         ));
     }
     lines
