@@ -189,7 +189,7 @@ fn addc_c3s_leak_comes_and_goes_between_processes_under_either_setting() {
 /// The H100 atlas of NPP 13.0.1, measured twice (two processes for the scenarios both runs
 /// drew): pooled, AddC_8u_C3RSfs's scenarios that changed class are set apart and its rule is not
 /// earned, Convert_8u32f_C1R's is, and pools of 16 threads, which the early stop cut short of
-/// telling bounded growth from a leak, are left out.
+/// telling bounded growth from a leak, are left out unless they stayed quiet (flat).
 #[test]
 fn two_atlas_runs_pooled_find_the_function_that_flips_between_processes() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports/h100-atlas-npp-13.0.1");
@@ -199,8 +199,9 @@ fn two_atlas_runs_pooled_find_the_function_that_flips_between_processes() {
         .collect();
     let analyses: Vec<RunAnalysis<'_>> = runs.iter().map(RunAnalysis::new).collect();
     let evidence = nppbench_analysis::evidence::pool(&analyses.iter().collect::<Vec<_>>());
-    assert!(evidence.inconclusive > 300, "{}", evidence.inconclusive);
-    assert!(evidence.cases.iter().all(|c| c.threading != Threading::Pool(16)));
+    assert!(evidence.inconclusive > 100, "{}", evidence.inconclusive);
+    let pools = evidence.cases.iter().filter(|c| c.threading == Threading::Pool(16));
+    assert!(pools.clone().count() > 0 && pools.clone().all(|c| c.class == LeakClass::Flat));
     let rules = evidence.rules();
     let of = |name: &str| rules.iter().find(|f| f.primitive.name() == name).unwrap();
     let addc = of("AddC_8u_C3RSfs");
