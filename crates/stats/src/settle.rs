@@ -25,7 +25,7 @@
 //! at `n` calls classifies the calls so far and those two calls earlier, each by its second
 //! half. The readings between are used by no decision. The test
 //! `the_rule_as_probes_run_it_gives_each_scenario_its_whole_series_class` (analysis's `readings`)
-//! replays an atlas run read after every call both ways.
+//! replays committed runs read after every call as probes now read and stop.
 
 use crate::{GRANULE_MIB, LeakClass, classify_read};
 
