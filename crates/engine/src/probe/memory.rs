@@ -60,7 +60,7 @@ fn drive(
             own_streams,
             |threads_spawned, latency| {
                 stopped = rec.record(threads_spawned, latency)?;
-                if !stopped && rec.settled(s, ask.min_calls) {
+                if !stopped && rec.settled() {
                     settled_after = Some(rec.series.len() as u32);
                     return Ok(true);
                 }

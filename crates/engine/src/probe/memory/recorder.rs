@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, GpuError, ProcessMemoryProbe, StreamTracker};
-use nppbench_model::{MemoryReading, MemoryScenario, MemorySeries, StreamCounts};
+use nppbench_model::{MemoryReading, MemorySeries, StreamCounts};
 use nppbench_stats::settle;
 
 use super::Ask;
@@ -56,8 +56,17 @@ pub(super) struct Recorder<'a> {
     /// the first call then, MiB: what the settle rule reads.
     read_calls: Vec<u32>,
     growth_mib: Vec<f64>,
-    /// Which calls to read after: the scenario's calls, its `min_calls` and thread bound.
-    plan: (u32, u32, Option<u32>),
+    /// What the settle rule needs of the scenario, besides the samples.
+    plan: Plan,
+}
+
+/// A scenario's calls, the calls it makes at least before stopping (`min_calls`) and the most
+/// threads it calls from: which calls memory is read after, and when its class is settled.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    calls: u32,
+    min_calls: u32,
+    thread_bound: Option<u32>,
 }
 
 /// Why a scenario's recorder has no stream tracker: none started yet, or CUPTI's failed to start
@@ -90,7 +99,11 @@ impl<'a> Recorder<'a> {
             first_mib: None,
             read_calls: Vec::new(),
             growth_mib: Vec::new(),
-            plan: (s.calls, ask.min_calls, s.threading.thread_bound()),
+            plan: Plan {
+                calls: s.calls,
+                min_calls: ask.min_calls,
+                thread_bound: s.threading.thread_bound(),
+            },
         }
     }
 
@@ -99,10 +112,14 @@ impl<'a> Recorder<'a> {
     /// call. Returns whether the process has grown past the budget (told at readings only).
     pub(super) fn record(&mut self, threads_spawned: u32, latency: Duration) -> Result<bool, ProbeError> {
         let call = self.series.call.len() as u32 + 1;
-        let (calls, min_calls, bound) = self.plan;
+        let Plan {
+            calls,
+            min_calls,
+            thread_bound,
+        } = self.plan;
         let read_at = Instant::now();
         // Where the baseline lacks this process's figure, the device's is judged: read it always.
-        let reading = if settle::reads_at(call, calls, min_calls, bound) {
+        let reading = if settle::reads_at(call, calls, min_calls, thread_bound) {
             Some(self.probes.read(self.baseline.process_used_bytes.is_none())?)
         } else {
             None
@@ -146,16 +163,16 @@ impl<'a> Recorder<'a> {
     }
 
     /// Whether the scenario's class is settled after the calls so far (see `nppbench_stats::settle`).
-    pub(super) fn settled(&self, s: &MemoryScenario, min_calls: u32) -> bool {
+    pub(super) fn settled(&self) -> bool {
         let created = (!self.streams.created.is_empty()).then_some(self.streams.created.as_slice());
         settle::settled(settle::Progress {
             calls: &self.read_calls,
             growth_mib: &self.growth_mib,
             made: self.series.call.len() as u32,
-            planned: s.calls,
+            planned: self.plan.calls,
             streams_created: created,
-            thread_bound: s.threading.thread_bound(),
-            min_calls,
+            thread_bound: self.plan.thread_bound,
+            min_calls: self.plan.min_calls,
         })
         .is_some()
     }
