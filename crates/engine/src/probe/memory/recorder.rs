@@ -50,7 +50,7 @@ pub(super) struct Recorder<'a> {
     streams: StreamCounts,
     /// Streams nppbench's own-stream threads have made so far.
     own_streams: &'a AtomicU32,
-    /// The judged memory (see [`Probes::judged`]) after the first call, MiB.
+    /// The judged memory (`MemoryReading::judged`) after the first call, MiB.
     first_mib: Option<f64>,
     /// The calls after which memory was read (`settle::reads_at`), and the judged growth over
     /// the first call then, MiB: what the settle rule reads.
