@@ -87,6 +87,8 @@ impl RaceClass {
             None => RaceClass::NotMeasured("measured before nppbench made ordering rounds".into()),
             Some(o) if o.wrong_rounds > 0 => RaceClass::Races,
             Some(o) if o.rounds > 0 && o.not_measured.is_none() => RaceClass::Ordered,
+            // All of NPP's work on the caller's stream, which orders it: no round was needed.
+            Some(o) if o.ordered_by_one_stream() => RaceClass::Ordered,
             Some(o) => RaceClass::NotMeasured(o.not_measured.clone().unwrap_or_else(|| "no round was made".into())),
         }
     }

@@ -36,6 +36,9 @@ pub struct Verdict {
     /// The race: scenarios whose ordering rounds were made, those that raced, and of those the
     /// ones that do not leak (a fix of the leak that leaves the race).
     pub race_measured: usize,
+    /// Of those measured, the ones ordered with no round made: all of NPP's work in the first call
+    /// on the caller's stream (`--race-rounds where-split`).
+    pub race_by_one_stream: usize,
     pub races: usize,
     pub races_without_leak: usize,
     /// Stream kinds and context fillings measured that never raced.
@@ -212,6 +215,16 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         output: output_verdict(a),
         race_example,
         race_measured: ordered.len(),
+        race_by_one_stream: ordered
+            .iter()
+            .filter(|m| {
+                m.record
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.ordering.as_ref())
+                    .is_some_and(|o| o.ordered_by_one_stream())
+            })
+            .count(),
         races: racing.len(),
         races_without_leak: racing.iter().filter(|m| m.class != Some(LeakClass::Leak)).count(),
         race_never,

@@ -43,3 +43,36 @@ fn a_new_race_is_a_change_and_trips_the_race_gate() {
     assert!(back.tripped(&[Gate::Race]).is_empty());
     assert_eq!(compare(&cand, &cand, Thresholds::default()).counts().new_races, 0);
 }
+
+/// A configuration whose first call put all of NPP's work on the caller's stream is ordered
+/// without rounds (`--race-rounds where-split`); with work elsewhere and no round made, or with
+/// nothing recorded, the race is not measured. Altered copy (generated) of a real record.
+#[test]
+fn work_all_on_the_callers_stream_is_ordered_without_rounds() {
+    use nppbench_analysis::memory::RaceClass;
+    use nppbench_model::CallStreams;
+    let run = read("judge/npp-13.0.1/run.json.gz");
+    let mut record = run
+        .memory
+        .iter()
+        .find(|m| m.result.as_ref().and_then(|r| r.ordering.as_ref()).is_some())
+        .expect("a scenario with rounds")
+        .clone();
+    let mut set = |first_call: Option<CallStreams>| {
+        let o = record.result.as_mut().unwrap().ordering.as_mut().unwrap();
+        (o.rounds, o.wrong_rounds, o.first_call, o.not_measured) = (0, 0, first_call, None);
+        RaceClass::of(&record)
+    };
+    let on = CallStreams {
+        on_caller: 2,
+        elsewhere: 0,
+    };
+    assert_eq!(set(Some(on)), RaceClass::Ordered);
+    let split = CallStreams {
+        on_caller: 1,
+        elsewhere: 1,
+    };
+    assert!(matches!(set(Some(split)), RaceClass::NotMeasured(_)));
+    assert!(matches!(set(None), RaceClass::NotMeasured(_)));
+    assert!(matches!(set(Some(CallStreams::default())), RaceClass::NotMeasured(_)));
+}

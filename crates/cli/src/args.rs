@@ -8,7 +8,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Parser, Subcommand};
 use nppbench_analysis::compare::Gate;
 use nppbench_engine::Devices;
-use nppbench_model::{MemoryReadings, Preset, Primitive};
+use nppbench_model::{MemoryReadings, Preset, Primitive, RaceRounds};
 
 use crate::history;
 
@@ -165,6 +165,17 @@ pub(crate) struct RunArgs {
     /// same. On one H100 the atlas was no faster with `shared` (docs/performance.md).
     #[arg(long, value_name = "own|shared", default_value = "own", value_parser = str::parse::<MemoryReadings>)]
     pub(crate) memory_readings: MemoryReadings,
+    /// Where the race's ordering rounds are made: `where-split` (the default), only for the
+    /// configurations whose first call (synchronised, recorded by CUPTI) put a kernel, copy or
+    /// fill on a stream other than the caller's, or where CUPTI could not say; `always`, for
+    /// every configuration. Work all on the caller's stream is ordered by it after the late write
+    /// and before the read: the rounds would find no race there (docs/run.md).
+    #[arg(long, value_name = "where-split|always", default_value = "where-split", value_parser = str::parse::<RaceRounds>)]
+    pub(crate) race_rounds: RaceRounds,
+    /// Ordering probe processes at once beside the memory probes, on one GPU; default: half
+    /// the memory probes (`--jobs`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) ordering_jobs: Option<u32>,
     /// Independent throughput passes (fresh processes), overriding the matrix's: K passes
     /// exactly, or `auto`: three, then more (up to 20, within two minutes) for each scenario whose
     /// passes still disagree too much for a comparison to settle (docs/calibration.md). The

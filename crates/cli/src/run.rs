@@ -65,6 +65,8 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         command: std::env::args().collect(),
         resume: args.resume,
         memory_readings: args.memory_readings,
+        race_rounds: args.race_rounds,
+        ordering_jobs: args.ordering_jobs,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = stop.clone();

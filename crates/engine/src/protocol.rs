@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use nppbench_model::{
-    Environment, MemoryResult, MemoryScenario, OrderingRounds, Outcome, Settings, ThroughputScenario,
+    Environment, MemoryResult, MemoryScenario, OrderingRounds, Outcome, RaceRounds, Settings, ThroughputScenario,
 };
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +75,9 @@ pub(crate) enum Request {
         npp_dir: Option<PathBuf>,
         device: u32,
         scenarios: Vec<MemoryScenario>,
+        /// Where to make rounds (absent: where the first call split, the default).
+        #[serde(default)]
+        race_rounds: RaceRounds,
     },
     /// Run throughput scenarios in order on GPU `device`, one JSON line of
     /// [`nppbench_model::ThroughputRecord`] each.

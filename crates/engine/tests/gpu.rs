@@ -365,7 +365,7 @@ fn ordering_rounds_find_the_race_on_a_blocking_stream_and_none_on_the_legacy_str
     ];
     let answer = probe(
         dir.path(),
-        json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": scenarios}),
+        json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": scenarios, "race_rounds": "always"}),
     );
     let lines: Vec<Value> = answer.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let rounds = |i: usize| lines[i]["rounds"].clone();
@@ -389,6 +389,53 @@ fn ordering_rounds_find_the_race_on_a_blocking_stream_and_none_on_the_legacy_str
         "per-thread: {}",
         rounds(3)
     );
+    // CUPTI saw the racing calls' work split over two streams, the others' on the caller's alone.
+    let elsewhere = |i: usize| {
+        rounds(i)["first_call"]["elsewhere"]
+            .as_u64()
+            .expect("first call recorded")
+    };
+    let on_caller = |i: usize| {
+        rounds(i)["first_call"]["on_caller"]
+            .as_u64()
+            .expect("first call recorded")
+    };
+    assert!(elsewhere(0) > 0 && elsewhere(3) > 0, "{blocking} {}", rounds(3));
+    for i in [1, 2] {
+        assert!(elsewhere(i) == 0 && on_caller(i) > 0, "{}", rounds(i));
+    }
+}
+
+/// With rounds only where the call split (the default), the race is still found where NPP splits
+/// the call, and the configurations whose work all ran on the caller's stream are ordered with no
+/// round made.
+#[test]
+fn rounds_where_the_call_split_find_the_race_and_skip_the_rest() {
+    if !gpu_available("rounds_where_the_call_split_find_the_race_and_skip_the_rest") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let g = Geometry::new(P, 1918, 1080, 1920);
+    let scenario = |stream, context| MemoryScenario::new(P, g, stream, context, Threading::Single, 3);
+    let scenarios = [
+        scenario(StreamKind::Blocking, ContextFill::FromStream),
+        scenario(StreamKind::LegacyDefault, ContextFill::FromStream),
+        scenario(StreamKind::Blocking, ContextFill::DeclaredNonBlocking),
+    ];
+    let answer = probe(
+        dir.path(),
+        json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": scenarios}),
+    );
+    let lines: Vec<Value> = answer.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{answer}");
+    let rounds: Vec<nppbench_model::OrderingRounds> = lines
+        .iter()
+        .map(|l| serde_json::from_value(l["rounds"].clone()).unwrap())
+        .collect();
+    assert!(rounds[0].rounds == 4 && rounds[0].wrong_rounds >= 3, "{:?}", rounds[0]);
+    for r in &rounds[1..] {
+        assert!(r.ordered_by_one_stream(), "{r:?}");
+    }
 }
 
 /// The wrong-pixel hazard's two oracles on the GPU: Copy_8u_C1R at a source stride 6 bytes past a

@@ -18,6 +18,12 @@ const ALIGN: usize = 8;
 /// `CUPTI_ACTIVITY_FLAG_FLUSH_FORCED`.
 const FLUSH_FORCED: u32 = 1;
 const KIND: sys::CUpti_ActivityKind = sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+const MEMCPY: sys::CUpti_ActivityKind = sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMCPY;
+const MEMSET: sys::CUpti_ActivityKind = sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMSET;
+/// The name of a copy's record, and of a fill's, where a recorder records them
+/// ([`KernelRecorder::start_with_copies`]).
+pub const COPY_RECORD: &str = "[memcpy]";
+pub const FILL_RECORD: &str = "[memset]";
 
 /// One kernel as CUPTI recorded it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,7 +83,27 @@ unsafe extern "C" fn buffer_completed(
     // The buffer came from `buffer_requested`'s allocation.
     unsafe {
         while result::activity::get_next_record(buffer, valid, &mut record).is_ok() {
-            if (*record).kind == KIND {
+            // The first version of each copy and fill record is the prefix of every later one
+            // (`bytes`, `start`, `end`, `streamId` and `correlationId` included).
+            if (*record).kind == MEMCPY {
+                let c = record as *const sys::CUpti_ActivityMemcpy;
+                out.push(KernelRecord {
+                    name: COPY_RECORD.into(),
+                    start: std::ptr::addr_of!((*c).start).read_unaligned(),
+                    end: std::ptr::addr_of!((*c).end).read_unaligned(),
+                    correlation: std::ptr::addr_of!((*c).correlationId).read_unaligned(),
+                    stream: std::ptr::addr_of!((*c).streamId).read_unaligned(),
+                });
+            } else if (*record).kind == MEMSET {
+                let f = record as *const sys::CUpti_ActivityMemset;
+                out.push(KernelRecord {
+                    name: FILL_RECORD.into(),
+                    start: std::ptr::addr_of!((*f).start).read_unaligned(),
+                    end: std::ptr::addr_of!((*f).end).read_unaligned(),
+                    correlation: std::ptr::addr_of!((*f).correlationId).read_unaligned(),
+                    stream: std::ptr::addr_of!((*f).streamId).read_unaligned(),
+                });
+            } else if (*record).kind == KIND {
                 let k = record as *const sys::CUpti_ActivityKernel4;
                 let stream = std::ptr::addr_of!((*k).streamId).read_unaligned();
                 let (start, end, name, correlation) = (
@@ -105,13 +131,27 @@ unsafe extern "C" fn buffer_completed(
     RECORDS.lock().unwrap_or_else(|p| p.into_inner()).extend(out);
 }
 
-/// Records the duration of every kernel launched while it lives.
-pub struct KernelRecorder(());
+/// Records the duration of every kernel launched while it lives (and of every copy and fill,
+/// where asked).
+pub struct KernelRecorder {
+    /// The activity kinds it enabled.
+    kinds: Vec<sys::CUpti_ActivityKind>,
+}
 
 impl KernelRecorder {
     /// Enables kernel records. Fails, without side effects, where libcupti cannot be loaded or
     /// another CUPTI client (a profiler) holds the activity API.
     pub fn start() -> Result<KernelRecorder, GpuError> {
+        KernelRecorder::enable(&[KIND])
+    }
+
+    /// Enables the records of kernels, copies and fills (the copies' and fills' named
+    /// [`COPY_RECORD`] and [`FILL_RECORD`]): all the device work on a stream.
+    pub fn start_with_copies() -> Result<KernelRecorder, GpuError> {
+        KernelRecorder::enable(&[KIND, MEMCPY, MEMSET])
+    }
+
+    fn enable(kinds: &[sys::CUpti_ActivityKind]) -> Result<KernelRecorder, GpuError> {
         let mut active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
         if *active {
             return Err(GpuError::Cupti(
@@ -132,11 +172,17 @@ impl KernelRecorder {
             })
             .clone()
             .map_err(GpuError::Cupti)?;
-        result::activity::enable(KIND)
-            .map_err(|e| GpuError::Cupti(format!("cuptiActivityEnable(CONCURRENT_KERNEL): {e:?}")))?;
+        for (i, kind) in kinds.iter().enumerate() {
+            if let Err(e) = result::activity::enable(*kind) {
+                for enabled in &kinds[..i] {
+                    let _ = result::activity::disable(*enabled);
+                }
+                return Err(GpuError::Cupti(format!("cuptiActivityEnable({kind:?}): {e:?}")));
+            }
+        }
         RECORDS.lock().unwrap_or_else(|p| p.into_inner()).clear();
         *active = true;
-        Ok(KernelRecorder(()))
+        Ok(KernelRecorder { kinds: kinds.to_vec() })
     }
 
     /// Waits for `stream`, flushes CUPTI's buffers and returns the kernels recorded since the
@@ -154,7 +200,9 @@ impl KernelRecorder {
 
 impl Drop for KernelRecorder {
     fn drop(&mut self) {
-        let _ = result::activity::disable(KIND);
+        for kind in &self.kinds {
+            let _ = result::activity::disable(*kind);
+        }
         let _ = result::activity::flush_all(FLUSH_FORCED);
         *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = false;
     }

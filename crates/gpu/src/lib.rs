@@ -22,7 +22,7 @@ pub use context::{DeviceProps, Gpu};
 pub use error::GpuError;
 pub use event::{EventPair, copy_throughput};
 pub use hidden_streams::{StreamEvent, StreamTracker, thread_id};
-pub use kernel_records::{KernelRecord, KernelRecorder};
+pub use kernel_records::{COPY_RECORD, FILL_RECORD, KernelRecord, KernelRecorder};
 pub use listings::{LISTINGS_ENV, ListingClient, ListingServer, socket_path};
 pub use memory::{DeviceBuffer, HostBuffer};
 pub use nvml::{DeviceReading, ProcessMemoryProbe};

@@ -190,9 +190,12 @@ pub struct DelayKernel {
 }
 
 impl DelayKernel {
+    /// The kernel's name, as CUPTI's records give it.
+    pub const NAME: &'static str = "delay";
+
     pub fn compile(gpu: &Gpu) -> Result<DelayKernel, GpuError> {
         let module = load_module(gpu, DELAY_SOURCE)?;
-        let function = function(module, "delay")?;
+        let function = function(module, DelayKernel::NAME)?;
         Ok(DelayKernel {
             gpu: gpu.clone(),
             module,

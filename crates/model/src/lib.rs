@@ -26,12 +26,12 @@ pub use nppbench_catalog::{self as catalog, Primitive};
 pub use outcome::{FailureKind, Outcome, Status};
 pub use preset::Preset;
 pub use run::{
-    BatchPlace, Batching, CallLayout, CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample, DeviceState,
-    Environment, Estimate, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs, KernelRecords, KernelStat,
-    KernelTiming, MemoryReading, MemoryReadings, MemoryRecord, MemoryResult, MemorySeries, MissingLibrary, NppInfo,
-    OrderingRounds, PhaseTime, ProbeConnections, READABLE_SCHEMA_VERSIONS, ReferenceResult, RunFile, SCHEMA_VERSION,
-    StreamCounts, ThroughputRecord, ThroughputResult, ToolInfo, TwinCheck, WrongOutput, WrongSample, gunzip, is_gzip,
-    merge_shards, read_text,
+    BatchPlace, Batching, CallLayout, CallStreams, CallTiming, ContextRecord, Correctness, CpuInfo, DeviceSample,
+    DeviceState, Environment, Estimate, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, HostLatency, Jobs,
+    KernelRecords, KernelStat, KernelTiming, MemoryReading, MemoryReadings, MemoryRecord, MemoryResult, MemorySeries,
+    MissingLibrary, NppInfo, OrderingRounds, PhaseTime, ProbeConnections, READABLE_SCHEMA_VERSIONS, RaceRounds,
+    ReferenceResult, RunFile, SCHEMA_VERSION, StreamCounts, ThroughputRecord, ThroughputResult, ToolInfo, TwinCheck,
+    WrongOutput, WrongSample, gunzip, is_gzip, merge_shards, read_text,
 };
 pub use scenario::{AXES, ContextFill, Geometry, MemoryScenario, StreamKind, Threading, ThroughputScenario};
 pub use settings::{RepeatAuto, Settings};

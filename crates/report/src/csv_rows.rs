@@ -76,6 +76,9 @@ pub(crate) struct Row {
     pub(crate) race_wrong_pixels: String,
     pub(crate) race_columns: String,
     pub(crate) race_rows: String,
+    /// The kernels, copies and fills of the rounds' first call that CUPTI saw on a stream other
+    /// than the caller's (empty where not recorded); 0 with no round made: ordered by the stream.
+    pub(crate) race_first_call_elsewhere: String,
     /// The synchronised calls' output (memory scenarios): `right`, `wrong`, `reference_miss`
     /// (a miss of nppbench's own reference, not NPP's defect), `faults` or `not_measured`; the
     /// wrong pixels (empty where an older run counted only the first), the first wrong sample
@@ -161,6 +164,7 @@ fn blank(
         race_wrong_pixels: String::new(),
         race_columns: String::new(),
         race_rows: String::new(),
+        race_first_call_elsewhere: String::new(),
         output_class: String::new(),
         wrong_pixels: String::new(),
         first_wrong: String::new(),
@@ -245,6 +249,7 @@ fn memory_row(a: &RunAnalysis<'_>, m: &MemoryAnalysis<'_>) -> Row {
         r.race_wrong_pixels = o.wrong_pixels.to_string();
         r.race_columns = span(o.columns);
         r.race_rows = span(o.rows);
+        r.race_first_call_elsewhere = o.first_call.map(|c| c.elsewhere.to_string()).unwrap_or_default();
     }
     r
 }

@@ -106,6 +106,22 @@ fn run_options_parse_into_typed_values() {
         .unwrap()
         .to_string();
     assert!(err.contains("give `own` or `shared`"), "{err}");
+    assert_eq!(
+        a.race_rounds,
+        RaceRounds::WhereSplit,
+        "rounds only where the call split"
+    );
+    assert_eq!(run_args(&["--race-rounds", "always"]).race_rounds, RaceRounds::Always);
+    let err = parse(&["run", "--out", "o", "--race-rounds", "never"])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("give `where-split` or `always`"), "{err}");
+    assert_eq!(
+        (a.ordering_jobs, run_args(&["--ordering-jobs", "2"]).ordering_jobs),
+        (None, Some(2))
+    );
+    assert!(parse(&["run", "--out", "o", "--ordering-jobs", "0"]).is_err());
 }
 
 #[test]

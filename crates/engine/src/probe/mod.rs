@@ -129,11 +129,13 @@ pub fn run_probe(request: &Path, response: &Path) -> anyhow::Result<Resources> {
             npp_dir,
             device,
             scenarios,
+            race_rounds,
         } => {
             let ask = rounds::Batch {
                 npp_dir: npp_dir.as_deref(),
                 device,
                 scenarios: &scenarios,
+                race_rounds,
             };
             match rounds::run(&ask, response)? {
                 rounds::Ended::Done(resources) => Ok(resources),

@@ -2,7 +2,10 @@
 //!
 //! First, once per scenario: a call outside the rounds (NPP loads a function's kernels at their
 //! first launch, slower than the spin) and a device synchronise (the sources' upload, on the
-//! legacy default stream, must land before a non-blocking stream copies them aside).
+//! legacy default stream, must land before a non-blocking stream copies them aside). CUPTI
+//! records where that call's kernels, copies and fills ran: where all of them ran on the
+//! caller's stream, that stream orders them after any late write and before the read, so no round
+//! is made (`--race-rounds where-split`, the default; `always` makes them anyway).
 //! Then each round, on the scenario's stream kind and context filling, from the probe's own thread:
 //! 1. each source is set to a byte pattern unlike its own, and the destination cleared; the
 //!    device is synchronised (before the late write, never between it and the call);
@@ -21,8 +24,9 @@
 
 use std::collections::VecDeque;
 
-use nppbench_gpu::{DelayKernel, DeviceBuffer, Gpu, GpuError, HostBuffer, Stream};
-use nppbench_model::{FailureKind, OrderingRounds};
+use nppbench_gpu::{DelayKernel, DeviceBuffer, Gpu, GpuError, HostBuffer, KernelRecord, KernelRecorder, Stream};
+use nppbench_model::{CallStreams, FailureKind, OrderingRounds, RaceRounds};
+use nppbench_npp::StreamContext;
 
 use super::setup::Setup;
 use crate::error::ProbeError;
@@ -50,6 +54,7 @@ pub(crate) fn rounds(
     stream: &Stream,
     host: &mut HostBuffer,
     staged: &mut StagedCopies,
+    race_rounds: RaceRounds,
 ) -> Result<OrderingRounds, ProbeError> {
     let mut out = OrderingRounds {
         delay_cycles: DELAY_CYCLES,
@@ -66,7 +71,7 @@ pub(crate) fn rounds(
         out.not_measured = Some(why);
         return Ok(out);
     }
-    match run(delay, setup, stream, host, staged, &mut out) {
+    match run(delay, setup, stream, host, staged, race_rounds, &mut out) {
         Ok(()) => Ok(out),
         Err(e) if e.kind == FailureKind::Npp => {
             out.not_measured = Some(format!("round {}: {}", out.rounds + 1, e.message));
@@ -82,6 +87,7 @@ fn run(
     stream: &Stream,
     host: &mut HostBuffer,
     spares: &mut StagedCopies,
+    race_rounds: RaceRounds,
     out: &mut OrderingRounds,
 ) -> Result<(), ProbeError> {
     let gpu = setup.gpu().clone();
@@ -96,8 +102,10 @@ fn run(
     // what every round must give (the race oracle): where NPP computes this configuration wrong
     // even synchronised (the wrong-pixel hazard), the rounds still judge ordering alone.
     setup.lock_dst().fill(nppbench_npp::DST_FILL)?;
-    setup.launch(&mut setup.lock_dst(), &ctx)?;
-    gpu.synchronize()?;
+    out.first_call = first_call(delay, setup, &ctx, stream)?;
+    if race_rounds == RaceRounds::WhereSplit && out.first_call.is_some_and(|c| c.all_on_caller()) {
+        return Ok(());
+    }
     let synchronised = setup.lock_dst().download()?;
     // Each source's real pattern, copied aside while the sources still hold it (into a copy an
     // earlier scenario of the same size left, where there is one: what it held is overwritten).
@@ -147,6 +155,47 @@ fn run(
     restored &= gpu.synchronize().is_ok();
     spares.give_back(staged, restored);
     result
+}
+
+/// Makes the first call, synchronised, and says where CUPTI saw its device work run: the delay
+/// kernel, launched for no cycles on the caller's stream just before the call, names that
+/// stream's CUPTI id. `None` where CUPTI records nothing here (unavailable, or a profiler holds
+/// it): the rounds are then made.
+fn first_call(
+    delay: &DelayKernel,
+    setup: &Setup,
+    ctx: &StreamContext,
+    stream: &Stream,
+) -> Result<Option<CallStreams>, ProbeError> {
+    let recorder = KernelRecorder::start_with_copies().ok();
+    if recorder.is_some() {
+        delay.launch(0, stream)?;
+    }
+    setup.launch(&mut setup.lock_dst(), ctx)?;
+    setup.gpu().synchronize()?;
+    let Some(recorder) = recorder else {
+        return Ok(None);
+    };
+    Ok(recorder.take(stream).ok().and_then(|records| call_streams(&records)))
+}
+
+/// The records' work other than the marker (the delay kernel), on the marker's stream and
+/// elsewhere; `None` without exactly one marker.
+fn call_streams(records: &[KernelRecord]) -> Option<CallStreams> {
+    let mut markers = records.iter().filter(|r| r.name == DelayKernel::NAME);
+    let caller = markers.next()?.stream;
+    if markers.next().is_some() {
+        return None;
+    }
+    let mut out = CallStreams::default();
+    for r in records.iter().filter(|r| r.name != DelayKernel::NAME) {
+        if r.stream == caller {
+            out.on_caller += 1;
+        } else {
+            out.elsewhere += 1;
+        }
+    }
+    Some(out)
 }
 
 /// The staged copies an ordering probe keeps between scenarios, for the next of the same sizes:
@@ -263,7 +312,54 @@ fn widen(a: Option<[u32; 2]>, b: Option<[u32; 2]>) -> Option<[u32; 2]> {
 
 #[cfg(test)]
 mod tests {
-    use super::Spares;
+    use super::{DelayKernel, KernelRecord, Spares, call_streams};
+    use nppbench_model::CallStreams;
+
+    fn record(name: &str, stream: u32) -> KernelRecord {
+        KernelRecord {
+            name: name.into(),
+            start: 0,
+            end: 0,
+            correlation: 0,
+            stream,
+        }
+    }
+
+    #[test]
+    fn the_first_calls_work_is_placed_against_the_markers_stream() {
+        let marker = record(DelayKernel::NAME, 7);
+        let on = |n: &str| record(n, 7);
+        let off = |n: &str| record(n, 13);
+        let all_on = call_streams(&[marker.clone(), on("npp_kernel"), on(nppbench_gpu::FILL_RECORD)]).unwrap();
+        assert_eq!(
+            all_on,
+            CallStreams {
+                on_caller: 2,
+                elsewhere: 0
+            }
+        );
+        assert!(all_on.all_on_caller());
+        // One kernel, or one copy, on another stream: split.
+        let split = call_streams(&[on("a"), marker.clone(), off("b")]).unwrap();
+        assert_eq!(
+            split,
+            CallStreams {
+                on_caller: 1,
+                elsewhere: 1
+            }
+        );
+        assert!(!split.all_on_caller());
+        assert!(
+            !call_streams(&[marker.clone(), off(nppbench_gpu::COPY_RECORD)])
+                .unwrap()
+                .all_on_caller()
+        );
+        // No work at all is not ordered by the stream: the rounds are made.
+        assert!(!call_streams(std::slice::from_ref(&marker)).unwrap().all_on_caller());
+        // Without exactly one marker, the caller's stream is not known.
+        assert_eq!(call_streams(&[on("a")]), None);
+        assert_eq!(call_streams(&[marker.clone(), marker, on("a")]), None);
+    }
 
     #[test]
     fn spares_keep_the_most_recently_used_within_their_bound() {

@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use nppbench_gpu::{DelayKernel, Gpu, GpuError, HostBuffer, Stream};
-use nppbench_model::{ContextFill, Geometry, MemoryScenario, OrderingRounds, Primitive, StreamKind};
+use nppbench_model::{ContextFill, Geometry, MemoryScenario, OrderingRounds, Primitive, RaceRounds, StreamKind};
 
 use super::Resources;
 use super::ordering::StagedCopies;
@@ -39,6 +39,7 @@ pub(crate) struct Batch<'a> {
     pub(crate) npp_dir: Option<&'a Path>,
     pub(crate) device: u32,
     pub(crate) scenarios: &'a [MemoryScenario],
+    pub(crate) race_rounds: RaceRounds,
 }
 
 /// How the process ends: every scenario answered, or at a fault left to the parent.
@@ -89,6 +90,7 @@ pub(crate) fn run(batch: &Batch<'_>, answer: &Path) -> anyhow::Result<Ended> {
         references: References::new(REFERENCE_BYTES),
         streams: Vec::new(),
         staged: StagedCopies::default(),
+        race_rounds: batch.race_rounds,
     };
     for scenario in batch.scenarios {
         let rounds = match process.measure(batch.npp_dir, scenario) {
@@ -122,6 +124,8 @@ struct Rounds {
     /// destroying a stream NPP may still hold work on is not this probe's to do.
     streams: Vec<((StreamKind, ContextFill), Stream)>,
     staged: StagedCopies,
+    /// Where to make rounds.
+    race_rounds: RaceRounds,
 }
 
 impl Rounds {
@@ -157,6 +161,7 @@ impl Rounds {
                 stream,
                 &mut self.host,
                 &mut self.staged,
+                self.race_rounds,
             );
             // What the cache does not keep is freed: nothing here is judged on memory.
             drop(self.cache.recycle(setup));

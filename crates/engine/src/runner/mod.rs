@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use nppbench_model::{
     Batching, Environment, Jobs, Matrix, MemoryReadings, MemoryRecord, OrderingRounds, Outcome, PhaseTime,
-    ProbeConnections, RunFile, SCHEMA_VERSION, ThroughputRecord,
+    ProbeConnections, RaceRounds, RunFile, SCHEMA_VERSION, ThroughputRecord,
 };
 
 pub use self::expected::{Expected, expected};
@@ -62,6 +62,11 @@ pub struct RunOptions {
     pub resume: bool,
     /// How the memory probes read their own memory (`--memory-readings`).
     pub memory_readings: MemoryReadings,
+    /// Where the ordering rounds are made (`--race-rounds`).
+    pub race_rounds: RaceRounds,
+    /// Ordering probes at once beside the memory probes on one GPU (`--ordering-jobs`); `None`:
+    /// half the memory probes.
+    pub ordering_jobs: Option<u32>,
 }
 
 impl RunOptions {
@@ -246,6 +251,8 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     progress.note(&memory_note(&jobs, &connections, opts.memory_readings));
     jobs.connections = Some(connections);
     jobs.memory_readings = opts.memory_readings;
+    jobs.race_rounds = Some(opts.race_rounds);
+    jobs.ordering_jobs = Some(opts.ordering_jobs.unwrap_or((jobs.jobs / 2).max(1)));
 
     let passes = matrix.settings.repeat.max(1);
     let memory_left: usize = versions.iter().map(|v| v.memory_remaining(&matrix)).sum();

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
-use nppbench_model::{Jobs, Matrix, MemoryScenario, OrderingRounds, Outcome};
+use nppbench_model::{Jobs, Matrix, MemoryScenario, OrderingRounds, Outcome, RaceRounds};
 
 use super::child::{Child, Exit};
 use super::journal::JournalEntry;
@@ -70,6 +70,8 @@ struct Workers<'a> {
     started: AtomicU32,
     work_dir: PathBuf,
     npp_dir: Option<PathBuf>,
+    /// Where the probes make rounds (`--race-rounds`).
+    race_rounds: RaceRounds,
     stop: &'a AtomicBool,
 }
 
@@ -97,6 +99,7 @@ impl<'a> Workers<'a> {
             started: AtomicU32::new(0),
             work_dir,
             npp_dir,
+            race_rounds: opts.race_rounds,
             stop,
         }
     }
@@ -220,6 +223,7 @@ impl<'a> Workers<'a> {
             npp_dir: self.npp_dir.clone(),
             device,
             scenarios: batch.iter().map(|(_, s)| s.clone()).collect(),
+            race_rounds: self.race_rounds,
         };
         let (exit, still_exiting) = child.run_until_lines(&request, self.timeout, batch.len())?;
         // Its answers are in; it tears its context down on its own time.

@@ -170,6 +170,13 @@ pub struct OrderingRounds {
     pub rows: Option<[u32; 2]>,
     /// The GPU clock cycles the caller's stream spun before the late write.
     pub delay_cycles: u64,
+    /// Where NPP's device work of the first call (made synchronised, outside the rounds) ran, as
+    /// CUPTI recorded it; `None` where it was not recorded (CUPTI unavailable, runs made before
+    /// 2026-12-08). Where all of it ran on the caller's stream, that stream orders it after the
+    /// late write and before the read, so no round is made unless the run asked for them
+    /// everywhere (`--race-rounds always`): `rounds` is 0 and the scenario is ordered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_call: Option<CallStreams>,
     /// Why the rounds were not made (no delay kernel without NVRTC, a fault), where they were not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_measured: Option<String>,
@@ -185,6 +192,12 @@ pub struct OrderingRounds {
 }
 
 impl OrderingRounds {
+    /// Whether the scenario is ordered without rounds: none made, none wanted, and every piece of
+    /// NPP's work in the first call ran on the caller's stream.
+    pub fn ordered_by_one_stream(&self) -> bool {
+        self.rounds == 0 && self.not_measured.is_none() && self.first_call.is_some_and(|c| c.all_on_caller())
+    }
+
     /// No rounds made, and why (`delay_cycles`: the spin the rounds would have had).
     pub fn not_measured(delay_cycles: u64, why: String) -> OrderingRounds {
         OrderingRounds {
@@ -192,6 +205,21 @@ impl OrderingRounds {
             not_measured: Some(why),
             ..OrderingRounds::default()
         }
+    }
+}
+
+/// Where a call's device work ran, as CUPTI recorded it: its kernels, copies and fills on the
+/// caller's stream, and on any other stream (NPP's own, the legacy default stream).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallStreams {
+    pub on_caller: u32,
+    pub elsewhere: u32,
+}
+
+impl CallStreams {
+    /// Some work, and all of it on the caller's stream: ordered by that stream alone.
+    pub fn all_on_caller(&self) -> bool {
+        self.on_caller > 0 && self.elsewhere == 0
     }
 }
 

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 pub use environment::{
     CpuInfo, Environment, GpuEnvironment, GpuInfo, GpuProcess, HostInfo, MissingLibrary, NppInfo, ToolInfo,
 };
-pub use memory::{BatchPlace, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, OrderingRounds, StreamCounts};
+pub use memory::{
+    BatchPlace, CallStreams, MemoryReading, MemoryRecord, MemoryResult, MemorySeries, OrderingRounds, StreamCounts,
+};
 pub use merge::merge_shards;
 pub use read::{gunzip, is_gzip, read_text};
 pub use throughput::{
@@ -91,6 +93,52 @@ pub struct Jobs {
     /// did before `--memory-readings`).
     #[serde(default, skip_serializing_if = "MemoryReadings::is_own")]
     pub memory_readings: MemoryReadings,
+    /// Where the ordering rounds were made (absent in runs made before `--race-rounds`, which
+    /// made them for every configuration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race_rounds: Option<RaceRounds>,
+    /// Ordering probes at once beside the memory probes, on one GPU (absent in runs made before
+    /// it was recorded: half the memory probes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering_jobs: Option<u32>,
+}
+
+/// Where a run makes the ordering rounds (`--race-rounds`). A race needs NPP's work on a stream
+/// that does not wait for the caller's: where CUPTI saw every kernel, copy and fill of the
+/// configuration's first call on the caller's stream, that stream orders the call after the late
+/// write, and the rounds would only confirm it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RaceRounds {
+    /// Only where the first call put work off the caller's stream, or where CUPTI could not say.
+    #[default]
+    WhereSplit,
+    /// For every configuration, as every run did before.
+    Always,
+}
+
+impl RaceRounds {
+    /// As the command line and run.json name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RaceRounds::WhereSplit => "where-split",
+            RaceRounds::Always => "always",
+        }
+    }
+}
+
+impl std::str::FromStr for RaceRounds {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "where-split" => Ok(RaceRounds::WhereSplit),
+            "always" => Ok(RaceRounds::Always),
+            _ => Err(format!(
+                "`{s}` is not where to make the race rounds: give `where-split` or `always`"
+            )),
+        }
+    }
 }
 
 /// How a memory probe reads its own memory after each call: NVML's listing of the device's

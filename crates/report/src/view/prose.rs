@@ -201,6 +201,12 @@ fn race_detail(v: &Verdict) -> Option<String> {
         "{} of {} configurations race: with the source written late on the caller's stream (a kernel, then a copy, as an upload with cudaMemcpyAsync is) and the result read on it, some of the output came out wrong, because part of NPP's work ran on a stream of its own that does not wait for the caller's.",
         v.races, v.race_measured
     );
+    if v.race_by_one_stream > 0 {
+        race.push_str(&format!(
+            " {} configurations needed no round: CUPTI saw every kernel, copy and fill of their first call on the caller's stream, which orders it after the write and before the read.",
+            v.race_by_one_stream
+        ));
+    }
     if v.races_without_leak > 0 {
         race.push_str(&format!(
             " {} of them do not leak: ending the leak (a pool of threads, say) does not end the race.",

@@ -72,6 +72,8 @@ pub(crate) fn jobs(
             connections: None,
             batching: Some(batching),
             memory_readings: MemoryReadings::Own,
+            race_rounds: None,
+            ordering_jobs: None,
         });
     }
     if !env.process_memory_probe {
@@ -81,6 +83,8 @@ pub(crate) fn jobs(
             connections: None,
             batching: Some(batching),
             memory_readings: MemoryReadings::Own,
+            race_rounds: None,
+            ordering_jobs: None,
         });
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -100,6 +104,8 @@ pub(crate) fn jobs(
         connections: None,
         batching: Some(batching),
         memory_readings: MemoryReadings::Own,
+        race_rounds: None,
+        ordering_jobs: None,
     })
 }
 

@@ -47,6 +47,8 @@ fn supervise(dir: &Path, names: &[&str], max: u32, seed: Option<u64>) -> (Vec<Me
         command: Vec::new(),
         resume: false,
         memory_readings: nppbench_model::MemoryReadings::Own,
+        race_rounds: nppbench_model::RaceRounds::WhereSplit,
+        ordering_jobs: None,
     };
     let mut all = stand_in::scenarios(names);
     // `ptd-poolN…`: a pool of N threads on the per-thread default stream.

@@ -143,7 +143,8 @@ impl Early {
 }
 
 /// The memory phase of each version, with the ordering rounds of each configuration beside it
-/// where the version runs on one GPU (half as many processes at once: nothing in either is timed,
+/// where the version runs on one GPU (`jobs.ordering_jobs` processes at once, by default half as
+/// many as the memory probes: nothing in either is timed,
 /// and a memory probe reads its own process's memory), filed on the records once the memory phase
 /// is done. Returns whether the run was interrupted, and how long the rounds took beside it.
 pub(in crate::runner) fn memory_with_rounds_beside(
@@ -161,7 +162,10 @@ pub(in crate::runner) fn memory_with_rounds_beside(
             let rounds = early.as_ref().map(|e| {
                 scope.spawn(|| {
                     let t = std::time::Instant::now();
-                    (e.measure(opts, matrix, (jobs.jobs / 2).max(1), stop), t.elapsed())
+                    (
+                        e.measure(opts, matrix, jobs.ordering_jobs.unwrap_or((jobs.jobs / 2).max(1)), stop),
+                        t.elapsed(),
+                    )
                 })
             });
             let memory = crate::runner::memory_phase::run(opts, matrix, v, jobs, progress, stop);

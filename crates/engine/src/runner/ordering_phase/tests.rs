@@ -13,6 +13,7 @@ const PROBE: &str = r#"#!/bin/sh
 # probe --request R --answer A
 dir=$(dirname "$0")
 ids=$(grep -o '"id":"[^"]*"' "$3" | cut -d'"' -f4)
+grep -o '"race_rounds":"[^"]*"' "$3" >> "$dir/race_rounds.log"
 echo $ids >> "$dir/calls.log"
 for id in $ids; do
   case "$id" in *crash*) kill -ABRT $$ ;; *hang*) sleep 60 ;; esac
@@ -39,6 +40,7 @@ fn workers<'a>(dir: &Path, exe: &'a Path, stop: &'a AtomicBool, names: &[&str], 
         started: AtomicU32::new(0),
         work_dir: dir.to_owned(),
         npp_dir: None,
+        race_rounds: nppbench_model::RaceRounds::Always,
         stop,
     }
 }
@@ -118,6 +120,9 @@ fn a_crash_in_an_ordering_probe_costs_only_its_scenarios_rounds() {
     }
     // The rest of the crashed process's scenarios went to a fresh one; the one at fault did not.
     assert_eq!(processes, ["a b crash c d", "c d"]);
+    // Each probe was told where to make rounds, as the run was.
+    let asked = std::fs::read_to_string(dir.path().join("race_rounds.log")).unwrap();
+    assert_eq!(asked.lines().collect::<Vec<_>>(), [r#""race_rounds":"always""#; 2]);
 }
 
 #[test]
