@@ -3,7 +3,8 @@
 //! in older runs, from the failure a wrong output was filed as. A miss of a function with a
 //! tolerance is told apart from an exact function's wrong pixels: the first may be nppbench's own
 //! reference being too strict, never NPP's defect on that evidence alone, unless the aligned twin
-//! (the same call at aligned strides, `Correctness::aligned_twin`) disagrees with it too.
+//! (the same call at aligned strides: `OrderingRounds::aligned_twin`, in older runs
+//! `Correctness::aligned_twin`) disagrees with it too.
 
 use nppbench_model::catalog::Tolerance;
 use nppbench_model::{FailureKind, MemoryRecord, Outcome, Primitive, WrongOutput, WrongSample};
@@ -99,7 +100,13 @@ impl OutputClass {
         let p = record.scenario.primitive;
         if let Some(result) = &record.result {
             let c = &result.correctness;
-            return match (&c.wrong, c.aligned_twin.as_ref().and_then(|t| t.wrong.as_ref())) {
+            // The twin is the memory probe's in runs made before 2026-12-08, the ordering
+            // probe's since.
+            let twin = c
+                .aligned_twin
+                .as_ref()
+                .or_else(|| result.ordering.as_ref()?.aligned_twin.as_ref());
+            return match (&c.wrong, twin.and_then(|t| t.wrong.as_ref())) {
                 (None, _) => OutputClass::Right,
                 // A function with a tolerance that missed the CPU reference and disagrees with
                 // its own aligned twin too: NPP's own oracle says it is wrong.

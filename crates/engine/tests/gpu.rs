@@ -441,8 +441,9 @@ fn rounds_where_the_call_split_find_the_race_and_skip_the_rest() {
 /// The wrong-pixel hazard's two oracles on the GPU: Copy_8u_C1R at a source stride 6 bytes past a
 /// multiple of 16 and a destination stride a multiple of 128 (a configuration NPP 13.0.1 and
 /// 13.2.0 were measured to compute wrong, 12.2.3 right). The scenario measures on (its memory
-/// samples are kept), the CPU reference and the aligned twin agree on whether the output is
-/// wrong, and with NPP 13 it is, with NPP 12 it is not; at an aligned source stride both say right.
+/// samples are kept), the CPU reference (the memory probe's) and the aligned twin (the ordering
+/// probe's) agree on whether the output is wrong, and with NPP 13 it is, with NPP 12 it is not;
+/// at an aligned source stride both say right.
 #[test]
 fn the_cpu_reference_and_the_aligned_twin_agree_on_npps_wrong_pixels() {
     if !gpu_available("the_cpu_reference_and_the_aligned_twin_agree_on_npps_wrong_pixels") {
@@ -472,17 +473,23 @@ fn the_cpu_reference_and_the_aligned_twin_agree_on_npps_wrong_pixels() {
             reply["result"]["samples"]["call"].as_array().unwrap().len() >= 2,
             "measured on"
         );
-        let twin = &c["aligned_twin"];
+        assert!(c["aligned_twin"].is_null(), "the twin is the ordering probe's: {c}");
+        let answer = probe(
+            dir.path(),
+            json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": [s]}),
+        );
+        let line: Value = serde_json::from_str(answer.lines().next().expect("an answer line")).unwrap();
+        let twin = &line["rounds"]["aligned_twin"];
         assert_eq!(
             (twin["src_stride"].as_u64(), twin["dst_stride"].as_u64()),
             (Some(512), Some(512)),
-            "{c}"
+            "{line}"
         );
         assert!(twin["not_measured"].is_null(), "{twin}");
         assert_eq!(
             c["wrong"].is_null(),
             twin["wrong"].is_null(),
-            "the two oracles disagree: {c}"
+            "the two oracles disagree: {c} against {twin}"
         );
         // NPP 12.2.3 computes this configuration right; 13.0.1 and 13.2.0 wrong (run the test
         // with NPPBENCH_NPP_DIR at each version's folder).

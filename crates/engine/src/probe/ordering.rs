@@ -5,7 +5,10 @@
 //! legacy default stream, must land before a non-blocking stream copies them aside). CUPTI
 //! records where that call's kernels, copies and fills ran: where all of them ran on the
 //! caller's stream, that stream orders them after any late write and before the read, so no round
-//! is made (`--race-rounds where-split`, the default; `always` makes them anyway).
+//! is made (`--race-rounds where-split`, the default; `always` makes them anyway). That call's
+//! output is also checked against its aligned twin (`Setup::aligned_twin`), the wrong-pixel
+//! oracle that needs no CPU reference, shared like the rounds by the scenarios of the
+//! configuration.
 //! Then each round, on the scenario's stream kind and context filling, from the probe's own thread:
 //! 1. each source is set to a byte pattern unlike its own, and the destination cleared; the
 //!    device is synchronised (before the late write, never between it and the call);
@@ -60,17 +63,6 @@ pub(crate) fn rounds(
         delay_cycles: DELAY_CYCLES,
         ..OrderingRounds::default()
     };
-    let delay = match delay {
-        Ok(d) => d,
-        Err(why) => {
-            out.not_measured = Some(format!("no delay kernel to write the source late: {why}"));
-            return Ok(out);
-        }
-    };
-    if let Some(why) = serialised() {
-        out.not_measured = Some(why);
-        return Ok(out);
-    }
     match run(delay, setup, stream, host, staged, race_rounds, &mut out) {
         Ok(()) => Ok(out),
         Err(e) if e.kind == FailureKind::Npp => {
@@ -82,7 +74,7 @@ pub(crate) fn rounds(
 }
 
 fn run(
-    delay: &DelayKernel,
+    delay: Result<&DelayKernel, &GpuError>,
     setup: &mut Setup,
     stream: &Stream,
     host: &mut HostBuffer,
@@ -102,11 +94,24 @@ fn run(
     // what every round must give (the race oracle): where NPP computes this configuration wrong
     // even synchronised (the wrong-pixel hazard), the rounds still judge ordering alone.
     setup.lock_dst().fill(nppbench_npp::DST_FILL)?;
-    out.first_call = first_call(delay, setup, &ctx, stream)?;
+    out.first_call = first_call(delay.ok(), setup, &ctx, stream)?;
+    let synchronised = setup.lock_dst().download()?;
+    // The wrong-pixel oracle that needs no reference: the same call at aligned strides.
+    out.aligned_twin = setup.aligned_twin(&synchronised, stream)?;
+    let delay = match delay {
+        Ok(d) => d,
+        Err(why) => {
+            out.not_measured = Some(format!("no delay kernel to write the source late: {why}"));
+            return Ok(());
+        }
+    };
+    if let Some(why) = serialised() {
+        out.not_measured = Some(why);
+        return Ok(());
+    }
     if race_rounds == RaceRounds::WhereSplit && out.first_call.is_some_and(|c| c.all_on_caller()) {
         return Ok(());
     }
-    let synchronised = setup.lock_dst().download()?;
     // Each source's real pattern, copied aside while the sources still hold it (into a copy an
     // earlier scenario of the same size left, where there is one: what it held is overwritten).
     let mut staged = Vec::new();
@@ -159,16 +164,17 @@ fn run(
 
 /// Makes the first call, synchronised, and says where CUPTI saw its device work run: the delay
 /// kernel, launched for no cycles on the caller's stream just before the call, names that
-/// stream's CUPTI id. `None` where CUPTI records nothing here (unavailable, or a profiler holds
-/// it): the rounds are then made.
+/// stream's CUPTI id. `None` where CUPTI records nothing here (unavailable, a profiler holds it,
+/// no delay kernel): the rounds are then made.
 fn first_call(
-    delay: &DelayKernel,
+    delay: Option<&DelayKernel>,
     setup: &Setup,
     ctx: &StreamContext,
     stream: &Stream,
 ) -> Result<Option<CallStreams>, ProbeError> {
-    let recorder = KernelRecorder::start_with_copies().ok();
-    if recorder.is_some() {
+    // Without the delay kernel there is no marker, and nothing to place the records against.
+    let recorder = delay.and_then(|_| KernelRecorder::start_with_copies().ok());
+    if let (Some(delay), Some(_)) = (delay, &recorder) {
         delay.launch(0, stream)?;
     }
     setup.launch(&mut setup.lock_dst(), ctx)?;

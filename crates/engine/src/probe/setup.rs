@@ -239,11 +239,12 @@ impl Setup {
             .map_err(|e| ProbeError::new(FailureKind::Mismatch, e))
     }
 
-    /// Checks the destination (the scenario's last output) against the aligned twin: the same
-    /// call on the same pixels at strides aligned to 512 bytes, on `stream`, synchronised. `None`
-    /// where the geometry is its own twin; an NPP error at the twin's strides is said in the
-    /// check, and anything else is the scenario's error.
-    pub(crate) fn aligned_twin(&self, stream: &Stream) -> Result<Option<TwinCheck>, ProbeError> {
+    /// Checks `actual` (an output of this setup's call) against the aligned twin: the same call
+    /// on the same pixels at strides aligned to 512 bytes, on `stream`, the device synchronised
+    /// after it (NPP may put part of the call on a stream of its own). `None` where the geometry
+    /// is its own twin; an NPP error at the twin's strides is said in the check, and anything
+    /// else is the scenario's error.
+    pub(crate) fn aligned_twin(&self, actual: &[u8], stream: &Stream) -> Result<Option<TwinCheck>, ProbeError> {
         let (p, g) = (self.primitive, &self.geometry);
         let Some(twin) = nppbench_npp::twin_geometry(p, g) else {
             return Ok(None);
@@ -254,7 +255,6 @@ impl Setup {
             wrong: None,
             not_measured: None,
         };
-        let actual = self.lock_dst().download()?;
         let mut sources = Vec::new();
         for pattern in nppbench_npp::twin_sources(p, g, &twin, &self.patterns) {
             let mut buffer = DeviceBuffer::alloc(&self.gpu, twin.src_bytes())?;
@@ -279,9 +279,9 @@ impl Setup {
                 return Ok(Some(check));
             }
         }
-        stream.synchronize()?;
+        self.gpu.synchronize()?;
         let expected = nppbench_npp::from_twin(p, g, &twin, &dst.download()?);
-        check.wrong = self.compare_with(&expected, &actual)?.wrong;
+        check.wrong = self.compare_with(&expected, actual)?.wrong;
         Ok(Some(check))
     }
 

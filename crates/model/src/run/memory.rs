@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ContextRecord, Correctness, PhaseTime};
+use super::{ContextRecord, Correctness, PhaseTime, TwinCheck};
 use crate::{GpuProcess, MemoryScenario, Outcome};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -114,8 +114,9 @@ pub struct MemoryResult {
     pub startup: Vec<PhaseTime>,
     /// What followed the last call, step by step, in order: `streams` (the CUPTI counts),
     /// `check` (the output against the reference), `aligned_twin` (the same call at aligned
-    /// strides) and `census` (who else was on the device). The first three are within `wall_ms`.
-    /// Empty in runs made before it was recorded.
+    /// strides, in runs made before 2026-12-08; since, the ordering probe's:
+    /// `OrderingRounds::aligned_twin`) and `census` (who else was on the device). All but the
+    /// census are within `wall_ms`. Empty in runs made before it was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after_calls: Vec<PhaseTime>,
     pub correctness: Correctness,
@@ -177,6 +178,12 @@ pub struct OrderingRounds {
     /// everywhere (`--race-rounds always`): `rounds` is 0 and the scenario is ordered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_call: Option<CallStreams>,
+    /// The first call's output, synchronised, checked against its aligned twin (the same call on
+    /// the same pixels at strides aligned to 512 bytes): the wrong-pixel oracle that needs no CPU
+    /// reference. `None` where the geometry is its own twin, where the first call failed, and in
+    /// runs made before 2026-12-08, whose memory probe checked it (`Correctness::aligned_twin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aligned_twin: Option<TwinCheck>,
     /// Why the rounds were not made (no delay kernel without NVRTC, a fault), where they were not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_measured: Option<String>,
