@@ -40,6 +40,10 @@ pub struct Verdict {
     /// on the caller's stream (`--race-rounds where-split`).
     pub race_by_one_stream: usize,
     pub races: usize,
+    /// Racing scenarios whose first call CUPTI saw all on the caller's stream (rounds made with
+    /// `--race-rounds always`): each one a race that `where-split` would have filed ordered, so
+    /// its premise is wrong wherever this is not 0.
+    pub races_on_one_stream: usize,
     pub races_without_leak: usize,
     /// Stream kinds and context fillings measured that never raced.
     pub race_never: Vec<String>,
@@ -226,6 +230,16 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
             })
             .count(),
         races: racing.len(),
+        races_on_one_stream: racing
+            .iter()
+            .filter(|m| {
+                m.record
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.ordering.as_ref()?.first_call)
+                    .is_some_and(|c| c.all_on_caller())
+            })
+            .count(),
         races_without_leak: racing.iter().filter(|m| m.class != Some(LeakClass::Leak)).count(),
         race_never,
         stream_hoarders: stream_hoarders

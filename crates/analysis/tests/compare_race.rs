@@ -76,3 +76,40 @@ fn work_all_on_the_callers_stream_is_ordered_without_rounds() {
     assert!(matches!(set(None), RaceClass::NotMeasured(_)));
     assert!(matches!(set(Some(CallStreams::default())), RaceClass::NotMeasured(_)));
 }
+
+/// The verdict counts the scenarios ordered with no round, and flags a race found where CUPTI saw
+/// all of the first call's work on the caller's stream (the premise of `--race-rounds
+/// where-split` broken). Altered copy (generated) of a real run.
+#[test]
+fn the_verdict_counts_rounds_spared_and_flags_a_race_on_one_stream() {
+    use nppbench_analysis::RunAnalysis;
+    use nppbench_analysis::verdict::verdict;
+    use nppbench_model::CallStreams;
+    let mut run = read("judge/npp-13.0.1/run.json.gz");
+    let before = verdict(&RunAnalysis::new(&run));
+    assert_eq!((before.race_by_one_stream, before.races_on_one_stream), (0, 0));
+    let on = Some(CallStreams {
+        on_caller: 1,
+        elsewhere: 0,
+    });
+    fn rounds(m: &mut nppbench_model::MemoryRecord) -> Option<&mut nppbench_model::OrderingRounds> {
+        m.result.as_mut().and_then(|r| r.ordering.as_mut())
+    }
+    let o = run
+        .memory
+        .iter_mut()
+        .filter_map(rounds)
+        .find(|o| o.rounds > 0 && o.wrong_rounds == 0)
+        .expect("an ordered scenario");
+    (o.rounds, o.first_call) = (0, on);
+    let racing = run
+        .memory
+        .iter_mut()
+        .filter_map(rounds)
+        .find(|o| o.wrong_rounds > 0)
+        .expect("a racing scenario");
+    racing.first_call = on;
+    let after = verdict(&RunAnalysis::new(&run));
+    assert_eq!((after.race_by_one_stream, after.races_on_one_stream), (1, 1));
+    assert_eq!((after.race_measured, after.races), (before.race_measured, before.races));
+}

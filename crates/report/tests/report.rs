@@ -20,6 +20,8 @@ mod catalogue;
 mod history_page;
 #[path = "report/pages.rs"]
 mod pages;
+#[path = "report/race_rounds.rs"]
+mod race_rounds;
 #[path = "report/several_runs.rs"]
 mod several_runs;
 #[path = "report/wrong_pixels.rs"]

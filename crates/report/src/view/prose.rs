@@ -207,6 +207,12 @@ fn race_detail(v: &Verdict) -> Option<String> {
             v.race_by_one_stream
         ));
     }
+    if v.races_on_one_stream > 0 {
+        race.push_str(&format!(
+            " {} of the races had all of their first call's work on the caller's stream as CUPTI saw it: rounds only where the call split (`--race-rounds where-split`, the default) would have filed them ordered, so measure with `--race-rounds always` until that is understood.",
+            v.races_on_one_stream
+        ));
+    }
     if v.races_without_leak > 0 {
         race.push_str(&format!(
             " {} of them do not leak: ending the leak (a pool of threads, say) does not end the race.",
