@@ -264,9 +264,13 @@ impl Setup {
         let mut dst = DeviceBuffer::alloc(&self.gpu, twin.dst_bytes(p))?;
         dst.fill(DST_FILL)?;
         let ctx = self.context(stream)?;
-        let scratch = match self.npp.scratch_bytes(p, &twin, &ctx)? {
-            0 => None,
-            bytes => Some(DeviceBuffer::alloc(&self.gpu, bytes)?),
+        let scratch = match self.npp.scratch_bytes(p, &twin, &ctx) {
+            Ok(0) => None,
+            Ok(bytes) => Some(DeviceBuffer::alloc(&self.gpu, bytes)?),
+            Err(e) => {
+                check.not_measured = Some(format!("the twin's scratch size: {e}"));
+                return Ok(Some(check));
+            }
         };
         // The uploads ran on the legacy default stream, which a non-blocking stream does not
         // wait for.
