@@ -68,7 +68,8 @@ impl Expected {
 
 /// The expected time of `memory_scenarios` memory scenarios and `throughput_scenarios`
 /// throughput scenario-passes of `matrix`, on `gpus` GPUs, `jobs` memory processes at once,
-/// `per_process` memory scenarios a process at most.
+/// `per_process` memory scenarios a process at most, and `ordering_jobs` ordering probes at once
+/// beside the memory phase on one GPU (`Jobs::ordering_beside`).
 pub fn expected(
     matrix: &Matrix,
     memory_scenarios: usize,
@@ -76,6 +77,7 @@ pub fn expected(
     gpus: usize,
     jobs: u32,
     per_process: u32,
+    ordering_jobs: u32,
 ) -> Expected {
     let s = &matrix.settings;
     // A scenario whose class settles stops after `min_calls`; most do, a few go on.
@@ -91,11 +93,10 @@ pub fn expected(
         } else {
             0.0
         };
-    // On one GPU the rounds run beside the memory phase with half as many processes at once
-    // (`ordering_phase::memory_with_rounds_beside`).
+    // On one GPU the rounds run beside the memory phase (`ordering_phase::memory_with_rounds_beside`).
     let ordering_beside = gpus <= 1;
     let ordering_jobs = if ordering_beside {
-        (jobs / 2).max(1)
+        ordering_jobs.max(1)
     } else {
         jobs.max(1)
     };
@@ -120,18 +121,21 @@ mod tests {
     fn more_processes_at_once_and_larger_batches_expect_less_time() {
         let atlas = Preset::Atlas.matrix().unwrap();
         let n = atlas.memory.len();
-        let base = expected(&atlas, n, 0, 1, 8, 64);
+        let base = expected(&atlas, n, 0, 1, 8, 64, 4);
         assert!(base.throughput.is_zero());
-        assert!(expected(&atlas, n, 0, 1, 16, 64).memory < base.memory);
-        assert!(expected(&atlas, n, 0, 1, 8, 1).memory > base.memory * 5);
+        assert!(expected(&atlas, n, 0, 1, 16, 64, 4).memory < base.memory);
+        assert!(expected(&atlas, n, 0, 1, 8, 1, 4).memory > base.memory * 5);
         let quick = Preset::Quick.matrix().unwrap();
-        let tp = expected(&quick, 0, quick.throughput.len() * 3, 1, 8, 64);
+        let tp = expected(&quick, 0, quick.throughput.len() * 3, 1, 8, 64, 4);
         assert!(tp.throughput > Duration::from_secs(1), "{tp:?}");
-        assert!(expected(&quick, 0, quick.throughput.len() * 3, 2, 8, 64).throughput < tp.throughput);
+        assert!(expected(&quick, 0, quick.throughput.len() * 3, 2, 8, 64, 4).throughput < tp.throughput);
         // On two GPUs the rounds come after the memory phase; on one, beside it.
         assert!(base.ordering_beside && base.total() < base.memory + base.ordering);
-        let two = expected(&atlas, n, 0, 2, 8, 64);
+        let two = expected(&atlas, n, 0, 2, 8, 64, 4);
         assert!(!two.ordering_beside && two.total() == two.memory + two.ordering);
+        // Fewer ordering probes beside the memory phase: longer rounds, the same memory phase.
+        let fewer = expected(&atlas, n, 0, 1, 8, 64, 2);
+        assert!(fewer.ordering > base.ordering && fewer.memory == base.memory);
     }
 
     /// The memory call's cost is fitted to this run: the atlas's memory scenarios expect, within
@@ -145,7 +149,15 @@ mod tests {
         let probe_s: f64 = run.memory.iter().filter_map(|r| r.wall_ms).sum::<f64>() / 1e3;
         let atlas = Preset::Atlas.matrix().unwrap();
         let jobs = run.jobs.as_ref().unwrap().jobs;
-        let e = expected(&atlas, run.memory.len(), 0, 1, jobs, 64);
+        let e = expected(
+            &atlas,
+            run.memory.len(),
+            0,
+            1,
+            jobs,
+            64,
+            run.jobs.as_ref().unwrap().ordering_beside(),
+        );
         let ratio = e.memory.as_secs_f64() / (probe_s / f64::from(jobs));
         assert!(
             (0.9..1.1).contains(&ratio),

@@ -204,15 +204,17 @@ impl Version {
 }
 
 /// What the memory phase will do, said before it starts: processes at once and why, batches,
-/// the probes' connections and how they read their memory.
-fn memory_note(jobs: &Jobs, connections: &ProbeConnections, readings: MemoryReadings) -> String {
+/// the probes' connections, how they read their memory, and the ordering probes' rounds.
+fn memory_note(jobs: &Jobs, connections: &ProbeConnections) -> String {
     format!(
-        "memory scenarios: {} processes at once ({}), {}; {}; memory readings: {}",
+        "memory scenarios: {} processes at once ({}), {}; {}; memory readings: {}; race rounds: {} ({} ordering probes beside the memory probes on one GPU)",
         jobs.jobs,
         jobs.reason,
         jobs.batching.as_ref().map_or_else(String::new, Batching::describe),
         connections.describe(),
-        readings.name()
+        jobs.memory_readings.name(),
+        jobs.race_rounds.unwrap_or_default().name(),
+        jobs.ordering_beside(),
     )
 }
 
@@ -248,11 +250,12 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     let batching = memory_phase::batching(opts.batch, opts.seed.unwrap_or_else(|| fastrand::u64(..)));
     let mut jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment, batching)?;
     let connections = memory_phase::connections(opts.probe_connections);
-    progress.note(&memory_note(&jobs, &connections, opts.memory_readings));
-    jobs.connections = Some(connections);
     jobs.memory_readings = opts.memory_readings;
     jobs.race_rounds = Some(opts.race_rounds);
-    jobs.ordering_jobs = Some(opts.ordering_jobs.unwrap_or((jobs.jobs / 2).max(1)));
+    jobs.ordering_jobs = opts.ordering_jobs;
+    jobs.ordering_jobs = Some(jobs.ordering_beside());
+    progress.note(&memory_note(&jobs, &connections));
+    jobs.connections = Some(connections);
 
     let passes = matrix.settings.repeat.max(1);
     let memory_left: usize = versions.iter().map(|v| v.memory_remaining(&matrix)).sum();
@@ -262,7 +265,15 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     progress.begin(
         memory_left,
         throughput_left,
-        expected(&matrix, memory_left, throughput_left, gpus, jobs.jobs, per_process),
+        expected(
+            &matrix,
+            memory_left,
+            throughput_left,
+            gpus,
+            jobs.jobs,
+            per_process,
+            jobs.ordering_beside(),
+        ),
     );
 
     let t = Instant::now();

@@ -103,6 +103,14 @@ pub struct Jobs {
     pub ordering_jobs: Option<u32>,
 }
 
+impl Jobs {
+    /// Ordering probes at once beside the memory probes on one GPU: as recorded, else half the
+    /// memory probes (the default, and what runs made before it was recorded had).
+    pub fn ordering_beside(&self) -> u32 {
+        self.ordering_jobs.unwrap_or(self.jobs / 2).max(1)
+    }
+}
+
 /// Where a run makes the ordering rounds (`--race-rounds`). A race needs NPP's work on a stream
 /// that does not wait for the caller's: where CUPTI saw every kernel, copy and fill of the
 /// configuration's first call on the caller's stream, that stream orders the call after the late

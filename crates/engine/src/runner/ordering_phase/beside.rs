@@ -162,10 +162,7 @@ pub(in crate::runner) fn memory_with_rounds_beside(
             let rounds = early.as_ref().map(|e| {
                 scope.spawn(|| {
                     let t = std::time::Instant::now();
-                    (
-                        e.measure(opts, matrix, jobs.ordering_jobs.unwrap_or((jobs.jobs / 2).max(1)), stop),
-                        t.elapsed(),
-                    )
+                    (e.measure(opts, matrix, jobs.ordering_beside(), stop), t.elapsed())
                 })
             });
             let memory = crate::runner::memory_phase::run(opts, matrix, v, jobs, progress, stop);
