@@ -47,7 +47,8 @@ impl KernelRecord {
 
 /// Kernels delivered by CUPTI since the last `take`.
 static RECORDS: Mutex<Vec<KernelRecord>> = Mutex::new(Vec::new());
-/// Only one recorder at a time; and callbacks are registered once per process.
+/// Only one recorder at a time; and libcupti is loaded and its callbacks registered once per
+/// process (or found missing once).
 static ACTIVE: Mutex<bool> = Mutex::new(false);
 static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
 
@@ -158,15 +159,16 @@ impl KernelRecorder {
                 "a kernel recorder is already running in this process".into(),
             ));
         }
-        crate::toolkit::preload("cupti");
-        // SAFETY: only tries to open the library.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(GpuError::Cupti(
-                "libcupti could not be loaded (looked in the CUDA toolkit folders and the loader path)".into(),
-            ));
-        }
+        // Once a process: an ordering probe starts a recorder for each configuration's first call.
         REGISTERED
             .get_or_init(|| {
+                crate::toolkit::preload("cupti");
+                // SAFETY: only tries to open the library.
+                if !unsafe { sys::is_culib_present() } {
+                    return Err(
+                        "libcupti could not be loaded (looked in the CUDA toolkit folders and the loader path)".into(),
+                    );
+                }
                 result::activity::register_callbacks(Some(buffer_requested), Some(buffer_completed))
                     .map_err(|e| format!("cuptiActivityRegisterCallbacks: {e:?}"))
             })

@@ -91,6 +91,10 @@ fn missing_cupti_or_nvml_degrades_to_an_error() {
                 !cupti_missing(&second) && second.to_string().contains("already running"),
                 "{second}"
             );
+            let with_copies = KernelRecorder::start_with_copies()
+                .err()
+                .expect("a second recorder, of copies too, started");
+            assert!(with_copies.to_string().contains("already running"), "{with_copies}");
             drop(first);
             assert!(
                 KernelRecorder::start().is_ok(),
@@ -103,6 +107,10 @@ fn missing_cupti_or_nvml_degrades_to_an_error() {
                 .err()
                 .expect("a kernel recorder started on a second try");
             assert_eq!(again.to_string(), first.to_string());
+            let with_copies = KernelRecorder::start_with_copies()
+                .err()
+                .expect("a recorder of copies too started where a kernel recorder could not");
+            assert_eq!(with_copies.to_string(), first.to_string());
         }
     }
     match tracker {
