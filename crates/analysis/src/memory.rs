@@ -95,6 +95,11 @@ impl RaceClass {
 }
 
 impl MemoryAnalysis<'_> {
+    /// The scenario's ordering rounds, where it has any.
+    pub fn rounds(&self) -> Option<&nppbench_model::OrderingRounds> {
+        self.record.result.as_ref()?.ordering.as_ref()
+    }
+
     pub fn total_growth_mib(&self) -> f64 {
         self.growth_mib.last().copied().unwrap_or(0.0)
     }

@@ -205,7 +205,7 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         .max_by_key(|m| m.record.scenario.geometry.pixels())
         .and_then(|m| {
             let s = &m.record.scenario;
-            let o = m.record.result.as_ref()?.ordering.as_ref()?;
+            let o = m.rounds()?;
             Some(RaceExample {
                 label: format!("{} {} · {} · {}", s.primitive, s.geometry.label(), s.stream, s.context),
                 width: s.geometry.width,
@@ -221,24 +221,12 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
         race_measured: ordered.len(),
         race_by_one_stream: ordered
             .iter()
-            .filter(|m| {
-                m.record
-                    .result
-                    .as_ref()
-                    .and_then(|r| r.ordering.as_ref())
-                    .is_some_and(|o| o.ordered_by_one_stream())
-            })
+            .filter(|m| m.rounds().is_some_and(|o| o.ordered_by_one_stream()))
             .count(),
         races: racing.len(),
         races_on_one_stream: racing
             .iter()
-            .filter(|m| {
-                m.record
-                    .result
-                    .as_ref()
-                    .and_then(|r| r.ordering.as_ref()?.first_call)
-                    .is_some_and(|c| c.all_on_caller())
-            })
+            .filter(|m| m.rounds().and_then(|o| o.first_call).is_some_and(|c| c.all_on_caller()))
             .count(),
         races_without_leak: racing.iter().filter(|m| m.class != Some(LeakClass::Leak)).count(),
         race_never,

@@ -243,7 +243,7 @@ fn memory_row(a: &RunAnalysis<'_>, m: &MemoryAnalysis<'_>) -> Row {
         r.wrong_rows = span(f.rows);
     }
     r.race_class = m.race.as_str().to_owned();
-    if let Some(o) = m.record.result.as_ref().and_then(|r| r.ordering.as_ref()) {
+    if let Some(o) = m.rounds() {
         r.race_rounds = o.rounds.to_string();
         r.race_wrong_rounds = o.wrong_rounds.to_string();
         r.race_wrong_pixels = o.wrong_pixels.to_string();

@@ -241,7 +241,8 @@ impl Process {
             threads::joined(calls.join())
         })?;
         // The output's second oracle, the aligned twin, is the ordering probe's
-        // (`ordering::rounds`): made here it cost a fifth of the time after the calls.
+        // (`ordering::rounds`): once per configuration there, instead of after every scenario's
+        // readings here.
         let mut after_calls = Steps::new();
         let (streams, streams_not_measured) = rec.finish_streams();
         after_calls.done("streams");

@@ -253,6 +253,7 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
     jobs.memory_readings = opts.memory_readings;
     jobs.race_rounds = Some(opts.race_rounds);
     jobs.ordering_jobs = opts.ordering_jobs;
+    // Recorded as the number used, the default resolved.
     jobs.ordering_jobs = Some(jobs.ordering_beside());
     progress.note(&memory_note(&jobs, &connections));
     jobs.connections = Some(connections);
