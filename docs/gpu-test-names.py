@@ -5,8 +5,10 @@ Usage: docs/gpu-test-names.py > .tests/names.txt   (run from the repository's ro
 import glob
 import re
 
+# A test binary's modules (tests/NAME/*.rs) are read with it: a filter matches within a test's
+# path, so their tests' names select them too.
 for path in sorted(glob.glob("crates/cli/tests/*.rs")) + ["crates/engine/tests/gpu.rs"]:
-    text = open(path).read()
+    text = "".join(open(p).read() for p in [path] + sorted(glob.glob(path[:-3] + "/*.rs")))
     names = [m.group(1) for m in re.finditer(r"fn (\w+)\(\)[^{]*\{", text)
              if "gpu_available(" in text[m.end():m.end() + 600]]
     if names:

@@ -11,6 +11,8 @@ use crate::thresholds::{LAUNCH_BOUND_PIXELS, STREAMS_PER_THREAD};
 use crate::{MemoryAnalysis, RunAnalysis};
 use nppbench_stats::LeakClass;
 
+mod race;
+
 /// What the leaking configurations have in common, as facts about the data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
@@ -186,38 +188,9 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
     }
     let ordered: Vec<&MemoryAnalysis<'_>> = measured.iter().copied().filter(|m| m.race.races().is_some()).collect();
     let racing: Vec<&MemoryAnalysis<'_>> = ordered.iter().copied().filter(|m| m.race == RaceClass::Races).collect();
-    let races = |m: &MemoryAnalysis<'_>| m.race == RaceClass::Races;
-    let mut race_never = never_in(
-        &ordered,
-        races,
-        StreamKind::ALL.map(|k| (format!("the {k} stream"), stream_is(k))),
-    );
-    race_never.extend(never_in(
-        &ordered,
-        races,
-        ContextFill::ALL.map(|c| {
-            let group: Group = Box::new(move |m| m.record.scenario.context == c);
-            (format!("a context filled {c}"), group)
-        }),
-    ));
-    let race_example = racing
-        .iter()
-        .max_by_key(|m| m.record.scenario.geometry.pixels())
-        .and_then(|m| {
-            let s = &m.record.scenario;
-            let o = m.rounds()?;
-            Some(RaceExample {
-                label: format!("{} {} · {} · {}", s.primitive, s.geometry.label(), s.stream, s.context),
-                width: s.geometry.width,
-                columns: o.columns?,
-                rows: o.rows?,
-                wrong_rounds: o.wrong_rounds,
-                rounds: o.rounds,
-            })
-        });
     Verdict {
         output: output_verdict(a),
-        race_example,
+        race_example: race::example(&racing),
         race_measured: ordered.len(),
         race_by_one_stream: ordered
             .iter()
@@ -229,7 +202,7 @@ pub fn verdict(a: &RunAnalysis<'_>) -> Verdict {
             .filter(|m| m.rounds().and_then(|o| o.first_call).is_some_and(|c| c.all_on_caller()))
             .count(),
         races_without_leak: racing.iter().filter(|m| m.class != Some(LeakClass::Leak)).count(),
-        race_never,
+        race_never: race::never_raced(&ordered),
         stream_hoarders: stream_hoarders
             .into_iter()
             .map(|(k, v)| format!("{k}: {}", v.join(", ")))

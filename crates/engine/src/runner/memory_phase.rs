@@ -30,7 +30,9 @@ mod tests;
 use super::{Progress, RunError, RunOptions, Version, supervise};
 use crate::protocol::{MemoryLine, Request};
 pub(super) use plan::batch_size;
-pub(super) use plan::{MAX_CONNECTIONS_ENV, batching, connections, jobs};
+pub(super) use plan::{MAX_CONNECTIONS_ENV, layout};
+#[cfg(test)]
+pub(super) use plan::{batching, jobs};
 pub use queue::planned_batches;
 
 /// What one worker hands back: a scenario's record, or the run's end.

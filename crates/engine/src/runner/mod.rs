@@ -23,8 +23,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use nppbench_model::{
-    Batching, Environment, Jobs, Matrix, MemoryReadings, MemoryRecord, OrderingRounds, Outcome, PhaseTime,
-    ProbeConnections, RaceRounds, RunFile, SCHEMA_VERSION, ThroughputRecord,
+    Environment, Jobs, Matrix, MemoryReadings, MemoryRecord, OrderingRounds, Outcome, PhaseTime, RaceRounds, RunFile,
+    SCHEMA_VERSION, ThroughputRecord,
 };
 
 pub use self::expected::{Expected, expected};
@@ -203,21 +203,6 @@ impl Version {
     }
 }
 
-/// What the memory phase will do, said before it starts: processes at once and why, batches,
-/// the probes' connections, how they read their memory, and the ordering probes' rounds.
-fn memory_note(jobs: &Jobs, connections: &ProbeConnections) -> String {
-    format!(
-        "memory scenarios: {} processes at once ({}), {}; {}; memory readings: {}; race rounds: {} ({} ordering probes beside the memory probes on one GPU)",
-        jobs.jobs,
-        jobs.reason,
-        jobs.batching.as_ref().map_or_else(String::new, Batching::describe),
-        connections.describe(),
-        jobs.memory_readings.name(),
-        jobs.race_rounds.unwrap_or_default().name(),
-        jobs.ordering_beside(),
-    )
-}
-
 /// Test hooks set in this process's environment, as run.json records them.
 fn test_hooks() -> Vec<String> {
     TEST_HOOKS
@@ -247,16 +232,7 @@ pub fn run(opts: &RunOptions, progress: &dyn Progress, stop: &AtomicBool) -> Res
         phase: "environment".into(),
         wall_s: t.elapsed().as_secs_f64(),
     });
-    let batching = memory_phase::batching(opts.batch, opts.seed.unwrap_or_else(|| fastrand::u64(..)));
-    let mut jobs = memory_phase::jobs(opts.jobs, &matrix, &versions[0].environment, batching)?;
-    let connections = memory_phase::connections(opts.probe_connections);
-    jobs.memory_readings = opts.memory_readings;
-    jobs.race_rounds = Some(opts.race_rounds);
-    jobs.ordering_jobs = opts.ordering_jobs;
-    // Recorded as the number used, the default resolved.
-    jobs.ordering_jobs = Some(jobs.ordering_beside());
-    progress.note(&memory_note(&jobs, &connections));
-    jobs.connections = Some(connections);
+    let jobs = memory_phase::layout(opts, &matrix, &versions[0].environment, progress)?;
 
     let passes = matrix.settings.repeat.max(1);
     let memory_left: usize = versions.iter().map(|v| v.memory_remaining(&matrix)).sum();

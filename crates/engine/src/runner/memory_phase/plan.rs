@@ -3,7 +3,7 @@
 
 use nppbench_model::{Batching, Environment, Jobs, Matrix, MemoryReadings, ProbeConnections};
 
-use crate::runner::RunError;
+use crate::runner::{Progress, RunError, RunOptions};
 
 /// Device memory one memory probe may take besides its buffers: a CUDA context, NPP's static
 /// runtime, CUPTI's and NVML's own.
@@ -16,6 +16,37 @@ const DEFAULT_PER_GPU: u32 = 8;
 /// process (its CUDA context, serialised host-wide by the driver) is a small part of its time,
 /// few enough that a fault sends little work to fresh processes.
 pub(crate) const DEFAULT_PER_PROCESS: u32 = 64;
+
+/// The memory phase's layout as `opts` asks and the machine allows, said to `progress` before it
+/// starts and recorded in run.json: processes at once and why, batches, the probes' connections,
+/// how they read their memory, where the race rounds are made and the ordering probes beside.
+pub(crate) fn layout(
+    opts: &RunOptions,
+    matrix: &Matrix,
+    env: &Environment,
+    progress: &dyn Progress,
+) -> Result<Jobs, RunError> {
+    let batching = batching(opts.batch, opts.seed.unwrap_or_else(|| fastrand::u64(..)));
+    let mut jobs = jobs(opts.jobs, matrix, env, batching)?;
+    let connections = connections(opts.probe_connections);
+    jobs.memory_readings = opts.memory_readings;
+    jobs.race_rounds = Some(opts.race_rounds);
+    jobs.ordering_jobs = opts.ordering_jobs;
+    // Recorded as the number used, the default resolved.
+    jobs.ordering_jobs = Some(jobs.ordering_beside());
+    progress.note(&format!(
+        "memory scenarios: {} processes at once ({}), {}; {}; memory readings: {}; race rounds: {} ({} ordering probes beside the memory probes on one GPU)",
+        jobs.jobs,
+        jobs.reason,
+        jobs.batching.as_ref().map_or_else(String::new, Batching::describe),
+        connections.describe(),
+        jobs.memory_readings.name(),
+        opts.race_rounds.name(),
+        jobs.ordering_beside(),
+    ));
+    jobs.connections = Some(connections);
+    Ok(jobs)
+}
 
 /// How scenarios go into processes: `given` scenarios at most per process (`--batch`), else
 /// [`DEFAULT_PER_PROCESS`]; shuffled by `seed`.
