@@ -187,6 +187,8 @@ impl Process {
                 return Err(e);
             }
         };
+        // The CPU reference, needed only by the check after the calls, computed beside them.
+        setup.prepare_expected();
         steps.done("npp");
         let measured = self
             .calls(ask, &setup, &shared, steps, before)

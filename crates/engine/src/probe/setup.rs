@@ -3,7 +3,7 @@
 //! ([`ScenarioCache`]).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use nppbench_gpu::{DeviceBuffer, Gpu, HostBuffer, Stream};
@@ -56,11 +56,13 @@ impl ScenarioCache {
     }
 }
 
-/// A primitive's source patterns for one geometry and the output they must give.
+/// A primitive's source patterns for one geometry and the output they must give, computed on
+/// first use: an ordering probe never checks against it, and a memory probe computes it on a
+/// thread of its own while the scenario's calls run ([`Setup::prepare_expected`]).
 #[derive(Clone)]
 struct Prepared {
     patterns: Arc<Vec<Vec<u8>>>,
-    expected: Arc<Vec<u8>>,
+    expected: Arc<OnceLock<Vec<u8>>>,
 }
 
 /// The device, NPP and buffers a scenario works on, with the reference output to check against.
@@ -74,16 +76,16 @@ pub(crate) struct Setup {
     scratch: Option<DeviceBuffer>,
     /// The sources' host patterns, for the aligned twin.
     patterns: Arc<Vec<Vec<u8>>>,
-    expected: Arc<Vec<u8>>,
+    expected: Arc<OnceLock<Vec<u8>>>,
     pub(crate) primitive: Primitive,
     pub(crate) geometry: Geometry,
     pub(crate) context: ContextFill,
 }
 
 impl Setup {
-    /// Loads NPP, checks that it has `primitive` (else 'not measured'), and makes the buffers
-    /// and the expected output, taking the source patterns and expected output from `cache` when
-    /// an earlier scenario of the same primitive and geometry computed them (the CPU reference of
+    /// Loads NPP, checks that it has `primitive` (else 'not measured'), and makes the buffers,
+    /// taking the source patterns and the expected output (computed on first use) from `cache`
+    /// when an earlier scenario of the same primitive and geometry made them (the CPU reference of
     /// a 1080p filter takes tens of milliseconds, and a probe meets each geometry once per stream
     /// kind, context filling and threading model). `stream` sizes a reduction's scratch buffer.
     pub(crate) fn with_cache(
@@ -108,13 +110,9 @@ impl Setup {
         let Prepared { patterns, expected } = cache
             .prepared
             .entry((primitive, *g))
-            .or_insert_with(|| {
-                let patterns = nppbench_npp::source_buffers(primitive, g);
-                let expected = Arc::new(nppbench_npp::expected_output(primitive, g, &patterns));
-                Prepared {
-                    patterns: Arc::new(patterns),
-                    expected,
-                }
+            .or_insert_with(|| Prepared {
+                patterns: Arc::new(nppbench_npp::source_buffers(primitive, g)),
+                expected: Arc::default(),
             })
             .clone();
         let mut sources = Vec::new();
@@ -231,7 +229,35 @@ impl Setup {
 
     /// The error is nppbench's own (a destination of another size than the reference's).
     fn compare(&self, actual: &[u8]) -> Result<Correctness, ProbeError> {
-        self.compare_with(&self.expected, actual)
+        self.compare_with(self.expected(), actual)
+    }
+
+    /// The CPU reference output, computed here unless an earlier call (or
+    /// [`Setup::prepare_expected`]'s thread, which this waits for) has.
+    fn expected(&self) -> &[u8] {
+        self.expected
+            .get_or_init(|| nppbench_npp::expected_output(self.primitive, &self.geometry, &self.patterns))
+    }
+
+    /// Starts computing the CPU reference output on a thread of its own, where it is not yet
+    /// known: CPU work that [`Setup::check`] would otherwise do after the calls. The thread makes
+    /// no CUDA call.
+    pub(crate) fn prepare_expected(&self) {
+        if self.expected.get().is_some() {
+            return;
+        }
+        let (expected, patterns, p, g) = (
+            self.expected.clone(),
+            self.patterns.clone(),
+            self.primitive,
+            self.geometry,
+        );
+        // A thread that cannot start leaves the work to `expected`, on the caller's thread.
+        let _ = std::thread::Builder::new()
+            .name("nppbench-reference".into())
+            .spawn(move || {
+                expected.get_or_init(|| nppbench_npp::expected_output(p, &g, &patterns));
+            });
     }
 
     fn compare_with(&self, expected: &[u8], actual: &[u8]) -> Result<Correctness, ProbeError> {
