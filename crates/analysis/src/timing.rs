@@ -41,6 +41,11 @@ pub struct MemoryTiming {
     pub alone: Spent,
     /// Between two calls' samples, per threading model, the likeliest first.
     pub gaps: Vec<CallGaps>,
+    /// The warm-up call's latency (each scenario's first, `samples.latency_us`), median over the
+    /// scenarios, and the median of its launch's part (`warm_up_launch_us`; `None` in runs made
+    /// before it was recorded), ms.
+    pub warm_up_ms: Option<f64>,
+    pub warm_up_launch_ms: Option<f64>,
     /// The scenarios measured again alone after their batch, per reason, the commonest first.
     pub again: Vec<MeasuredAgain>,
 }
@@ -139,6 +144,18 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
         batched,
         alone,
         gaps: call_gaps(a),
+        warm_up_ms: median(
+            &results
+                .iter()
+                .filter_map(|r| r.samples.latency_us.first().map(|us| us / 1e3))
+                .collect::<Vec<_>>(),
+        ),
+        warm_up_launch_ms: median(
+            &results
+                .iter()
+                .filter_map(|r| r.warm_up_launch_us.map(|us| us / 1e3))
+                .collect::<Vec<_>>(),
+        ),
         again: measured_again(a),
     })
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::sync::atomic::AtomicU32;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use nppbench_gpu::{Gpu, GpuError, ProcessMemoryProbe, Stream, StreamTracker};
 use nppbench_model::{MemoryResult, MemoryScenario, StreamKind};
@@ -33,6 +33,8 @@ struct Driven {
     ctx: StreamContext,
     stopped: bool,
     settled_after: Option<u32>,
+    /// The warm-up call's launch, before its synchronise.
+    warm_up_launch: Duration,
 }
 
 /// Makes the scenario's calls, sampling memory after each: the warm-up call on this thread, then
@@ -48,7 +50,7 @@ fn drive(
     let s = ask.scenario;
     // Not checked here: the check after the last call judges the output (a warm-up check, thrown
     // away, cost a download and a comparison a scenario).
-    let (latency, ctx) = setup.cleared_call(shared)?;
+    let (latency, warm_up_launch, ctx) = setup.cleared_call(shared)?;
     let mut stopped = rec.record(1, latency)?;
     let mut settled_after = None;
     if !stopped {
@@ -72,6 +74,7 @@ fn drive(
         ctx,
         stopped,
         settled_after,
+        warm_up_launch,
     })
 }
 
@@ -236,6 +239,7 @@ impl Process {
             ctx,
             stopped,
             settled_after,
+            warm_up_launch,
         } = std::thread::scope(|scope| {
             let calls = std::thread::Builder::new()
                 .spawn_scoped(scope, || drive(&mut rec, setup, shared, ask, &own_streams))
@@ -270,6 +274,7 @@ impl Process {
                 streams,
                 streams_not_measured,
                 settled_after,
+                warm_up_launch_us: Some(warm_up_launch.as_secs_f64() * 1e6),
                 context: Some(ctx.record()),
                 concurrent_probes: before.siblings.max(after.siblings),
                 other_processes,

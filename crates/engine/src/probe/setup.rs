@@ -198,19 +198,27 @@ impl Setup {
     /// One call on `stream` from the calling thread, its context filled there: launch and
     /// synchronise. Returns the host latency of both, and the context used.
     pub(crate) fn call(&self, stream: &Stream) -> Result<(Duration, StreamContext), ProbeError> {
+        self.timed_call(stream).map(|(latency, _, ctx)| (latency, ctx))
+    }
+
+    /// [`Setup::call`], with the launch's part of the latency (NPP's host side until it returns,
+    /// before the synchronise).
+    fn timed_call(&self, stream: &Stream) -> Result<(Duration, Duration, StreamContext), ProbeError> {
         let ctx = self.context(stream)?;
         let mut dst = self.lock_dst();
         let t = Instant::now();
         self.launch(&mut dst, &ctx)?;
+        let launch = t.elapsed();
         stream.synchronize()?;
-        Ok((t.elapsed(), ctx))
+        Ok((t.elapsed(), launch, ctx))
     }
 
     /// Clears the destination, then runs one call on `stream`: the output is checked after the
     /// scenario's last call ([`Setup::check`]), where pixels no call wrote still hold the fill.
-    pub(crate) fn cleared_call(&self, stream: &Stream) -> Result<(Duration, StreamContext), ProbeError> {
+    /// Returns the latency, the launch's part of it and the context used.
+    pub(crate) fn cleared_call(&self, stream: &Stream) -> Result<(Duration, Duration, StreamContext), ProbeError> {
         self.lock_dst().fill(DST_FILL)?;
-        self.call(stream)
+        self.timed_call(stream)
     }
 
     /// Compares the destination with the CPU reference: a wrong output is counted and located

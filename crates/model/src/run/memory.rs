@@ -120,6 +120,11 @@ pub struct MemoryResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after_calls: Vec<PhaseTime>,
     pub correctness: Correctness,
+    /// The warm-up call's launch, µs: NPP's host side until the call returned, before the
+    /// synchronise (the rest of `samples.latency_us[0]` is the wait for the device). Absent in
+    /// runs made before 2026-12-08.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_up_launch_us: Option<f64>,
     /// Streams created and destroyed during the calls, counted with CUPTI; `None` where CUPTI
     /// could not be loaded (see `streams_not_measured`).
     #[serde(default)]

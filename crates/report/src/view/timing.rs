@@ -120,6 +120,16 @@ fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
     }
     line.push('.');
     lines.push(line);
+    if let Some(w) = m.warm_up_ms {
+        lines.push(format!(
+            "The warm-up call, each scenario's first: a median {} ms{}.",
+            fmt(w, 2),
+            m.warm_up_launch_ms.map_or_else(String::new, |l| format!(
+                ", of which NPP's launch (its host side, until the call returned) {} ms and the rest the wait for the device",
+                fmt(l, 2)
+            ))
+        ));
+    }
     lines.extend(probe_time_lines(m));
     if m.settled > 0 {
         lines.push(format!(

@@ -184,6 +184,39 @@ fn the_time_section_gives_the_steps_after_the_last_call() {
     );
 }
 
+/// The warm-up call's median on the page, and its launch's part where the run records it (made
+/// up here: the committed runs predate it; only the order of the values matters to the median).
+#[test]
+fn the_time_section_gives_the_warm_up_call_and_its_launch() {
+    let mut run = run_file(OWN);
+    run.memory.retain(|m| m.result.is_some());
+    run.memory.truncate(3);
+    for (i, m) in run.memory.iter_mut().enumerate() {
+        let r = m.result.as_mut().unwrap();
+        r.samples.latency_us[0] = 4000.0 + 1000.0 * i as f64;
+    }
+    let html = render(&run);
+    assert!(
+        html.contains("The warm-up call, each scenario&#x27;s first: a median 5.00 ms."),
+        "{}",
+        warm_up(&html)
+    );
+    for (i, m) in run.memory.iter_mut().enumerate() {
+        m.result.as_mut().unwrap().warm_up_launch_us = Some(250.0 * (i + 1) as f64);
+    }
+    let html = render(&run);
+    assert!(
+        html.contains("of which NPP&#x27;s launch (its host side, until the call returned) 0.50 ms"),
+        "{}",
+        warm_up(&html)
+    );
+}
+
+fn warm_up(html: &str) -> &str {
+    html.find("The warm-up call")
+        .map_or("no warm-up line", |i| &html[i..(i + 300).min(html.len())])
+}
+
 /// The scenarios measured again alone, per reason, on the page; where the class their batch gave
 /// is recorded (`class_in_batch`, which the committed runs predate: given here, made up), how
 /// many got the same class alone.

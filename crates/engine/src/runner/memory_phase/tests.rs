@@ -251,6 +251,7 @@ fn grown(threading: Threading, calls: usize, grown_mib: u64, kept: u32) -> Memor
         }),
         streams_not_measured: None,
         settled_after: None,
+        warm_up_launch_us: None,
         context: None,
         concurrent_probes: 0,
         other_processes: Vec::new(),
