@@ -8,6 +8,32 @@ use super::{P, memory_of, probe};
 use nppbench_engine::gpu_available;
 use nppbench_model::{ContextFill, Geometry, MemoryScenario, Primitive, StreamKind, Threading};
 
+/// Convert_8u32f_C1R at 1918×1080 (aligned strides, a width not a multiple of 16: where NPP
+/// splits the call on a blocking stream), one scenario of each stream kind and context filling.
+fn convert_1080p(kinds: &[(StreamKind, ContextFill)]) -> Vec<MemoryScenario> {
+    let g = Geometry::new(P, 1918, 1080, 1920);
+    kinds
+        .iter()
+        .map(|&(stream, context)| MemoryScenario::new(P, g, stream, context, Threading::Single, 3))
+        .collect()
+}
+
+/// An ordering probe's answer lines for `scenarios`, one each, in order; `race_rounds` as the
+/// request says it (`None`: the default).
+fn ordering_lines(dir: &std::path::Path, scenarios: &[MemoryScenario], race_rounds: Option<&str>) -> Vec<Value> {
+    let mut request = json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": scenarios});
+    if let Some(r) = race_rounds {
+        request["race_rounds"] = json!(r);
+    }
+    let answer = probe(dir, request);
+    let lines: Vec<Value> = answer.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), scenarios.len(), "{answer}");
+    for (line, s) in lines.iter().zip(scenarios) {
+        assert_eq!(line["id"], s.id.as_str());
+    }
+    lines
+}
+
 /// The race probe can fail both ways (#29): it finds the race where NPP splits the call onto a
 /// stream of its own (Convert_8u32f_C1R, 1918×1080, a blocking stream whose context declares it
 /// blocking), and finds none on the legacy default stream, nor where the context declares a
@@ -18,23 +44,15 @@ fn ordering_rounds_find_the_race_on_a_blocking_stream_and_none_on_the_legacy_str
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let g = Geometry::new(P, 1918, 1080, 1920);
-    let scenario = |stream, context| MemoryScenario::new(P, g, stream, context, Threading::Single, 3);
-    let scenarios = [
-        scenario(StreamKind::Blocking, ContextFill::FromStream),
-        scenario(StreamKind::LegacyDefault, ContextFill::FromStream),
-        scenario(StreamKind::Blocking, ContextFill::DeclaredNonBlocking),
-        scenario(StreamKind::PerThreadDefault, ContextFill::FromStream),
-    ];
-    let answer = probe(
-        dir.path(),
-        json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": scenarios, "race_rounds": "always"}),
-    );
-    let lines: Vec<Value> = answer.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let scenarios = convert_1080p(&[
+        (StreamKind::Blocking, ContextFill::FromStream),
+        (StreamKind::LegacyDefault, ContextFill::FromStream),
+        (StreamKind::Blocking, ContextFill::DeclaredNonBlocking),
+        (StreamKind::PerThreadDefault, ContextFill::FromStream),
+    ]);
+    let lines = ordering_lines(dir.path(), &scenarios, Some("always"));
     let rounds = |i: usize| lines[i]["rounds"].clone();
-    assert_eq!(lines.len(), 4, "{answer}");
-    for (i, s) in scenarios.iter().enumerate() {
-        assert_eq!(lines[i]["id"], s.id.as_str());
+    for i in 0..lines.len() {
         assert_eq!(rounds(i)["rounds"], 4, "{}", rounds(i));
     }
     let blocking = rounds(0);
@@ -78,20 +96,12 @@ fn rounds_where_the_call_split_find_the_race_and_skip_the_rest() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let g = Geometry::new(P, 1918, 1080, 1920);
-    let scenario = |stream, context| MemoryScenario::new(P, g, stream, context, Threading::Single, 3);
-    let scenarios = [
-        scenario(StreamKind::Blocking, ContextFill::FromStream),
-        scenario(StreamKind::LegacyDefault, ContextFill::FromStream),
-        scenario(StreamKind::Blocking, ContextFill::DeclaredNonBlocking),
-    ];
-    let answer = probe(
-        dir.path(),
-        json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": scenarios}),
-    );
-    let lines: Vec<Value> = answer.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.len(), 3, "{answer}");
-    let rounds: Vec<nppbench_model::OrderingRounds> = lines
+    let scenarios = convert_1080p(&[
+        (StreamKind::Blocking, ContextFill::FromStream),
+        (StreamKind::LegacyDefault, ContextFill::FromStream),
+        (StreamKind::Blocking, ContextFill::DeclaredNonBlocking),
+    ]);
+    let rounds: Vec<nppbench_model::OrderingRounds> = ordering_lines(dir.path(), &scenarios, None)
         .iter()
         .map(|l| serde_json::from_value(l["rounds"].clone()).unwrap())
         .collect();
@@ -137,11 +147,7 @@ fn the_cpu_reference_and_the_aligned_twin_agree_on_npps_wrong_pixels() {
             "measured on"
         );
         assert!(c["aligned_twin"].is_null(), "the twin is the ordering probe's: {c}");
-        let answer = probe(
-            dir.path(),
-            json!({"probe": "ordering", "npp_dir": null, "device": 0, "scenarios": [s]}),
-        );
-        let line: Value = serde_json::from_str(answer.lines().next().expect("an answer line")).unwrap();
+        let line = ordering_lines(dir.path(), std::slice::from_ref(&s), None).remove(0);
         let twin = &line["rounds"]["aligned_twin"];
         assert_eq!(
             (twin["src_stride"].as_u64(), twin["dst_stride"].as_u64()),
