@@ -24,7 +24,9 @@
 #   ctx                           benches/context-startup/inproc.sh (a context made inside a
 #                                 running process against a fresh process)
 #   speed:NAME=ARGS;NAME=ARGS...  docs/speed-runs.sh with the toolkit's NPP (ARGS @/tmp/NAME,...
-#                                 runs the build unpacked by bin:NAME)
+#                                 runs the build unpacked by bin:NAME); speed.tgz holds the table,
+#                                 the logs and each run compared with the first (compare-*.md),
+#                                 runs-K.tar the run files, a few to a file (under 16 MiB each)
 # Everything the steps print goes to $OUT/steps.log as it is printed, so that a call killed at
 # its limit still says how far it got; each step is stopped where the budget ends.
 set -u
@@ -93,8 +95,24 @@ for step in "$@"; do
     IFS=';' read -r -a runs <<< "${step#speed:}"
     rm -rf /tmp/speed
     timeout "$(left)" bash "$root/docs/speed-runs.sh" /tmp/nppbench /tmp/speed /usr/local/cuda/lib64 "${runs[@]}"
-    (cd /tmp/speed && for d in */; do n=${d%/}; f=$(find "$d" -name run.json | head -1); [ -n "$f" ] && gzip -c "$f" > "atlas-$n.json.gz"; gzip -f "$n.log"; done
-     tar czf "$OUT/speed.tgz" speed.txt gpu.txt atlas-*.json.gz ./*.log.gz) ;;
+    # Each run against the first (`nppbench compare`'s summary.md), then the run files packed a
+    # few to a file: a file comes back only under 16 MiB, and at most eight files do.
+    (cd /tmp/speed && first=
+     for n in $(awk '{print $1}' speed.txt); do f=$(find "$n" -name run.json 2>/dev/null | head -1)
+       [ -n "$f" ] || continue; gzip -c "$f" > "atlas-$n.json.gz"; gzip -f "$n.log"
+       if [ -z "$first" ]; then first=$n
+       else timeout 60 /tmp/nppbench compare --out "cmp-$n" "atlas-$first.json.gz" "atlas-$n.json.gz" > /dev/null 2>&1
+         [ -f "cmp-$n/summary.md" ] && cp "cmp-$n/summary.md" "compare-$n-against-$first.md"; fi
+     done
+     tar czf "$OUT/speed.tgz" speed.txt gpu.txt ./*.log.gz compare-*.md 2>/dev/null
+     k=1; batch=(); size=0
+     for f in atlas-*.json.gz; do
+       [ -e "$f" ] || continue; b=$(stat -c %s "$f")
+       if [ ${#batch[@]} -gt 0 ] && [ $((size + b)) -gt $((14 << 20)) ]; then tar cf "$OUT/runs-$k.tar" "${batch[@]}"; k=$((k + 1)); batch=(); size=0; fi
+       batch+=("$f"); size=$((size + b))
+     done
+     [ ${#batch[@]} -gt 0 ] && tar cf "$OUT/runs-$k.tar" "${batch[@]}"
+     ls -la "$OUT") ;;
   *) echo "unknown step $step" ;;
   esac
   echo "== $step: $(( $(date +%s) - t0 )) s"
