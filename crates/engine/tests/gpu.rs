@@ -34,13 +34,36 @@ fn memory_batch(dir: &Path, scenarios: &[MemoryScenario], min_calls: u32) -> Vec
         json!({"probe": "memory", "npp_dir": null, "device": 0, "scenarios": scenarios, "memory_budget_mib": 1024,
                "min_calls": min_calls, "parent_pid": 0}),
     );
-    answer
+    let replies: Vec<Value> = answer
         .lines()
         .map(|l| {
             let line: Value = serde_json::from_str(l).unwrap();
             line["scenario"]["reply"].clone()
         })
-        .collect()
+        .collect();
+    for (i, reply) in replies.iter().enumerate() {
+        assert_start_up_steps(reply, i == 0);
+    }
+    replies
+}
+
+/// A measured scenario's start-up steps, in order: the process's own before its first
+/// scenario's, then the scenario's setting up step by step, then its baseline.
+fn assert_start_up_steps(reply: &Value, first: bool) {
+    let Some(steps) = reply["result"]["startup"].as_array() else {
+        return;
+    };
+    let names: Vec<&str> = steps.iter().map(|s| s["phase"].as_str().unwrap()).collect();
+    let own = ["stream", "npp", "buffers", "context", "baseline"];
+    let want: Vec<&str> = if first {
+        ["gpu", "nvml", "cupti"].iter().chain(&own).copied().collect()
+    } else {
+        own.to_vec()
+    };
+    assert_eq!(names, want, "{reply}");
+    let sum: f64 = steps.iter().map(|s| s["wall_s"].as_f64().unwrap()).sum();
+    let startup_ms = reply["result"]["startup_ms"].as_f64().unwrap();
+    assert!((sum * 1e3 - startup_ms).abs() < 1e-6, "{reply}");
 }
 
 fn memory_of(dir: &Path, scenario: &MemoryScenario, min_calls: u32) -> Value {

@@ -173,6 +173,7 @@ impl Process {
             None => processes::census(self.nvml.as_ref(), &uuid, ask.parent_pid),
         };
         let shared = Stream::new(&self.gpu, shared_stream_kind(s))?;
+        steps.done("stream");
         let setup = Setup::with_cache(
             self.gpu.clone(),
             ask.npp_dir,
@@ -182,7 +183,7 @@ impl Process {
             &shared,
             &mut self.cache,
         );
-        let setup = match setup {
+        let mut setup = match setup {
             Ok(setup) => setup,
             Err(e) => {
                 // Kept, like every stream a scenario made (see `Process::kept`).
@@ -192,7 +193,8 @@ impl Process {
         };
         // The CPU reference, needed only by the check after the calls, computed beside them.
         setup.prepare_expected();
-        steps.done("npp");
+        // Setting up, step by step (`Setup::take_steps`): where a scenario's start goes.
+        steps.append(setup.take_steps());
         let measured = self
             .calls(ask, &setup, &shared, steps, before)
             .map(|(result, stopped, after)| {

@@ -41,6 +41,18 @@ impl Steps {
         });
         self.1 = std::time::Instant::now();
     }
+
+    /// Adds steps timed elsewhere (a [`setup::Setup`]'s own), the clock starting again from now:
+    /// what passed between the last of them and now is in none.
+    pub(crate) fn append(&mut self, steps: Vec<nppbench_model::PhaseTime>) {
+        self.0.extend(steps);
+        self.1 = std::time::Instant::now();
+    }
+
+    /// The steps recorded so far.
+    pub(crate) fn into_inner(self) -> Vec<nppbench_model::PhaseTime> {
+        self.0
+    }
 }
 
 /// GPU resources a probe used, kept alive past its answer: dropping them tears down the CUDA

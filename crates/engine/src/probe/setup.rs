@@ -80,6 +80,12 @@ pub(crate) struct Setup {
     pub(crate) primitive: Primitive,
     pub(crate) geometry: Geometry,
     pub(crate) context: ContextFill,
+    /// How long making this setup took, step by step: `npp` (NPP loaded, the function looked up,
+    /// the source patterns made or taken from the cache), `buffers` (allocated or taken from the
+    /// spares, the sources uploaded) and `context` (the stream context filled, a scratch buffer
+    /// sized and allocated). A memory probe records them among its scenario's start-up steps
+    /// ([`Setup::take_steps`]).
+    steps: Vec<nppbench_model::PhaseTime>,
 }
 
 impl Setup {
@@ -99,6 +105,7 @@ impl Setup {
     ) -> Result<Setup, ProbeError> {
         // Before anything sizes a buffer or a reference image from it.
         g.validate(primitive)?;
+        let mut steps = super::Steps::new();
         let npp = Npp::load(&NppSearch::new(npp_dir))?;
         npp.available(primitive).map_err(|why| {
             ProbeError::unavailable(format!(
@@ -115,6 +122,7 @@ impl Setup {
                 expected: Arc::default(),
             })
             .clone();
+        steps.done("npp");
         let mut sources = Vec::new();
         for pattern in patterns.iter() {
             let mut buffer = cache.buffer(&gpu, g.src_bytes())?;
@@ -122,11 +130,13 @@ impl Setup {
             sources.push(buffer);
         }
         let dst = cache.buffer(&gpu, g.dst_bytes(primitive))?;
+        steps.done("buffers");
         let ctx = npp.context(ContextFill::FromStream, stream, gpu.props())?;
         let scratch = match npp.scratch_bytes(primitive, g, &ctx)? {
             0 => None,
             bytes => Some(DeviceBuffer::alloc(&gpu, bytes)?),
         };
+        steps.done("context");
         Ok(Setup {
             gpu,
             npp,
@@ -138,7 +148,13 @@ impl Setup {
             primitive,
             geometry: *g,
             context,
+            steps: steps.into_inner(),
         })
+    }
+
+    /// The steps that made this setup (its `steps`), once: later calls give none.
+    pub(crate) fn take_steps(&mut self) -> Vec<nppbench_model::PhaseTime> {
+        std::mem::take(&mut self.steps)
     }
 
     /// The device addresses of the sources, then of the destination.

@@ -109,7 +109,10 @@ pub struct MemoryResult {
     /// From the probe's start to its baseline reading: driver, NPP, NVML and CUPTI set-up.
     #[serde(default)]
     pub startup_ms: f64,
-    /// `startup_ms` step by step (`gpu`, `nvml`, `npp`, `cupti`, `baseline`), in order.
+    /// `startup_ms` step by step, in order: the process's own first (`gpu`, `nvml`, `cupti`, its
+    /// first scenario's alone), then the scenario's: `stream` (the census where none was kept,
+    /// the stream its calls share), `npp`, `buffers`, `context` (`Setup`'s steps in the engine)
+    /// and `baseline`. Runs made before 2026-12-08 have `npp` for the three of setting up.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub startup: Vec<PhaseTime>,
     /// What followed the last call, step by step, in order: `streams` (the CUPTI counts),
