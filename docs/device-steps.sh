@@ -4,6 +4,7 @@
 # tree, in DEV (default .device): nppbench.xz (a stripped release build), call_designs.xz (the
 # GPU test binary of crates/cli/tests/call_designs.rs), the function lists and samples, and
 # folders of NPP libraries compressed one a file (LIB/libnpp*.so.N.xz).
+# docs/device-kit.sh builds nppbench.xz, call_designs.xz and the test binaries (.tests, .tests2).
 # Usage: [BUDGET=SECONDS] device-steps.sh STEP...   (BUDGET: the call's limit less a margin, 570)
 #   libs:DIR                      unpack DIR/*.xz into /tmp/$(basename DIR)
 #   tests                         the GPU tests of call_designs.rs, with the toolkit's NPP
