@@ -1,8 +1,8 @@
 //! Tidy tests (rust-analyzer's habit): the invariants ARCHITECTURE.md states, checked on the
 //! code. The crate graph from `cargo metadata` against ARCHITECTURE.md's table (module cycles:
 //! `cycles.rs`), no source file over 450 lines, no function over 100, a
-//! `//!` line at the top of every source file, and `unsafe` kept out of every crate but the FFI
-//! ones.
+//! `//!` line at the top of every source file, `unsafe` kept out of every crate but the FFI
+//! ones, and a clone's tracked files under 60 MB (issue #46).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -10,6 +10,9 @@ use std::process::Command;
 
 const MAX_FILE_LINES: usize = 450;
 const MAX_FN_LINES: usize = 100;
+/// What the files git tracks may weigh together (issue #46: a clone weighs megabytes). Runs that
+/// only back a claim leave the tree, listed in reports/ELSEWHERE.tsv (`cargo xtask evidence`).
+const MAX_TRACKED_BYTES: u64 = 60_000_000;
 /// The crates that bind C libraries; every other crate forbids `unsafe`.
 const FFI_CRATES: [&str; 5] = ["gpu", "npp", "npp-sys", "trace", "trace-standin"];
 
@@ -154,6 +157,50 @@ fn the_judging_and_rendering_crates_never_reach_a_gpu_crate() {
 }
 
 // ---- sizes and headers ----
+
+/// The tracked files' sizes in the working tree, the largest first; `None` outside a git
+/// checkout.
+fn tracked_sizes() -> Option<Vec<(u64, String)>> {
+    let out = Command::new("git")
+        .current_dir(root())
+        .args(["ls-files", "-z"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let mut sizes: Vec<(u64, String)> = out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let p = String::from_utf8_lossy(p).into_owned();
+            // A file deleted but not yet staged weighs nothing.
+            (std::fs::metadata(root().join(&p)).map_or(0, |m| m.len()), p)
+        })
+        .collect();
+    sizes.sort_by(|a, b| b.cmp(a));
+    Some(sizes)
+}
+
+#[test]
+fn the_tracked_files_weigh_under_60_mb() {
+    let Some(sizes) = tracked_sizes() else {
+        eprintln!("skipped: not a git checkout, so no tracked files to weigh");
+        return;
+    };
+    let total: u64 = sizes.iter().map(|(n, _)| n).sum();
+    let largest: Vec<String> = sizes
+        .iter()
+        .take(12)
+        .map(|(n, p)| format!("{:.2} MB {p}", *n as f64 / 1e6))
+        .collect();
+    assert!(
+        total < MAX_TRACKED_BYTES,
+        "the tracked files weigh {:.1} MB, over {} MB: move runs that only back a claim out of the tree and name them in reports/ELSEWHERE.tsv (docs/run.md, `cargo xtask evidence`). The largest:\n{}",
+        total as f64 / 1e6,
+        MAX_TRACKED_BYTES / 1_000_000,
+        largest.join("\n")
+    );
+}
 
 #[test]
 fn no_source_file_is_over_450_lines() {

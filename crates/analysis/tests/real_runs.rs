@@ -389,11 +389,13 @@ fn a_record_is_judged_on_the_process_figure_else_the_devices_else_not_at_all() {
 /// What the memory phase's rule for measuring again alone rests on (`runner/memory_phase.rs`,
 /// `page_bound`): a scenario that grew without keeping a stream in its batch and stayed flat
 /// there is flat alone too, so only those not flat in their batch are measured again. Read from
-/// the first run that recorded the batch's class (`batch.class_in_batch`), on one H100.
+/// the first run that recorded the batch's class (`batch.class_in_batch`), on one H100: its 93
+/// memory records measured again alone for that reason (`grown-alone.json.gz`, the run cut to
+/// them as its folder's README says; the whole run left the tree, reports/ELSEWHERE.tsv).
 #[test]
 fn grown_without_a_stream_and_flat_in_the_batch_is_flat_alone() {
     let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
-    let run = load(&reports.join("performance/h100-GPU-f5e58df3-reading-time/atlas-after.json.gz"));
+    let run = load(&reports.join("performance/h100-GPU-f5e58df3-reading-time/grown-alone.json.gz"));
     let a = RunAnalysis::new(&run);
     let (mut flat, mut not_flat, mut changed) = (0, 0, 0);
     for m in &a.memory {

@@ -22,8 +22,25 @@ fn page(run: &str) -> String {
     render(&run_file(run))
 }
 
-/// The atlas that measured `--memory-readings own` on GPU-c45d0716, with its batches recorded.
-const OWN: &str = "performance/h100-GPU-c45d0716-readings/atlas-own.json.gz";
+/// An atlas that measured `--memory-readings own` on GPU-09e538c5, with its batches recorded.
+const OWN: &str = "performance/h100-GPU-09e538c5-quiet-stop/atlas-after.json.gz";
+
+/// [`OWN`] as a run made before the figures that the time section's tests give it were recorded: no
+/// steps after the last call, no reading times, no batch's class for those measured again.
+fn own_without_newer_figures() -> RunFile {
+    let mut run = run_file(OWN);
+    for m in run.memory.iter_mut() {
+        if let Some(b) = m.batch.as_mut() {
+            b.class_in_batch = None;
+        }
+        if let Some(r) = m.result.as_mut() {
+            r.after_calls.clear();
+            r.samples.reading_us.clear();
+            r.warm_up_launch_us = None;
+        }
+    }
+    run
+}
 
 /// The atlas page that `predict` uses opened with 17 notes before "N of 61 functions leak".
 #[test]
@@ -105,7 +122,7 @@ fn the_time_section_gives_memory_scenarios_a_second_over_the_memory_phase() {
 /// per threading model, each as the run's records give it (recomputed here from them).
 #[test]
 fn the_time_section_splits_the_probes_time_and_the_time_between_calls() {
-    let run = run_file(OWN);
+    let run = own_without_newer_figures();
     let phase = run.phases.iter().find(|p| p.phase == "memory").expect("a memory phase");
     let jobs = run.jobs.as_ref().expect("jobs").jobs;
     let html = render(&run);
@@ -151,12 +168,13 @@ fn the_time_section_splits_the_probes_time_and_the_time_between_calls() {
     assert!(html.contains(&text), "{text} not on the page");
 }
 
-/// The steps after a scenario's last call (`after_calls`), each step's median, on the page. The
-/// committed runs predate them, so a run's results are given steps here (made up, labelled as
-/// such): 1, 2 and 3 ms of `check` over three results give a median of 2.
+/// The steps after a scenario's last call (`after_calls`), each step's median, on the page. A
+/// run's results are given steps here (made up, labelled as such): 1, 2 and 3 ms of `check` over
+/// three results give a median of 2; with none (as in runs made before they were recorded), the
+/// page names none.
 #[test]
 fn the_time_section_gives_the_steps_after_the_last_call() {
-    let mut run = run_file(OWN);
+    let mut run = own_without_newer_figures();
     let html = render(&run);
     assert!(
         !html.contains("after the last call"),
@@ -185,10 +203,10 @@ fn the_time_section_gives_the_steps_after_the_last_call() {
 }
 
 /// The warm-up call's median on the page, and its launch's part where the run records it (made
-/// up here: the committed runs predate it; only the order of the values matters to the median).
+/// up here, on a run without it; only the order of the values matters to the median).
 #[test]
 fn the_time_section_gives_the_warm_up_call_and_its_launch() {
-    let mut run = run_file(OWN);
+    let mut run = own_without_newer_figures();
     run.memory.retain(|m| m.result.is_some());
     run.memory.truncate(3);
     for (i, m) in run.memory.iter_mut().enumerate() {
@@ -218,13 +236,13 @@ fn warm_up(html: &str) -> &str {
 }
 
 /// The scenarios measured again alone, per reason, on the page; where the class their batch gave
-/// is recorded (`class_in_batch`, which the committed runs predate: given here, made up), how
-/// many got the same class alone.
+/// is recorded (`class_in_batch`, taken away here, then given, made up), how many got the same
+/// class alone.
 #[test]
 fn the_time_section_says_what_measuring_again_alone_changed() {
-    let mut run = run_file(OWN);
+    let mut run = own_without_newer_figures();
     let again = |m: &nppbench_model::MemoryRecord| m.batch.as_ref().is_some_and(|b| b.alone_because.is_some());
-    let grew = "a scenario that grew without keeping a stream in its batch";
+    let grew = "a pool that kept streams and grew by one 2 MiB page or less in its batch";
     let grew_again = |m: &nppbench_model::MemoryRecord| {
         m.batch
             .as_ref()
@@ -255,11 +273,11 @@ fn the_time_section_says_what_measuring_again_alone_changed() {
 }
 
 /// The memory reading's share of the time between two calls' samples (`samples.reading_us`), on
-/// the page beside the call's. The committed runs predate it, so the single-thread scenarios are
+/// the page beside the call's. On a run without them, the single-thread scenarios are
 /// given readings here (made up, labelled as such): 1 ms each, from the second sample on.
 #[test]
 fn the_time_section_gives_the_memory_readings_share_between_calls() {
-    let mut run = run_file(OWN);
+    let mut run = own_without_newer_figures();
     assert!(!render(&run).contains("the memory reading 1.00 ms"));
     for m in run.memory.iter_mut() {
         if m.scenario.threading.to_string() != "single" {
