@@ -1,5 +1,6 @@
 //! Where a run's time went: per-scenario medians of wall time, start-up and calls, each step's
-//! median; and, where a run measured several GPUs, the scenarios on which they disagree.
+//! median, the memory scenarios' time summed part by part (`summed.rs`); and, where a run
+//! measured several GPUs, the scenarios on which they disagree.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +10,10 @@ use nppbench_stats::tests_of_passes::{PassTest, Verdict, compare_passes};
 
 use crate::RunAnalysis;
 use crate::thresholds::{ALPHA, NOISE_PCT};
+
+mod summed;
+
+pub use summed::{Part, SummedTime, summed_time};
 
 /// The memory phase's time, per scenario (medians over the scenarios), ms.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +53,8 @@ pub struct MemoryTiming {
     pub warm_up_launch_ms: Option<f64>,
     /// The scenarios measured again alone after their batch, per reason, the commonest first.
     pub again: Vec<MeasuredAgain>,
+    /// The scenarios' time summed part by part, probe-seconds.
+    pub summed: SummedTime,
 }
 
 /// Scenarios measured again in a process of their own for one reason (`batch.alone_because`),
@@ -157,6 +164,7 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
                 .collect::<Vec<_>>(),
         ),
         again: measured_again(a),
+        summed: summed_time(&run.memory),
     })
 }
 

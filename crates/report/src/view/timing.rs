@@ -160,6 +160,7 @@ fn probe_time_lines(m: &timing::MemoryTiming) -> Vec<String> {
             m.alone.scenarios
         ));
     }
+    lines.extend(summed_line(&m.summed));
     if !m.gaps.is_empty() {
         let each: Vec<String> = m
             .gaps
@@ -204,6 +205,35 @@ fn probe_time_lines(m: &timing::MemoryTiming) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The memory scenarios' time summed part by part (`timing::SummedTime`); none where no record
+/// gives its wall time.
+fn summed_line(t: &timing::SummedTime) -> Option<String> {
+    if t.total <= 0.0 {
+        return None;
+    }
+    let parts = |parts: &[timing::Part]| -> String {
+        let each: Vec<String> = parts
+            .iter()
+            .map(|p| format!("{} {} s", p.name, fmt(p.seconds, 1)))
+            .collect();
+        each.join(", ")
+    };
+    let mut line = format!(
+        "Summed over the memory scenarios, each from its turn in its probe to its answer: {} s. Start-up: {}; the warm-up calls {} s, the later calls {} s, the memory readings {} s, the rest from the first call to the last sample {} s",
+        fmt(t.total, 1),
+        parts(&t.start_up),
+        fmt(t.warm_up_calls, 1),
+        fmt(t.later_calls, 1),
+        fmt(t.readings, 1),
+        fmt(t.around_calls, 1)
+    );
+    if !t.after_calls.is_empty() {
+        line.push_str(&format!("; after the last call: {}", parts(&t.after_calls)));
+    }
+    line.push_str(&format!("; outside these {} s.", fmt(t.outside(), 1)));
+    Some(line)
 }
 
 pub(super) fn gpus(a: &RunAnalysis<'_>) -> Vec<GpuRow> {

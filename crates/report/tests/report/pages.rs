@@ -297,3 +297,32 @@ fn the_time_section_gives_the_memory_readings_share_between_calls() {
     // The models given no readings say none.
     assert_eq!(line.matches(", the memory reading ").count(), 1, "{line}");
 }
+
+/// The memory scenarios' time summed part by part on the page, each sum as the run's records
+/// give it (recomputed here from them): the whole from each scenario's turn to its answer, the
+/// warm-up calls and a start-up step.
+#[test]
+fn the_time_section_sums_the_scenarios_time_part_by_part() {
+    let run = run_file(OWN);
+    let html = render(&run);
+    let total: f64 = run.memory.iter().filter_map(|m| m.wall_ms).sum::<f64>() / 1e3;
+    let results: Vec<_> = run.memory.iter().filter_map(|m| m.result.as_ref()).collect();
+    let warm_up: f64 = results.iter().filter_map(|r| r.samples.latency_us.first()).sum::<f64>() / 1e6;
+    let gpu: f64 = results
+        .iter()
+        .flat_map(|r| &r.startup)
+        .filter(|s| s.phase == "gpu")
+        .map(|s| s.wall_s)
+        .sum();
+    let said = format!(
+        "Summed over the memory scenarios, each from its turn in its probe to its answer: {total:.1} s. Start-up: gpu {gpu:.1} s, "
+    );
+    let line = &html[html.find(&said).unwrap_or_else(|| panic!("no {said:?}"))..];
+    let line = &line[..line.find("</").unwrap_or(line.len())];
+    assert!(
+        line.contains(&format!("; the warm-up calls {warm_up:.1} s, ")),
+        "{line}"
+    );
+    assert!(line.contains("; after the last call: "), "{line}");
+    assert!(line.contains("; outside these "), "{line}");
+}
