@@ -55,6 +55,12 @@ pub struct MemoryTiming {
     pub again: Vec<MeasuredAgain>,
     /// The scenarios' time summed part by part, probe-seconds.
     pub summed: SummedTime,
+    /// The probes' time in no scenario: [`MemoryTiming::probe_seconds`] less the scenarios' time
+    /// summed (processes started and ended around their scenarios, the phase's tail while fewer
+    /// probes than `jobs` run, the parent's turns), s; `None` where the run records no probes'
+    /// time, and 0 where the sum is larger (a probe's scenarios overlap no other's, so only a
+    /// phase cut short could make it so).
+    pub in_no_scenario: Option<f64>,
 }
 
 /// Scenarios measured again in a process of their own for one reason (`batch.alone_because`),
@@ -136,6 +142,8 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
         spent.scenarios += 1;
         spent.seconds += wall / 1e3;
     }
+    let probe_seconds = phase_s.zip(run.jobs.as_ref()).map(|(s, j)| s * f64::from(j.jobs));
+    let summed = summed_time(&run.memory);
     Some(MemoryTiming {
         scenarios: run.memory.len(),
         per_second: phase_s.filter(|s| *s > 0.0).map(|s| run.memory.len() as f64 / s),
@@ -147,7 +155,6 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
         answered: results.len(),
         settled: settled.len(),
         settled_calls: median(&settled),
-        probe_seconds: phase_s.zip(run.jobs.as_ref()).map(|(s, j)| s * f64::from(j.jobs)),
         batched,
         alone,
         gaps: call_gaps(a),
@@ -164,7 +171,9 @@ pub fn memory_timing(a: &RunAnalysis<'_>) -> Option<MemoryTiming> {
                 .collect::<Vec<_>>(),
         ),
         again: measured_again(a),
-        summed: summed_time(&run.memory),
+        in_no_scenario: probe_seconds.map(|p| (p - summed.total).max(0.0)),
+        probe_seconds,
+        summed,
     })
 }
 

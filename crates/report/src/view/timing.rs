@@ -149,8 +149,9 @@ fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
 /// calls' samples, the call against the work around it.
 fn probe_time_lines(m: &timing::MemoryTiming) -> Vec<String> {
     let mut lines = Vec::new();
-    // Runs made before batches were recorded (`batch`) give no split.
-    if let Some(total) = m.probe_seconds.filter(|_| m.batched.scenarios + m.alone.scenarios > 0) {
+    // Runs made before batches were recorded (`batch`) give no split, and no time in no scenario.
+    let batches = m.batched.scenarios + m.alone.scenarios > 0;
+    if let Some(total) = m.probe_seconds.filter(|_| batches) {
         lines.push(format!(
             "The probes' time, the memory phase times the probes at once: {} probe-seconds; {} s in {} scenarios measured in batches, {} s in {} measured in a process of their own (its start included).",
             fmt(total, 0),
@@ -160,7 +161,7 @@ fn probe_time_lines(m: &timing::MemoryTiming) -> Vec<String> {
             m.alone.scenarios
         ));
     }
-    lines.extend(summed_line(&m.summed));
+    lines.extend(summed_line(&m.summed, m.in_no_scenario.filter(|_| batches)));
     if !m.gaps.is_empty() {
         let each: Vec<String> = m
             .gaps
@@ -209,7 +210,7 @@ fn probe_time_lines(m: &timing::MemoryTiming) -> Vec<String> {
 
 /// The memory scenarios' time summed part by part (`timing::SummedTime`); none where no record
 /// gives its wall time.
-fn summed_line(t: &timing::SummedTime) -> Option<String> {
+fn summed_line(t: &timing::SummedTime, in_no_scenario: Option<f64>) -> Option<String> {
     if t.total <= 0.0 {
         return None;
     }
@@ -233,6 +234,12 @@ fn summed_line(t: &timing::SummedTime) -> Option<String> {
         line.push_str(&format!("; after the last call: {}", parts(&t.after_calls)));
     }
     line.push_str(&format!("; outside these {} s.", fmt(t.outside(), 1)));
+    if let Some(idle) = in_no_scenario {
+        line.push_str(&format!(
+            " In no scenario, of the probe-seconds above: {} s (processes started and ended around their scenarios, the end of the phase while fewer probes run, the parent between probes).",
+            fmt(idle, 1)
+        ));
+    }
     Some(line)
 }
 

@@ -325,4 +325,10 @@ fn the_time_section_sums_the_scenarios_time_part_by_part() {
     );
     assert!(line.contains("; after the last call: "), "{line}");
     assert!(line.contains("; outside these "), "{line}");
+    let phase = run.phases.iter().find(|p| p.phase == "memory").unwrap().wall_s;
+    let idle = phase * f64::from(run.jobs.as_ref().unwrap().jobs) - total;
+    assert!(
+        line.contains(&format!(" In no scenario, of the probe-seconds above: {idle:.1} s (")),
+        "{line}"
+    );
 }
