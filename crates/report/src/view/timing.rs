@@ -31,12 +31,17 @@ pub struct GpuRow {
     pub throughput: String,
 }
 
-fn steps_text(steps: &[(String, f64)]) -> String {
-    steps
-        .iter()
-        .map(|(p, ms)| format!("{p} {} ms", fmt(*ms, 0)))
+/// Named figures joined as "name 12 ms, name 3 ms": each figure to `decimals` places, then `unit`.
+fn named<'a>(figures: impl IntoIterator<Item = (&'a str, f64)>, decimals: usize, unit: &str) -> String {
+    figures
+        .into_iter()
+        .map(|(name, x)| format!("{name} {} {unit}", fmt(x, decimals)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+fn steps_text(steps: &[(String, f64)]) -> String {
+    named(steps.iter().map(|(p, ms)| (p.as_str(), *ms)), 0, "ms")
 }
 
 pub(super) fn timing(a: &RunAnalysis<'_>) -> TimingView {
@@ -110,12 +115,8 @@ fn memory_lines(a: &RunAnalysis<'_>, m: &timing::MemoryTiming) -> Vec<String> {
             fmt(c, 0)
         ));
         if !m.after_calls.is_empty() {
-            let after: Vec<String> = m
-                .after_calls
-                .iter()
-                .map(|(p, ms)| format!("{p} {} ms", fmt(*ms, 1)))
-                .collect();
-            line.push_str(&format!(" (after the last call, medians: {})", after.join(", ")));
+            let after = named(m.after_calls.iter().map(|(p, ms)| (p.as_str(), *ms)), 1, "ms");
+            line.push_str(&format!(" (after the last call, medians: {after})"));
         }
     }
     line.push('.');
@@ -214,13 +215,7 @@ fn summed_line(t: &timing::SummedTime, in_no_scenario: Option<f64>) -> Option<St
     if t.total <= 0.0 {
         return None;
     }
-    let parts = |parts: &[timing::Part]| -> String {
-        let each: Vec<String> = parts
-            .iter()
-            .map(|p| format!("{} {} s", p.name, fmt(p.seconds, 1)))
-            .collect();
-        each.join(", ")
-    };
+    let parts = |parts: &[timing::Part]| named(parts.iter().map(|p| (p.name.as_str(), p.seconds)), 1, "s");
     let mut line = format!(
         "Summed over the memory scenarios, each from its turn in its probe to its answer: {} s. Start-up: {}; the warm-up calls {} s, the later calls {} s, the memory readings {} s, the rest from the first call to the last sample {} s",
         fmt(t.total, 1),
